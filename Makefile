@@ -1,0 +1,37 @@
+# Thin wrapper over CMake so the README's two commands are `make run` and `make test`.
+BUILD    ?= build
+TYPE     ?= RelWithDebInfo
+WERROR   ?= OFF
+SANITIZE ?= OFF
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps configure build run test asan bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) \
+	    -DCARMA_WERROR=$(WERROR) -DCARMA_SANITIZE=$(SANITIZE) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The main job on its built-in default.
+run: build
+	$(BUILD)/carma run-default
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan:
+	$(MAKE) test BUILD=build-asan TYPE=Debug SANITIZE=ON WERROR=$(WERROR)
+
+bench: build
+	bench/run.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan

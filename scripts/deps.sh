@@ -1,0 +1,25 @@
+#!/bin/sh
+# Installs the Debian packages carma's build needs, when any is missing.
+# As root it uses apt-get; otherwise it prints the exact command to run.
+set -eu
+
+PACKAGES="cmake make gcc pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcmocka-dev"
+
+missing=""
+for pkg in $PACKAGES; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $pkg"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: missing Debian packages:$missing" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >&2
+    # shellcheck disable=SC2086
+    apt-get install -y -q --no-install-recommends $missing >&2
+else
+    echo "deps: run as root:  apt-get update && apt-get install -y$missing" >&2
+    exit 1
+fi

@@ -1,0 +1,54 @@
+/* cli.c — shared CLI error handling and config loading. */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int cli_fail(const char *cmd, const carma_err *err)
+{
+    fprintf(stderr, "carma %s: %s\n", cmd, err->msg);
+    return 1;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "carma %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'carma %s --help'.\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv, int optopt, int result)
+{
+    extern int optind;
+    const char *arg = argv[optind - 1];
+    if (result == ':')
+        return cli_usage_error(cmd, "option '%s' needs a value", arg);
+    if (optopt && arg[0] == '-' && arg[1] != '-')
+        return cli_usage_error(cmd, "unknown option '-%c'", optopt);
+    return cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int cli_add_set(const char *cmd, cli_config_args *a, const char *pair)
+{
+    if (a->nsets >= (int)(sizeof a->sets / sizeof a->sets[0]))
+        return cli_usage_error(cmd, "too many --set options");
+    a->sets[a->nsets++] = pair;
+    return 0;
+}
+
+int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
+{
+    config_defaults(cfg);
+    const char *path = a->path ? a->path : getenv("CARMA_CONFIG");
+    if (path && *path && config_load_file(cfg, path, err))
+        return -1;
+    for (int i = 0; i < a->nsets; i++)
+        if (config_set_pair(cfg, a->sets[i], err))
+            return carma_err_prefix(err, "--set");
+    return config_validate(cfg, err);
+}

@@ -1,0 +1,39 @@
+/* cli.h — what every subcommand shares: the command table entry, error printing with the
+ * right exit status (1 = the operation failed, 2 = bad usage), and config loading. */
+#ifndef CARMA_CLI_CLI_H
+#define CARMA_CLI_CLI_H
+
+#include "core/config.h"
+#include "util/err.h"
+
+#define EXIT_USAGE 2
+
+typedef int (*cmd_fn)(int argc, char **argv);
+
+typedef struct carma_command {
+    const char *name;
+    cmd_fn run;
+    const char *summary;
+} carma_command;
+
+/* The table lives in main.c; `carma help` walks it. */
+extern const carma_command carma_commands[];
+
+/* Prints "carma CMD: message" to stderr; returns 1. */
+int cli_fail(const char *cmd, const carma_err *err);
+/* Prints "carma CMD: message" and a pointer to --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For getopt_long's '?' and ':' results (opterr = 0): names the unknown or incomplete option. */
+int cli_bad_option(const char *cmd, char **argv, int optopt, int result);
+
+/* The config in effect: compiled-in defaults, then the file (--config, else $CARMA_CONFIG if
+ * set), then each --set KEY=VALUE in order. */
+typedef struct cli_config_args {
+    const char *path;
+    const char *sets[64];
+    int nsets;
+} cli_config_args;
+int cli_add_set(const char *cmd, cli_config_args *a, const char *pair);
+int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err);
+
+#endif

@@ -1,0 +1,52 @@
+/* config_cmd.c — `carma config`: print the configuration in effect as a valid config file. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+static const char *const usage =
+    "usage: carma config [--config FILE] [--set KEY=VALUE]...\n\n"
+    "Prints every option with its value in effect: the built-in defaults (CARMA's), then\n"
+    "FILE (or $CARMA_CONFIG), then each --set. The output is itself a valid config file.\n";
+
+int cmd_config(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"set", required_argument, NULL, 's'},
+        {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cli_config_args cargs = {0};
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c':
+            cargs.path = optarg;
+            break;
+        case 's':
+            if (cli_add_set("config", &cargs, optarg))
+                return EXIT_USAGE;
+            break;
+        case 'l':
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            return cli_bad_option("config", argv, optopt, opt);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("config", "unexpected argument '%s'", argv[optind]);
+    carma_config cfg;
+    carma_err err;
+    if (cli_load_config(&cfg, &cargs, &err))
+        return cli_fail("config", &err);
+    config_write(&cfg, stdout);
+    return 0;
+}

@@ -1,0 +1,223 @@
+/* config.c — the option table behind carma's config file and --set overrides. */
+#include "core/config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strutil.h"
+
+typedef enum opt_kind { OPT_POLICY, OPT_ESTIMATOR, OPT_AGG, OPT_FRACTION, OPT_SECONDS,
+                        OPT_MIB, OPT_COUNT, OPT_POSITIVE } opt_kind;
+
+typedef struct config_option {
+    const char *key;
+    opt_kind kind;
+    size_t offset; /* into carma_config */
+    const char *help;
+} config_option;
+
+#define SCHED_FIELD(f) offsetof(carma_config, sched) + offsetof(sched_config, f)
+
+static const config_option options[] = {
+    {"policy", OPT_POLICY, SCHED_FIELD(policy),
+     "placement policy: exclusive, or-rr, oracle-ff, oracle-bf, oracle-magm, oracle-lug, "
+     "or-magm, or-lug, est-magm, est-lug"},
+    {"estimator", OPT_ESTIMATOR, SCHED_FIELD(estimator),
+     "memory figure of the est-* policies: none (the measured figure), horus, faketensor, "
+     "gpumemnet, carma"},
+    {"smact_threshold", OPT_FRACTION, SCHED_FIELD(thr_smact),
+     "utilization gate: reject a GPU when SMACT >= this and (SMOCC or DRAMA over theirs)"},
+    {"smocc_threshold", OPT_FRACTION, SCHED_FIELD(thr_smocc), "utilization gate: SMOCC threshold"},
+    {"drama_threshold", OPT_FRACTION, SCHED_FIELD(thr_drama), "utilization gate: DRAMA threshold"},
+    {"reserve_mib", OPT_MIB, SCHED_FIELD(reserve_mib),
+     "MiB held back from every GPU's free memory"},
+    {"margin_mib", OPT_MIB, SCHED_FIELD(margin_mib),
+     "MiB added to a task's figure by the oracle-* and est-* policies"},
+    {"or_min_free_mib", OPT_MIB, SCHED_FIELD(or_min_free_mib),
+     "fixed free-memory floor of or-magm and or-lug"},
+    {"window", OPT_POSITIVE, SCHED_FIELD(window), "monitoring samples per GPU in the rolling window"},
+    {"aggregation", OPT_AGG, SCHED_FIELD(agg), "window aggregation: mean, ewma, risk"},
+    {"ewma_alpha", OPT_FRACTION, SCHED_FIELD(ewma_alpha), "smoothing factor of the ewma aggregation"},
+    {"grace_s", OPT_SECONDS, SCHED_FIELD(grace_s),
+     "seconds a GPU takes no new task after a launched task's process appears on it"},
+    {"retry_cap", OPT_COUNT, SCHED_FIELD(retry_cap),
+     "out-of-memory relaunches of a task before it fails for good"},
+};
+
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+void config_defaults(carma_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    sched_config_defaults(&cfg->sched);
+}
+
+static const config_option *find_option(const char *key)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (!strcmp(options[i].key, key))
+            return &options[i];
+    return NULL;
+}
+
+static int set_option(carma_config *cfg, const config_option *o, const char *value, carma_err *err)
+{
+    char *field = (char *)cfg + o->offset;
+    double d;
+    int64_t i;
+    uint64_t u;
+    switch (o->kind) {
+    case OPT_POLICY:
+        if (policy_from_name(value, (policy_id *)field))
+            return carma_err_set(err, "%s: unknown policy '%s' (see `carma config --list`)", o->key,
+                                 value);
+        return 0;
+    case OPT_ESTIMATOR:
+        if (mem_source_from_estimator(value, (mem_source *)field))
+            return carma_err_set(err,
+                                 "%s: unknown estimator '%s' (expected none, horus, faketensor, "
+                                 "gpumemnet or carma)",
+                                 o->key, value);
+        return 0;
+    case OPT_AGG:
+        if (agg_mode_from_name(value, (agg_mode *)field))
+            return carma_err_set(err, "%s: unknown aggregation '%s' (expected mean, ewma or risk)",
+                                 o->key, value);
+        return 0;
+    case OPT_FRACTION:
+        if (parse_double(value, &d) || d < 0 || d > 1)
+            return carma_err_set(err, "%s: expected a fraction between 0 and 1, got '%s'", o->key,
+                                 value);
+        *(double *)field = d;
+        return 0;
+    case OPT_SECONDS:
+        if (parse_double(value, &d) || d < 0)
+            return carma_err_set(err, "%s: expected seconds >= 0, got '%s'", o->key, value);
+        *(double *)field = d;
+        return 0;
+    case OPT_MIB:
+        if (parse_size_mib(value, &u))
+            return carma_err_set(err, "%s: expected a size in MiB (e.g. 2048, 2G), got '%s'",
+                                 o->key, value);
+        *(uint64_t *)field = u;
+        return 0;
+    case OPT_COUNT:
+    case OPT_POSITIVE: {
+        int64_t lo = o->kind == OPT_POSITIVE ? 1 : 0;
+        if (parse_i64(value, &i) || i < lo || i > 1000000)
+            return carma_err_set(err, "%s: expected an integer >= %lld, got '%s'", o->key,
+                                 (long long)lo, value);
+        *(int *)field = (int)i;
+        return 0;
+    }
+    }
+    return carma_err_set(err, "%s: unhandled option kind", o->key);
+}
+
+int config_set(carma_config *cfg, const char *key, const char *value, carma_err *err)
+{
+    const config_option *o = find_option(key);
+    if (!o)
+        return carma_err_set(err, "unknown config key '%s' (see `carma config --list`)", key);
+    return set_option(cfg, o, value, err);
+}
+
+int config_set_pair(carma_config *cfg, const char *pair, carma_err *err)
+{
+    const char *eq = strchr(pair, '=');
+    if (!eq)
+        return carma_err_set(err, "expected KEY=VALUE, got '%s'", pair);
+    char key[128];
+    size_t n = (size_t)(eq - pair);
+    if (n == 0 || n >= sizeof key)
+        return carma_err_set(err, "expected KEY=VALUE, got '%s'", pair);
+    memcpy(key, pair, n);
+    key[n] = '\0';
+    str_trim(key);
+    return config_set(cfg, key, eq + 1, err);
+}
+
+int config_load_file(carma_config *cfg, const char *path, carma_err *err)
+{
+    char *text = read_file(path, NULL);
+    if (!text)
+        return carma_err_set(err, "config %s: %s", path, strerror(errno));
+    carma_config work = *cfg; /* nothing changes unless the whole file is good */
+    int rc = 0;
+    size_t lineno = 0;
+    for (char *line = text, *next; line; line = next) {
+        lineno++;
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        str_trim(line);
+        if (!*line)
+            continue;
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            rc = carma_err_set(err, "%s:%zu: expected `key = value`", path, lineno);
+            break;
+        }
+        *eq = '\0';
+        char *key = str_trim(line), *value = str_trim(eq + 1);
+        if (!*value) {
+            rc = carma_err_set(err, "%s:%zu: %s: missing value", path, lineno, key);
+            break;
+        }
+        if (config_set(&work, key, value, err)) {
+            rc = carma_err_prefix(err, "%s:%zu", path, lineno);
+            break;
+        }
+    }
+    free(text);
+    if (rc == 0 && (rc = config_validate(&work, err)) != 0)
+        carma_err_prefix(err, "%s", path);
+    if (rc == 0)
+        *cfg = work;
+    return rc;
+}
+
+int config_validate(const carma_config *cfg, carma_err *err)
+{
+    return sched_config_validate(&cfg->sched, err);
+}
+
+static void write_value(const carma_config *cfg, const config_option *o, FILE *out)
+{
+    const char *field = (const char *)cfg + o->offset;
+    switch (o->kind) {
+    case OPT_POLICY:
+        fputs(policy_name(*(const policy_id *)field), out);
+        break;
+    case OPT_ESTIMATOR:
+        fputs(mem_source_estimator_name(*(const mem_source *)field), out);
+        break;
+    case OPT_AGG:
+        fputs(agg_mode_name(*(const agg_mode *)field), out);
+        break;
+    case OPT_FRACTION:
+    case OPT_SECONDS:
+        fprintf(out, "%g", *(const double *)field);
+        break;
+    case OPT_MIB:
+        fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)field);
+        break;
+    case OPT_COUNT:
+    case OPT_POSITIVE:
+        fprintf(out, "%d", *(const int *)field);
+        break;
+    }
+}
+
+void config_write(const carma_config *cfg, FILE *out)
+{
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        fprintf(out, "# %s\n%s = ", options[i].help, options[i].key);
+        write_value(cfg, &options[i], out);
+        fputs("\n\n", out);
+    }
+}

@@ -1,0 +1,33 @@
+/* config.h — carma's configuration: one `key = value` file (CARMA's defaults shipped in
+ * data/carma.conf), every key also settable from the command line with --set KEY=VALUE.
+ * A table of options drives parsing, defaults, validation and `carma config --list`. */
+#ifndef CARMA_CORE_CONFIG_H
+#define CARMA_CORE_CONFIG_H
+
+#include <stdio.h>
+
+#include "sched/sched.h"
+#include "util/err.h"
+
+typedef struct carma_config {
+    sched_config sched;
+} carma_config;
+
+void config_defaults(carma_config *cfg);
+
+/* Sets one option by name from its text value; errors name the key and what was expected. */
+int config_set(carma_config *cfg, const char *key, const char *value, carma_err *err);
+/* Parses "KEY=VALUE" (as given to --set). */
+int config_set_pair(carma_config *cfg, const char *pair, carma_err *err);
+
+/* Loads a config file over cfg. Lines: `key = value`, blank, or `# comment`. Errors name the
+ * file and line. Nothing in cfg changes when the file has an error. */
+int config_load_file(carma_config *cfg, const char *path, carma_err *err);
+
+/* Checks the whole configuration (ranges, combinations). */
+int config_validate(const carma_config *cfg, carma_err *err);
+
+/* Writes every option as `key = value  # description` (a valid config file). */
+void config_write(const carma_config *cfg, FILE *out);
+
+#endif

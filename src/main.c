@@ -1,0 +1,39 @@
+/* main.c — the `carma` binary: a git-style table of subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+const carma_command carma_commands[] = {
+    {"help", cmd_help, "show the commands, or one command's help"},
+    {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
+    {NULL, NULL, NULL},
+};
+
+static const carma_command *find_command(const char *name)
+{
+    for (const carma_command *c = carma_commands; c->name; c++)
+        if (!strcmp(c->name, name))
+            return c;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cmd_help(1, argv);
+    const char *name = argv[1];
+    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+        printf("carma %s\n", CARMA_VERSION);
+        return 0;
+    }
+    if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+        return cmd_help(1, argv);
+    const carma_command *c = find_command(name);
+    if (!c) {
+        fprintf(stderr, "carma: '%s' is not a carma command. See 'carma help'.\n", name);
+        return EXIT_USAGE;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,34 @@
+/* policy.h — the policy table: what each named policy filters on and how it sorts.
+ * Internal to the core (sched.c, tests); drivers use policy ids and names from sched.h. */
+#ifndef CARMA_SCHED_POLICY_H
+#define CARMA_SCHED_POLICY_H
+
+#include "sched/sched.h"
+
+typedef enum policy_memory {
+    PMEM_NONE = 0,  /* no memory filter */
+    PMEM_ORACLE,    /* available >= measured figure + margin */
+    PMEM_ESTIMATE,  /* available >= the configured estimator's figure + margin */
+    PMEM_FIXED      /* available >= or_min_free_mib, whatever the task */
+} policy_memory;
+
+typedef enum policy_order {
+    PORDER_INDEX = 0,   /* first fit: GPU index order */
+    PORDER_MEM_ASC,     /* best fit: tightest available memory first */
+    PORDER_MEM_DESC,    /* most available GPU memory first */
+    PORDER_SMACT_ASC,   /* least utilized GPU first */
+    PORDER_ROUND_ROBIN  /* a persistent cursor over all GPUs */
+} policy_order;
+
+typedef struct policy_desc {
+    policy_id id;
+    const char *name;
+    bool collocates;     /* false: only the exclusive-first rule places tasks */
+    policy_memory memory;
+    bool gate;           /* applies the utilization gate */
+    policy_order order;
+} policy_desc;
+
+const policy_desc *policy_describe(policy_id p);
+
+#endif

@@ -1,0 +1,242 @@
+/* sched.h — carma's scheduling core: queues, preconditions, policies, grace state, recovery.
+ *
+ * The core is pure: it does no I/O and reads no clock. A driver (the simulator or the daemon)
+ * gives it the time, a view of every GPU and the tasks, and gets placement decisions back.
+ *
+ * Driver loop, in short:
+ *
+ *     sched_submit(s, task);                          // a task arrives (main queue tail)
+ *     while (sched_next(s, now, views, &d))           // place as long as something fits
+ *         launch(d.task, d.gpus, d.ngpus);            // the core marked those GPUs LAUNCHING
+ *     sched_process_seen(s, task, gpu, now);          // the task's process appeared on a GPU
+ *     sched_task_ended(s, task, TASK_OOM, now);       // -> recovery queue or final
+ *
+ * Ownership: the driver owns every sched_task and keeps it alive while the core holds it
+ * (queued, or running until sched_task_ended). Drivers usually embed sched_task in their own
+ * task record.
+ *
+ * Units: memory in MiB (uint64_t), time in seconds (double), utilization as a fraction 0..1.
+ * A metric that could not be read is NaN ("unknown") and never passes a gate silently.
+ */
+#ifndef CARMA_SCHED_SCHED_H
+#define CARMA_SCHED_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define SCHED_MAX_TASK_GPUS 16
+
+/* ---- where a task's memory figure comes from ------------------------------------------- */
+
+/* MEM_ORACLE is the measured peak (a .rad's line 9, or a peak measured on an earlier run);
+ * the others are estimators' figures. */
+typedef enum mem_source {
+    MEM_ORACLE = 0,
+    MEM_HORUS,
+    MEM_FAKETENSOR,
+    MEM_GPUMEMNET,
+    MEM_CARMA,
+    MEM_SOURCE_COUNT
+} mem_source;
+
+typedef struct mem_figures {
+    uint64_t mib[MEM_SOURCE_COUNT];
+    uint32_t known; /* bit (1u << source) set when mib[source] holds a figure */
+} mem_figures;
+
+void mem_figures_set(mem_figures *m, mem_source src, uint64_t mib);
+bool mem_figures_get(const mem_figures *m, mem_source src, uint64_t *mib);
+
+/* Estimator names as users type them: "none" (= the oracle figure, as in the reference),
+ * "horus", "faketensor", "gpumemnet", "carma". Case-insensitive. Returns -1 on unknown names. */
+int mem_source_from_estimator(const char *name, mem_source *out);
+const char *mem_source_estimator_name(mem_source src);
+
+/* ---- policies --------------------------------------------------------------------------- */
+
+typedef enum policy_id {
+    POLICY_EXCLUSIVE = 0,
+    POLICY_OR_RR,
+    POLICY_ORACLE_FF,
+    POLICY_ORACLE_BF,
+    POLICY_ORACLE_MAGM,
+    POLICY_ORACLE_LUG,
+    POLICY_OR_MAGM,
+    POLICY_OR_LUG,
+    POLICY_EST_MAGM,
+    POLICY_EST_LUG,
+    POLICY_COUNT
+} policy_id;
+
+/* Names as in the config and on the command line: "exclusive", "or-rr", "oracle-ff", ...
+ * Case-insensitive (CARMA's "oracle-MAGM", "EST-LUG" spellings are accepted). */
+int policy_from_name(const char *name, policy_id *out);
+const char *policy_name(policy_id p);
+
+/* ---- rolling-window aggregation (CARMA §6.3) ---------------------------------------------- */
+
+typedef enum agg_mode { AGG_MEAN = 0, AGG_EWMA, AGG_RISK } agg_mode;
+int agg_mode_from_name(const char *name, agg_mode *out); /* "mean", "ewma", "risk" */
+const char *agg_mode_name(agg_mode m);
+
+/* ---- configuration: CARMA's defaults, every field overridable ------------------------------ */
+
+typedef struct sched_config {
+    policy_id policy;        /* default exclusive */
+    mem_source estimator;    /* memory source of the est-* policies; default MEM_ORACLE ("none") */
+    double thr_smact;        /* 0.80: the gate rejects when smact >= thr_smact and ... */
+    double thr_smocc;        /* 0.45: ... (smocc >= thr_smocc or */
+    double thr_drama;        /* 0.40:      drama >= thr_drama) */
+    uint64_t reserve_mib;    /* 512: held back from every GPU's free memory */
+    uint64_t margin_mib;     /* 2048: added to the task's figure by oracle-/est- policies */
+    uint64_t or_min_free_mib;/* 5120: the fixed free-memory floor of or-magm / or-lug */
+    int window;              /* 30 samples per GPU */
+    agg_mode agg;            /* risk */
+    double ewma_alpha;       /* 0.5, for AGG_EWMA */
+    double grace_s;          /* 30: no new placement on a GPU this long after its process appears */
+    int retry_cap;           /* 3: out-of-memory relaunches per task before it fails for good */
+} sched_config;
+
+void sched_config_defaults(sched_config *cfg);
+/* Checks ranges (thresholds in 0..1, window >= 1, ...). */
+int sched_config_validate(const sched_config *cfg, carma_err *err);
+
+/* ---- what the driver tells the core about each GPU ------------------------------------------ */
+
+typedef struct gpu_view {
+    uint64_t total_mib;
+    uint64_t free_mib;  /* at the latest sample */
+    bool free_known;    /* false: memory unknown, which fails every memory filter */
+    double smact;       /* window-aggregated, 0..1, NaN = unknown */
+    double smocc;
+    double drama;
+    bool idle;          /* no process (other than MPS daemons) is on the GPU */
+} gpu_view;
+
+/* ---- tasks as the core sees them -------------------------------------------------------------- */
+
+typedef enum task_outcome {
+    TASK_DONE = 0,     /* exited 0 */
+    TASK_OOM,          /* crashed with out-of-memory: may be retried */
+    TASK_FAILED,       /* any other failure: final */
+    TASK_CANCELLED
+} task_outcome;
+
+typedef enum sched_task_where {
+    SCHED_NOWHERE = 0, /* not yet submitted, or finished */
+    SCHED_IN_MAIN,
+    SCHED_IN_RECOVERY,
+    SCHED_RUNNING
+} sched_task_where;
+
+typedef struct sched_task {
+    uint64_t id;
+    int ngpus;              /* GPUs requested, 1..SCHED_MAX_TASK_GPUS */
+    mem_figures mem;
+    int max_retries;        /* < 0: the config's retry_cap */
+    /* Filled by the core: */
+    int attempts;           /* launches so far */
+    int gpus[SCHED_MAX_TASK_GPUS]; /* GPUs of the current / last launch */
+    sched_task_where where;
+    struct sched_task *qnext, *qprev; /* queue links, owned by the core */
+} sched_task;
+
+/* The figure a policy places this task with, in MiB (0 for policies that use none). Returns
+ * false when the policy needs a figure the task does not have (the task cannot be collocated
+ * then; it can still be placed on idle GPUs by the exclusive-first rule). */
+bool sched_task_requirement(const sched_config *cfg, const sched_task *t, uint64_t *mib);
+
+/* ---- decisions -------------------------------------------------------------------------------- */
+
+typedef enum place_rule {
+    PLACE_EXCLUSIVE_FIRST = 0, /* n idle and available GPUs */
+    PLACE_POLICY               /* the policy's filters and sort (collocation) */
+} place_rule;
+
+typedef struct sched_decision {
+    sched_task *task;
+    int ngpus;
+    int gpus[SCHED_MAX_TASK_GPUS];
+    place_rule rule;
+    bool from_recovery;
+    bool collocated;          /* at least one chosen GPU was not idle */
+    uint64_t requirement_mib; /* the figure the policy used (0 when none) */
+} sched_decision;
+
+/* GPU availability ("validity") state of CARMA §5. */
+typedef enum gpu_grace_state {
+    GPU_AVAILABLE = 0,
+    GPU_LAUNCHING,  /* a task was placed; its process has not been seen on the GPU yet */
+    GPU_GRACE       /* its process was seen at seen_at; available again after grace_s */
+} gpu_grace_state;
+
+typedef struct gpu_grace {
+    gpu_grace_state state;
+    const sched_task *task; /* the task holding the state (NULL when available) */
+    double seen_at;
+} gpu_grace;
+
+/* ---- the core ------------------------------------------------------------------------------- */
+
+typedef struct sched sched;
+
+sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err);
+void sched_destroy(sched *s);
+const sched_config *sched_get_config(const sched *s);
+int sched_ngpus(const sched *s);
+
+/* Appends to the main queue. Errors: ngpus out of range or more than the server has, or the
+ * task already held by the core. */
+int sched_submit(sched *s, sched_task *t, carma_err *err);
+/* Appends to the recovery queue (used when a driver restores state after a restart). */
+int sched_submit_recovery(sched *s, sched_task *t, carma_err *err);
+/* Removes a queued task. Returns true if it was queued. Running tasks end via sched_task_ended. */
+bool sched_remove_queued(sched *s, sched_task *t);
+
+size_t sched_main_len(const sched *s);
+size_t sched_recovery_len(const sched *s);
+/* Queue heads (NULL when empty) and iteration: t->qnext. */
+sched_task *sched_main_head(const sched *s);
+sched_task *sched_recovery_head(const sched *s);
+
+/* Advances the grace states to `now`, then tries to place the head task (recovery queue first).
+ * On success: dequeues the task, marks its GPUs LAUNCHING, counts the attempt, fills *out and
+ * returns true. Returns false when nothing can be placed now (strict FIFO: the head blocks the
+ * rest). `views` has sched_ngpus(s) entries. */
+bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out);
+
+/* The task's process was seen on `gpu`: LAUNCHING -> GRACE starting at `now`. */
+void sched_process_seen(sched *s, const sched_task *t, int gpu, double now);
+
+/* What became of a task that ended. */
+typedef enum sched_end {
+    SCHED_END_FINAL = 0, /* done, failed, cancelled, or out of retries */
+    SCHED_END_RETRY      /* out-of-memory with retries left: now in the recovery queue */
+} sched_end;
+
+/* A running task ended: frees the grace states it holds and applies the recovery rules. */
+sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double now);
+
+/* Marks a task running on the given GPUs without a decision (restoring state after a restart).
+ * Its GPUs get `state` (LAUNCHING, or GRACE with seen_at). */
+int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
+                          gpu_grace_state state, double seen_at, carma_err *err);
+
+/* The grace state of a GPU as of the last call that advanced time. */
+gpu_grace sched_gpu_grace(const sched *s, int gpu);
+/* Advances grace states to `now` (sched_next does this too). */
+void sched_advance(sched *s, double now);
+
+/* ---- the utilization gate and the window, exposed for drivers and tests ----------------------- */
+
+/* True when the gate lets the GPU through. Three-valued: the GPU passes only when the reject
+ * condition is known to be false, so an unknown metric that could decide it rejects the GPU. */
+bool sched_gate_passes(const sched_config *cfg, const gpu_view *v);
+
+/* Memory a policy may use on a GPU: max(0, free - reserve); false when free memory is unknown. */
+bool sched_available_mib(const sched_config *cfg, const gpu_view *v, uint64_t *mib);
+
+#endif

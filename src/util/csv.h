@@ -1,0 +1,34 @@
+/* csv.h — a small RFC 4180 reader: quoted fields, doubled quotes, CRLF; header lookup by name. */
+#ifndef CARMA_UTIL_CSV_H
+#define CARMA_UTIL_CSV_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+typedef struct csv_row {
+    char **fields;
+    size_t nfields;
+    size_t line; /* 1-based line number where the row starts */
+} csv_row;
+
+typedef struct csv_table {
+    char *path;       /* for error messages */
+    csv_row header;
+    csv_row *rows;
+    size_t nrows;
+} csv_table;
+
+/* Loads a whole CSV file whose first row is a header. Every row must have as many
+ * fields as the header; a mismatch is an error naming the file and line. */
+int csv_load(const char *path, csv_table *out, carma_err *err);
+/* Same, from a buffer already in memory (name is used in messages). */
+int csv_parse(const char *name, const char *text, csv_table *out, carma_err *err);
+void csv_free(csv_table *t);
+
+/* Index of the named header column, or -1. */
+int csv_column(const csv_table *t, const char *name);
+/* Like csv_column but an error naming the file and the missing column. */
+int csv_require_column(const csv_table *t, const char *name, carma_err *err);
+
+#endif

@@ -1,0 +1,177 @@
+/* strutil.c — see strutil.h. */
+#include "util/strutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+char *str_trim(char *s)
+{
+    char *start = s;
+    while (*start && isspace((unsigned char)*start))
+        start++;
+    char *end = start + strlen(start);
+    while (end > start && isspace((unsigned char)end[-1]))
+        end--;
+    *end = '\0';
+    if (start != s)
+        memmove(s, start, (size_t)(end - start) + 1);
+    return s;
+}
+
+/* Copies s into buf trimmed; fails on empty or too-long input. */
+static int trimmed_copy(const char *s, char *buf, size_t cap)
+{
+    if (!s)
+        return -1;
+    size_t n = strlen(s);
+    if (n >= cap)
+        return -1;
+    memcpy(buf, s, n + 1);
+    str_trim(buf);
+    return buf[0] ? 0 : -1;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+    char buf[64], *end;
+    if (trimmed_copy(s, buf, sizeof buf))
+        return -1;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+    int64_t v;
+    if (parse_i64(s, &v) || v < 0)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int parse_double(const char *s, double *out)
+{
+    char buf[64], *end;
+    if (trimmed_copy(s, buf, sizeof buf))
+        return -1;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (errno || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_bool(const char *s, bool *out)
+{
+    char buf[16];
+    if (trimmed_copy(s, buf, sizeof buf))
+        return -1;
+    static const char *yes[] = {"on", "yes", "true", "1"};
+    static const char *no[] = {"off", "no", "false", "0"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(buf, yes[i])) {
+            *out = true;
+            return 0;
+        }
+        if (!strcasecmp(buf, no[i])) {
+            *out = false;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int parse_size_mib(const char *s, uint64_t *out)
+{
+    char buf[64], *end;
+    if (trimmed_copy(s, buf, sizeof buf))
+        return -1;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (errno || end == buf || !isfinite(v) || v < 0)
+        return -1;
+    while (*end == ' ')
+        end++;
+    double scale;
+    if (!*end || !strcasecmp(end, "m") || !strcasecmp(end, "mb") || !strcasecmp(end, "mib"))
+        scale = 1.0;
+    else if (!strcasecmp(end, "g") || !strcasecmp(end, "gb") || !strcasecmp(end, "gib"))
+        scale = 1024.0;
+    else if (!strcasecmp(end, "t") || !strcasecmp(end, "tb") || !strcasecmp(end, "tib"))
+        scale = 1024.0 * 1024.0;
+    else
+        return -1;
+    double mib = v * scale;
+    if (mib > 1e15)
+        return -1;
+    *out = (uint64_t)llround(mib);
+    return 0;
+}
+
+char *str_dup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+char *read_file(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return NULL;
+    }
+    for (;;) {
+        if (len + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    buf[len] = '\0';
+    if (len_out)
+        *len_out = len;
+    return buf;
+}
+
+bool str_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}

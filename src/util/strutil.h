@@ -1,0 +1,31 @@
+/* strutil.h — small string helpers: trimming, strict number parsing, sizes, growing buffers. */
+#ifndef CARMA_UTIL_STRUTIL_H
+#define CARMA_UTIL_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Trims ASCII whitespace at both ends in place; returns s. */
+char *str_trim(char *s);
+
+/* Strict parsers: the whole string (after trimming) must be the number. Return 0 or -1. */
+int parse_i64(const char *s, int64_t *out);
+int parse_u64(const char *s, uint64_t *out);
+int parse_double(const char *s, double *out);
+/* A yes/no word: on/off, yes/no, true/false, 1/0. */
+int parse_bool(const char *s, bool *out);
+
+/* A memory size in MiB: "512" (MiB), "512M", "512MiB", "20G", "20GiB", "1.5G". */
+int parse_size_mib(const char *s, uint64_t *out);
+
+/* strdup that returns NULL only on allocation failure (NULL in -> NULL out). */
+char *str_dup(const char *s);
+
+/* Reads a whole file into a NUL-terminated heap buffer. Returns NULL and sets errno on failure. */
+char *read_file(const char *path, size_t *len_out);
+
+/* True when s ends with suffix. */
+bool str_ends_with(const char *s, const char *suffix);
+
+#endif
