@@ -1,0 +1,28 @@
+/* trace.h — job traces: CSV rows `seq, submit_offset_s, task_file` (CARMA's evaluation traces). */
+#ifndef CARMA_CORE_TRACE_H
+#define CARMA_CORE_TRACE_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+typedef struct trace_entry {
+    int seq;
+    double submit_offset_s; /* seconds after the first submission, non-decreasing */
+    char *task_file;        /* a .rad name (looked up in the catalog) or a task file path */
+} trace_entry;
+
+typedef struct trace {
+    char *path;
+    trace_entry *entries;
+    size_t n;
+} trace;
+
+/* Loads and validates a trace: header `seq,submit_offset_s,task_file`; offsets numeric, >= 0 and
+ * non-decreasing; task_file non-empty. Errors name the file and line. */
+int trace_load(const char *path, trace *out, carma_err *err);
+void trace_free(trace *t);
+/* Writes a trace atomically (temporary file, then rename): no partial file on failure. */
+int trace_write(const char *path, const trace *t, carma_err *err);
+
+#endif
