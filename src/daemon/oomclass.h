@@ -1,0 +1,28 @@
+/* oomclass.h — classifies how a task's attempt ended from its exit status and the tail of its
+ * stderr: done, out-of-memory (retried under the core's rules) or failed (final). */
+#ifndef CARMA_DAEMON_OOMCLASS_H
+#define CARMA_DAEMON_OOMCLASS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sched/sched.h"
+
+typedef struct exit_status {
+    bool exited;   /* true: exit_code is valid; false: killed by term_signal */
+    int exit_code;
+    int term_signal;
+} exit_status;
+
+/* The GPU out-of-memory marker found in text (NULL when none). The patterns are the messages
+ * PyTorch, cuBLAS/cuDNN, the CUDA runtime, TensorFlow and JAX print. */
+const char *oom_marker_in(const char *text, size_t len);
+
+/* Exit 0 is TASK_DONE whatever was printed (the reference called any run with "OOM" in its
+ * log a crash). A non-zero exit or a signal is TASK_OOM when the stderr tail carries an
+ * out-of-memory marker, TASK_FAILED otherwise. `cancelled` wins over everything but exit 0. */
+task_outcome oom_classify(exit_status st, bool cancelled, const char *stderr_tail, size_t len);
+
+const char *task_outcome_name(task_outcome o);
+
+#endif

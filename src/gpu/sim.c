@@ -1,0 +1,120 @@
+/* sim.c — the `sim` GPU backend: virtual GPUs whose memory use and activity are the sums of
+ * what the processes registered on them (carma-fakejob) declared in the shared state file.
+ * open() argument: "SPEC@STATEFILE", e.g. "2xA100-40GB@/var/lib/carma/sim-gpus". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/backend.h"
+#include "gpu/sim.h"
+#include "gpu/simstate.h"
+
+struct gpu_backend {
+    char *path;
+    int ngpus;
+    double last_t;          /* monotonic time of the previous sample, 0 = none */
+    double energy_mj[SIM_MAX_GPUS];
+    sim_state st;
+};
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int sim_open(gpu_backend **out, const char *arg, carma_err *err)
+{
+    const char *at = arg ? strrchr(arg, '@') : NULL;
+    if (!at || at == arg || !at[1])
+        return carma_err_set(err, "sim backend: expected SPEC@STATEFILE, got '%s'",
+                             arg ? arg : "(none)");
+    gpu_backend *b = calloc(1, sizeof *b);
+    char *spec = b ? strndup(arg, (size_t)(at - arg)) : NULL;
+    if (!b || !spec || !(b->path = strdup(at + 1))) {
+        free(spec);
+        if (b)
+            free(b->path);
+        free(b);
+        return carma_err_set(err, "out of memory");
+    }
+    int rc = sim_parse_spec(spec, &b->st, err);
+    free(spec);
+    if (rc == 0)
+        rc = sim_state_init_file(b->path, &b->st, err);
+    if (rc) {
+        free(b->path);
+        free(b);
+        return -1;
+    }
+    b->ngpus = b->st.ngpus;
+    *out = b;
+    return 0;
+}
+
+static int sim_count(gpu_backend *b)
+{
+    return b->ngpus;
+}
+
+static int sim_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
+{
+    if (sim_state_read(b->path, &b->st, err))
+        return -1;
+    double now = mono_now(), dt = b->last_t > 0 ? now - b->last_t : 0;
+    b->last_t = now;
+    for (int g = 0; g < b->ngpus; g++) {
+        gpu_reading *r = &out[g];
+        const sim_gpu *sg = &b->st.gpus[g];
+        memset(r, 0, sizeof *r);
+        r->index = g;
+        snprintf(r->uuid, sizeof r->uuid, "%s", sg->uuid);
+        snprintf(r->name, sizeof r->name, "sim %s", sg->name);
+        double smact = 0, smocc = 0, drama = 0;
+        uint64_t used = 0;
+        r->procs_known = true;
+        for (int i = 0; i < b->st.nprocs; i++) {
+            const sim_proc *p = &b->st.procs[i];
+            if (p->gpu != g)
+                continue;
+            used += p->mib;
+            smact += p->smact;
+            smocc += p->smocc;
+            drama += p->drama;
+            if (r->nprocs < GPU_MAX_PROCS)
+                r->procs[r->nprocs++] = (gpu_proc){p->pid, p->mib, true};
+        }
+        r->mem_known = true;
+        r->total_mib = sg->total_mib;
+        r->used_mib = used < sg->total_mib ? used : sg->total_mib;
+        r->free_mib = sg->total_mib - r->used_mib;
+        r->smact = fmin(1, smact);
+        r->smocc = fmin(1, smocc);
+        r->drama = fmin(1, drama);
+        r->util_gpu = r->nprocs ? fmin(1, 1.25 * smact) : 0;
+        r->src_activity = SRC_SIM;
+        r->power_w = sg->tdp_w * (0.15 + 0.85 * r->smact);
+        b->energy_mj[g] += r->power_w * dt * 1000.0;
+        r->energy_mj = b->energy_mj[g];
+    }
+    return 0;
+}
+
+static void sim_close(gpu_backend *b)
+{
+    if (!b)
+        return;
+    free(b->path);
+    free(b);
+}
+
+const gpu_backend_ops gpu_backend_sim = {
+    .name = "sim",
+    .open = sim_open,
+    .count = sim_count,
+    .sample = sim_sample,
+    .close = sim_close,
+};

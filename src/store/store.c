@@ -1,0 +1,311 @@
+/* store.c — SQLite persistence of tasks, attempts and events. */
+#include "store/store.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT, NQ };
+
+static const char *const sql[NQ] = {
+    [Q_INS_TASK] = "INSERT INTO tasks(uid, gid, user, spec, state, recovery, queue_seq, attempts,"
+                   " submitted_at, ended_at, outcome) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+    [Q_UPD_TASK] = "UPDATE tasks SET state=?, recovery=?, queue_seq=?, attempts=?, ended_at=?,"
+                   " outcome=? WHERE id=?",
+    [Q_INS_ATT] = "INSERT INTO attempts(task_id, n, gpus, dir, state, sup_pid, task_pid,"
+                  " started_at, ended_at, exited, exit_code, signal, outcome, tail)"
+                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [Q_UPD_ATT] = "UPDATE attempts SET state=?, sup_pid=?, task_pid=?, ended_at=?, exited=?,"
+                  " exit_code=?, signal=?, outcome=?, tail=? WHERE task_id=? AND n=?",
+    [Q_EVENT] = "INSERT INTO events(task_id, at, kind, detail) VALUES(?,?,?,?)",
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+};
+
+static const char *const schema =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=FULL;"
+    "PRAGMA foreign_keys=ON;"
+    "CREATE TABLE IF NOT EXISTS tasks("
+    " id INTEGER PRIMARY KEY, uid INTEGER NOT NULL, gid INTEGER NOT NULL, user TEXT NOT NULL,"
+    " spec TEXT NOT NULL, state TEXT NOT NULL, recovery INTEGER NOT NULL DEFAULT 0,"
+    " queue_seq INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,"
+    " submitted_at REAL NOT NULL, ended_at REAL, outcome TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE IF NOT EXISTS attempts("
+    " task_id INTEGER NOT NULL REFERENCES tasks(id), n INTEGER NOT NULL, gpus TEXT NOT NULL,"
+    " dir TEXT NOT NULL, state TEXT NOT NULL, sup_pid INTEGER, task_pid INTEGER,"
+    " started_at REAL NOT NULL, ended_at REAL, exited INTEGER, exit_code INTEGER,"
+    " signal INTEGER, outcome TEXT NOT NULL DEFAULT '', tail TEXT NOT NULL DEFAULT '',"
+    " PRIMARY KEY(task_id, n));"
+    "CREATE TABLE IF NOT EXISTS events("
+    " seq INTEGER PRIMARY KEY, task_id INTEGER NOT NULL, at REAL NOT NULL, kind TEXT NOT NULL,"
+    " detail TEXT NOT NULL DEFAULT '');";
+
+struct store {
+    sqlite3 *db;
+    sqlite3_stmt *q[NQ];
+    int64_t next_seq;
+};
+
+static int db_error(store *s, carma_err *err, const char *what)
+{
+    return carma_err_set(err, "state database: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+int store_open(store **out, const char *path, carma_err *err)
+{
+    store *s = calloc(1, sizeof *s);
+    if (!s)
+        return carma_err_set(err, "out of memory");
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        carma_err_set(err, "state database %s: %s", path,
+                      s->db ? sqlite3_errmsg(s->db) : "cannot open");
+        store_close(s);
+        return -1;
+    }
+    sqlite3_busy_timeout(s->db, 5000);
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+        carma_err_set(err, "state database %s: %s", path, msg ? msg : "schema failed");
+        sqlite3_free(msg);
+        store_close(s);
+        return -1;
+    }
+    for (int i = 0; i < NQ; i++)
+        if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL)) {
+            db_error(s, err, "prepare");
+            store_close(s);
+            return -1;
+        }
+    sqlite3_stmt *st;
+    s->next_seq = 1;
+    if (sqlite3_prepare_v2(s->db, "SELECT max(max(queue_seq), max(id)) FROM tasks", -1, &st,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            s->next_seq = sqlite3_column_int64(st, 0) + 1;
+        sqlite3_finalize(st);
+    }
+    *out = s;
+    return 0;
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < NQ; i++)
+        sqlite3_finalize(s->q[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+static int run(store *s, int q, carma_err *err, const char *what)
+{
+    int rc = sqlite3_step(s->q[q]);
+    sqlite3_reset(s->q[q]);
+    sqlite3_clear_bindings(s->q[q]);
+    return rc == SQLITE_DONE ? 0 : db_error(s, err, what);
+}
+
+int store_begin(store *s, carma_err *err)
+{
+    return run(s, Q_BEGIN, err, "begin");
+}
+
+int store_commit(store *s, carma_err *err)
+{
+    return run(s, Q_COMMIT, err, "commit");
+}
+
+void store_rollback(store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_STATIC);
+}
+
+static void bind_time(sqlite3_stmt *st, int i, double t)
+{
+    if (t > 0)
+        sqlite3_bind_double(st, i, t);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+int store_insert_task(store *s, store_task_row *t, carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_INS_TASK];
+    sqlite3_bind_int64(st, 1, t->uid);
+    sqlite3_bind_int64(st, 2, t->gid);
+    bind_text(st, 3, t->user);
+    bind_text(st, 4, t->spec);
+    bind_text(st, 5, t->state);
+    sqlite3_bind_int(st, 6, t->recovery);
+    t->queue_seq = s->next_seq++;
+    sqlite3_bind_int64(st, 7, t->queue_seq);
+    sqlite3_bind_int(st, 8, t->attempts);
+    sqlite3_bind_double(st, 9, t->submitted_at);
+    bind_time(st, 10, t->ended_at);
+    bind_text(st, 11, t->outcome);
+    if (run(s, Q_INS_TASK, err, "insert task"))
+        return -1;
+    t->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
+int store_update_task(store *s, const store_task_row *t, carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_UPD_TASK];
+    bind_text(st, 1, t->state);
+    sqlite3_bind_int(st, 2, t->recovery);
+    sqlite3_bind_int64(st, 3, t->queue_seq);
+    sqlite3_bind_int(st, 4, t->attempts);
+    bind_time(st, 5, t->ended_at);
+    bind_text(st, 6, t->outcome);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)t->id);
+    return run(s, Q_UPD_TASK, err, "update task");
+}
+
+static void bind_attempt_result(sqlite3_stmt *st, int i, const store_attempt_row *a)
+{
+    bind_time(st, i, a->ended_at);
+    if (!strcmp(a->state, "ended")) {
+        sqlite3_bind_int(st, i + 1, a->exited);
+        sqlite3_bind_int(st, i + 2, a->exit_code);
+        sqlite3_bind_int(st, i + 3, a->term_signal);
+    } else {
+        sqlite3_bind_null(st, i + 1);
+        sqlite3_bind_null(st, i + 2);
+        sqlite3_bind_null(st, i + 3);
+    }
+    bind_text(st, i + 4, a->outcome);
+    bind_text(st, i + 5, a->tail);
+}
+
+int store_insert_attempt(store *s, const store_attempt_row *a, carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_INS_ATT];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)a->task_id);
+    sqlite3_bind_int(st, 2, a->n);
+    bind_text(st, 3, a->gpus);
+    bind_text(st, 4, a->dir);
+    bind_text(st, 5, a->state);
+    sqlite3_bind_int(st, 6, a->sup_pid);
+    sqlite3_bind_int(st, 7, a->task_pid);
+    sqlite3_bind_double(st, 8, a->started_at);
+    bind_attempt_result(st, 9, a);
+    return run(s, Q_INS_ATT, err, "insert attempt");
+}
+
+int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_UPD_ATT];
+    bind_text(st, 1, a->state);
+    sqlite3_bind_int(st, 2, a->sup_pid);
+    sqlite3_bind_int(st, 3, a->task_pid);
+    bind_attempt_result(st, 4, a);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)a->task_id);
+    sqlite3_bind_int(st, 11, a->n);
+    return run(s, Q_UPD_ATT, err, "update attempt");
+}
+
+int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
+                carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_EVENT];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)task_id);
+    sqlite3_bind_double(st, 2, at);
+    bind_text(st, 3, kind);
+    bind_text(st, 4, detail);
+    return run(s, Q_EVENT, err, "insert event");
+}
+
+int64_t store_next_seq(store *s)
+{
+    return s->next_seq++;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *v = sqlite3_column_text(st, i);
+    return v ? (const char *)v : "";
+}
+
+int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
+{
+    static const char *q =
+        "SELECT t.id, t.uid, t.gid, t.user, t.spec, t.state, t.recovery, t.queue_seq,"
+        " t.attempts, t.submitted_at, ifnull(t.ended_at, 0), t.outcome,"
+        " a.n, a.gpus, a.dir, a.state, ifnull(a.sup_pid, 0), ifnull(a.task_pid, 0),"
+        " a.started_at, ifnull(a.ended_at, 0), ifnull(a.exited, 0), ifnull(a.exit_code, 0),"
+        " ifnull(a.signal, 0), a.outcome, a.tail"
+        " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.n = t.attempts"
+        " ORDER BY t.id";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
+        return db_error(s, err, "load");
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        store_task_row t = {
+            .id = (uint64_t)sqlite3_column_int64(st, 0),
+            .uid = (uint32_t)sqlite3_column_int64(st, 1),
+            .gid = (uint32_t)sqlite3_column_int64(st, 2),
+            .user = col_text(st, 3),
+            .spec = col_text(st, 4),
+            .state = col_text(st, 5),
+            .recovery = sqlite3_column_int(st, 6) != 0,
+            .queue_seq = sqlite3_column_int64(st, 7),
+            .attempts = sqlite3_column_int(st, 8),
+            .submitted_at = sqlite3_column_double(st, 9),
+            .ended_at = sqlite3_column_double(st, 10),
+            .outcome = col_text(st, 11),
+        };
+        store_attempt_row a, *ap = NULL;
+        if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
+            a = (store_attempt_row){
+                .task_id = t.id,
+                .n = sqlite3_column_int(st, 12),
+                .gpus = col_text(st, 13),
+                .dir = col_text(st, 14),
+                .state = col_text(st, 15),
+                .sup_pid = (pid_t)sqlite3_column_int(st, 16),
+                .task_pid = (pid_t)sqlite3_column_int(st, 17),
+                .started_at = sqlite3_column_double(st, 18),
+                .ended_at = sqlite3_column_double(st, 19),
+                .exited = sqlite3_column_int(st, 20) != 0,
+                .exit_code = sqlite3_column_int(st, 21),
+                .term_signal = sqlite3_column_int(st, 22),
+                .outcome = col_text(st, 23),
+                .tail = col_text(st, 24),
+            };
+            ap = &a;
+        }
+        rc = fn(ctx, &t, ap, err);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_error(s, err, "load");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int64_t store_count(store *s, const char *table)
+{
+    char q[96];
+    if (strcmp(table, "tasks") && strcmp(table, "attempts") && strcmp(table, "events"))
+        return -1;
+    snprintf(q, sizeof q, "SELECT count(*) FROM %s", table);
+    sqlite3_stmt *st;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return n;
+}

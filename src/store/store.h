@@ -1,0 +1,72 @@
+/* store.h — the daemon's durable state in SQLite (WAL, synchronous=FULL): tasks, their
+ * attempts and an event log. The daemon writes a change here and commits it before it acts
+ * on it, so a restart after SIGKILL finds every task exactly once.
+ *
+ * A task row keeps the submission as JSON (spec) plus the mutable columns; an attempt row is
+ * one launch: 'starting' (written, supervisor not yet forked), 'running', 'ended', or 'void'
+ * (found never started after a crash). */
+#ifndef CARMA_STORE_STORE_H
+#define CARMA_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+
+typedef struct store store;
+
+typedef struct store_task_row {
+    uint64_t id;
+    uint32_t uid, gid;
+    const char *user;
+    const char *spec;      /* submission JSON */
+    const char *state;     /* queued, running, done, failed, cancelled */
+    bool recovery;         /* queued in the recovery queue */
+    int64_t queue_seq;     /* order within its queue */
+    int attempts;
+    double submitted_at, ended_at;
+    const char *outcome;   /* last attempt's class, "" if none */
+} store_task_row;
+
+typedef struct store_attempt_row {
+    uint64_t task_id;
+    int n;                 /* 1-based */
+    const char *gpus;      /* "0,1" */
+    const char *dir;
+    const char *state;     /* starting, running, ended, void */
+    pid_t sup_pid, task_pid;
+    double started_at, ended_at;
+    bool exited;
+    int exit_code, term_signal;
+    const char *outcome;
+    const char *tail;
+} store_attempt_row;
+
+int store_open(store **out, const char *path, carma_err *err);
+void store_close(store *s);
+
+int store_begin(store *s, carma_err *err);
+int store_commit(store *s, carma_err *err);
+void store_rollback(store *s);
+
+/* Inserts a task; its id is assigned here (and is also its first queue_seq). */
+int store_insert_task(store *s, store_task_row *t, carma_err *err);
+int store_update_task(store *s, const store_task_row *t, carma_err *err);
+int store_insert_attempt(store *s, const store_attempt_row *a, carma_err *err);
+int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err);
+int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
+                carma_err *err);
+/* The next queue sequence number (one above any in use). */
+int64_t store_next_seq(store *s);
+
+/* Calls fn for every task (id order) with its latest attempt (NULL when it has none). The rows
+ * are valid only during the call. */
+typedef int (*store_task_fn)(void *ctx, const store_task_row *t, const store_attempt_row *a,
+                             carma_err *err);
+int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err);
+
+/* Counts rows of a table ("tasks", "attempts", "events") — for tests and benchmarks. */
+int64_t store_count(store *s, const char *table);
+
+#endif
