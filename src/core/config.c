@@ -8,7 +8,7 @@
 #include "util/strutil.h"
 
 typedef enum opt_kind { OPT_POLICY, OPT_ESTIMATOR, OPT_AGG, OPT_FRACTION, OPT_SECONDS,
-                        OPT_MIB, OPT_COUNT, OPT_POSITIVE } opt_kind;
+                        OPT_MIB, OPT_COUNT, OPT_POSITIVE, OPT_STRING } opt_kind;
 
 typedef struct config_option {
     const char *key;
@@ -18,6 +18,7 @@ typedef struct config_option {
 } config_option;
 
 #define SCHED_FIELD(f) offsetof(carma_config, sched) + offsetof(sched_config, f)
+#define DAEMON_FIELD(f) offsetof(carma_config, daemon) + offsetof(daemon_config, f)
 
 static const config_option options[] = {
     {"policy", OPT_POLICY, SCHED_FIELD(policy),
@@ -43,6 +44,19 @@ static const config_option options[] = {
      "seconds a GPU takes no new task after a launched task's process appears on it"},
     {"retry_cap", OPT_COUNT, SCHED_FIELD(retry_cap),
      "out-of-memory relaunches of a task before it fails for good"},
+    {"socket", OPT_STRING, DAEMON_FIELD(socket),
+     "daemon socket path (empty: /run/carma/carma.sock as root, else /tmp/carma-UID.sock); "
+     "$CARMA_SOCKET overrides it for clients"},
+    {"state_dir", OPT_STRING, DAEMON_FIELD(state_dir),
+     "daemon state directory: database and task logs (empty: /var/lib/carma as root, else "
+     "~/.local/state/carma)"},
+    {"gpu_backend", OPT_STRING, DAEMON_FIELD(gpu_backend), "daemon GPU backend: sim or nvml"},
+    {"sim_gpus", OPT_STRING, DAEMON_FIELD(sim_gpus),
+     "GPUs of the sim backend, e.g. 2xA100-40GB or 1xA100-40GB,1xV100-16GB"},
+    {"sample_interval_s", OPT_SECONDS, DAEMON_FIELD(sample_interval_s),
+     "daemon monitoring tick in seconds"},
+    {"kill_grace_s", OPT_SECONDS, DAEMON_FIELD(kill_grace_s),
+     "seconds between SIGTERM and SIGKILL when a task is cancelled"},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -51,6 +65,10 @@ void config_defaults(carma_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     sched_config_defaults(&cfg->sched);
+    strcpy(cfg->daemon.gpu_backend, "nvml");
+    strcpy(cfg->daemon.sim_gpus, "2xA100-40GB");
+    cfg->daemon.sample_interval_s = 1.0;
+    cfg->daemon.kill_grace_s = 10.0;
 }
 
 static const config_option *find_option(const char *key)
@@ -101,6 +119,12 @@ static int set_option(carma_config *cfg, const config_option *o, const char *val
             return carma_err_set(err, "%s: expected a size in MiB (e.g. 2048, 2G), got '%s'",
                                  o->key, value);
         *(uint64_t *)field = u;
+        return 0;
+    case OPT_STRING:
+        if (strlen(value) >= CONFIG_STR_MAX)
+            return carma_err_set(err, "%s: value longer than %d characters", o->key,
+                                 CONFIG_STR_MAX - 1);
+        strcpy(field, value);
         return 0;
     case OPT_COUNT:
     case OPT_POSITIVE: {
@@ -164,7 +188,8 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
         }
         *eq = '\0';
         char *key = str_trim(line), *value = str_trim(eq + 1);
-        if (!*value) {
+        const config_option *o = find_option(key);
+        if (!*value && !(o && o->kind == OPT_STRING)) { /* "" = a string's built-in default */
             rc = carma_err_set(err, "%s:%zu: %s: missing value", path, lineno, key);
             break;
         }
@@ -183,6 +208,8 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
 
 int config_validate(const carma_config *cfg, carma_err *err)
 {
+    if (cfg->daemon.sample_interval_s < 0.01 || cfg->daemon.sample_interval_s > 3600)
+        return carma_err_set(err, "sample_interval_s: expected 0.01..3600 seconds");
     return sched_config_validate(&cfg->sched, err);
 }
 
@@ -209,6 +236,9 @@ static void write_value(const carma_config *cfg, const config_option *o, FILE *o
     case OPT_COUNT:
     case OPT_POSITIVE:
         fprintf(out, "%d", *(const int *)field);
+        break;
+    case OPT_STRING:
+        fputs(field, out);
         break;
     }
 }

@@ -9,8 +9,21 @@
 #include "sched/sched.h"
 #include "util/err.h"
 
+#define CONFIG_STR_MAX 256
+
+/* The live daemon's settings (`carma daemon` and the clients' default socket). */
+typedef struct daemon_config {
+    char socket[CONFIG_STR_MAX];      /* Unix socket path; "" = the built-in default */
+    char state_dir[CONFIG_STR_MAX];   /* SQLite database, attempt logs; "" = built-in default */
+    char gpu_backend[CONFIG_STR_MAX]; /* "sim" or "nvml" */
+    char sim_gpus[CONFIG_STR_MAX];    /* sim backend's GPUs, e.g. "2xA100-40GB" */
+    double sample_interval_s; /* monitoring tick */
+    double kill_grace_s;      /* SIGTERM -> SIGKILL delay when a task is cancelled */
+} daemon_config;
+
 typedef struct carma_config {
     sched_config sched;
+    daemon_config daemon;
 } carma_config;
 
 void config_defaults(carma_config *cfg);
