@@ -8,6 +8,13 @@
 const carma_command carma_commands[] = {
     {"help", cmd_help, "show the commands, or one command's help"},
     {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
+    {"daemon", cmd_daemon, "run the GPU manager of this server (foreground)"},
+    {"submit", cmd_submit, "queue a task with the daemon"},
+    {"queue", cmd_queue, "list the daemon's queued and running tasks"},
+    {"show", cmd_show, "show one task"},
+    {"cancel", cmd_cancel, "cancel a task"},
+    {"logs", cmd_logs, "print a task's output"},
+    {"gpus", cmd_gpus, "show the GPUs as the daemon sees them"},
     {NULL, NULL, NULL},
 };
 

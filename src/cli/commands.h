@@ -4,5 +4,12 @@
 
 int cmd_help(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
 
 #endif

@@ -1,0 +1,118 @@
+/* daemon.c — `carma daemon`: runs the live manager in the foreground. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "daemon/daemon.h"
+
+static const char *const usage =
+    "usage: carma daemon [--socket PATH] [--state DIR] [--config FILE] [--set KEY=VALUE]...\n"
+    "                    [--gpu-backend sim|nvml] [--sim-gpus SPEC]\n\n"
+    "Runs the GPU manager of this server in the foreground (stop it with SIGTERM or Ctrl-C;\n"
+    "running tasks keep running under their supervisors and are found again at the next\n"
+    "start). Clients talk to it over a Unix socket (docs/protocol.md).\n\n"
+    "  --socket PATH       socket to serve (default: the config's `socket`, else\n"
+    "                      /run/carma/carma.sock as root, /tmp/carma-UID.sock otherwise)\n"
+    "  --state DIR         database and task logs (default: the config's `state_dir`, else\n"
+    "                      /var/lib/carma as root, ~/.local/state/carma otherwise)\n"
+    "  --gpu-backend NAME  where GPU readings come from: sim or nvml (config `gpu_backend`)\n"
+    "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
+    "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`)\n";
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void log_line(const char *msg)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
+    fprintf(stderr, "%s carma daemon: %s\n", stamp, msg);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"socket", required_argument, NULL, 'S'},      {"state", required_argument, NULL, 'd'},
+        {"config", required_argument, NULL, 'c'},      {"set", required_argument, NULL, 's'},
+        {"gpu-backend", required_argument, NULL, 'b'}, {"sim-gpus", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    };
+    cli_config_args cargs = {0};
+    const char *socket_opt = NULL, *state_opt = NULL, *backend_opt = NULL, *sim_opt = NULL;
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'S':
+            socket_opt = optarg;
+            break;
+        case 'd':
+            state_opt = optarg;
+            break;
+        case 'c':
+            cargs.path = optarg;
+            break;
+        case 's':
+            if (cli_add_set("daemon", &cargs, optarg))
+                return EXIT_USAGE;
+            break;
+        case 'b':
+            backend_opt = optarg;
+            break;
+        case 'g':
+            sim_opt = optarg;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            return cli_bad_option("daemon", argv, optopt, opt);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("daemon", "unexpected argument '%s'", argv[optind]);
+    daemon_options o = {0};
+    carma_err err;
+    if (cli_load_config(&o.cfg, &cargs, &err))
+        return cli_fail("daemon", &err);
+    char socket_path[CONFIG_STR_MAX], state_dir[CONFIG_STR_MAX];
+    if (socket_opt)
+        snprintf(socket_path, sizeof socket_path, "%s", socket_opt);
+    else if (o.cfg.daemon.socket[0])
+        snprintf(socket_path, sizeof socket_path, "%s", o.cfg.daemon.socket);
+    else
+        daemon_default_socket(socket_path, sizeof socket_path);
+    if (state_opt)
+        snprintf(state_dir, sizeof state_dir, "%s", state_opt);
+    else if (o.cfg.daemon.state_dir[0])
+        snprintf(state_dir, sizeof state_dir, "%s", o.cfg.daemon.state_dir);
+    else
+        daemon_default_state_dir(state_dir, sizeof state_dir);
+    o.socket_path = socket_path;
+    o.state_dir = state_dir;
+    o.backend = backend_opt ? backend_opt : o.cfg.daemon.gpu_backend;
+    o.sim_gpus = sim_opt ? sim_opt : o.cfg.daemon.sim_gpus;
+    o.stop = &stop_requested;
+    o.log = log_line;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (daemon_run(&o, &err))
+        return cli_fail("daemon", &err);
+    log_line("stopped");
+    return 0;
+}

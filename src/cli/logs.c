@@ -1,0 +1,124 @@
+/* logs.c — `carma logs ID [--follow]`: a task's stdout and stderr (its latest attempt). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "cli/daemon_client.h"
+
+static const char *const usage =
+    "usage: carma logs [--follow] [--socket PATH] [--json] ID\n\n"
+    "Prints the latest attempt's stdout (to stdout) and stderr (to stderr). Only the task's\n"
+    "owner or root may read them.\n\n"
+    "  --follow, -f    keep printing as the task writes, until it ends\n" CLIENT_USAGE;
+
+/* Reads one chunk of a stream from offset; *eof when the attempt ended and all was read. */
+static int fetch(const client_opts *co, long long id, const char *stream, json_int_t *offset,
+                 int *attempt, bool *eof, json_t **data)
+{
+    json_t *reply, *req = json_pack("{sssIsssI}", "verb", "logs", "id", (json_int_t)id, "stream",
+                                    stream, "offset", *offset);
+    int rc = client_request("logs", co, req, &reply);
+    if (rc)
+        return rc;
+    int att = (int)json_integer_value(json_object_get(reply, "attempt"));
+    if (att != *attempt && *attempt != 0) {
+        /* a relaunch started a new attempt: start its logs from the beginning */
+        *attempt = att;
+        *offset = 0;
+        *eof = false;
+        *data = json_string("");
+        json_decref(reply);
+        return 0;
+    }
+    *attempt = att;
+    *offset = json_integer_value(json_object_get(reply, "offset"));
+    *eof = json_is_true(json_object_get(reply, "eof"));
+    *data = json_incref(json_object_get(reply, "data"));
+    json_decref(reply);
+    return 0;
+}
+
+int cmd_logs(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"follow", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+    client_opts co = {0};
+    bool follow = false;
+    int opt, rc;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+        if ((rc = client_opt("logs", &co, opt, optarg)) != 0) {
+            if (rc > 1)
+                return rc - 2;
+            continue;
+        }
+        if (opt == 'f') {
+            follow = true;
+            continue;
+        }
+        if (opt == 'h') {
+            fputs(usage, stdout);
+            return 0;
+        }
+        return cli_bad_option("logs", argv, optopt, opt);
+    }
+    if (optind + 1 != argc)
+        return cli_usage_error("logs", "expected one task id");
+    long long id = client_task_id("logs", argv[optind]);
+    if (!id)
+        return EXIT_USAGE;
+    static const char *const streams[2] = {"stdout", "stderr"};
+    json_int_t offset[2] = {0, 0};
+    int attempt[2] = {0, 0};
+    bool eof[2] = {false, false};
+    json_t *collected = co.json ? json_object() : NULL;
+    for (;;) {
+        bool progress = false;
+        for (int s = 0; s < 2; s++) {
+            while (!eof[s]) {
+                json_t *data = NULL;
+                if ((rc = fetch(&co, id, streams[s], &offset[s], &attempt[s], &eof[s], &data))) {
+                    json_decref(collected);
+                    return rc;
+                }
+                size_t n = json_string_length(data);
+                if (collected) {
+                    json_t *prev = json_object_get(collected, streams[s]);
+                    char *joined = NULL;
+                    size_t plen = prev ? json_string_length(prev) : 0;
+                    joined = malloc(plen + n + 1);
+                    if (joined) {
+                        memcpy(joined, prev ? json_string_value(prev) : "", plen);
+                        memcpy(joined + plen, json_string_value(data), n);
+                        json_object_set_new(collected, streams[s],
+                                            json_stringn(joined, plen + n));
+                        free(joined);
+                    }
+                } else {
+                    fwrite(json_string_value(data), 1, n, s ? stderr : stdout);
+                    fflush(s ? stderr : stdout);
+                }
+                json_decref(data);
+                progress |= n > 0;
+                if (n == 0)
+                    break;
+            }
+        }
+        if (!follow || (eof[0] && eof[1]))
+            break;
+        if (!progress) {
+            struct timespec ts = {0, 300 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (collected) {
+        client_print_json(collected);
+        json_decref(collected);
+    }
+    return 0;
+}

@@ -1,0 +1,85 @@
+/* queue.c — `carma queue [--all]`: the tasks waiting and running (and, with --all, ended). */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/commands.h"
+#include "cli/daemon_client.h"
+
+static const char *const usage =
+    "usage: carma queue [--all] [--socket PATH] [--json]\n\n"
+    "Lists the queued tasks in the order they will be considered (recovery queue first),\n"
+    "then the running ones; --all adds the ended ones.\n\n"
+    "  --all           also done, failed and cancelled tasks\n" CLIENT_USAGE;
+
+static void print_gpus(const json_t *gpus, char *buf, size_t cap)
+{
+    size_t i, o = 0;
+    json_t *g;
+    buf[0] = '\0';
+    json_array_foreach(gpus, i, g) o += (size_t)snprintf(buf + o, o < cap ? cap - o : 0, "%s%lld",
+                                                         i ? "," : "",
+                                                         (long long)json_integer_value(g));
+    if (!buf[0])
+        snprintf(buf, cap, "-");
+}
+
+int cmd_queue(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+    client_opts co = {0};
+    bool all = false;
+    int opt, rc;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":ah", longopts, NULL)) != -1) {
+        if ((rc = client_opt("queue", &co, opt, optarg)) != 0) {
+            if (rc > 1)
+                return rc - 2;
+            continue;
+        }
+        if (opt == 'a') {
+            all = true;
+            continue;
+        }
+        if (opt == 'h') {
+            fputs(usage, stdout);
+            return 0;
+        }
+        return cli_bad_option("queue", argv, optopt, opt);
+    }
+    if (optind < argc)
+        return cli_usage_error("queue", "unexpected argument '%s'", argv[optind]);
+    json_t *reply, *req = json_pack("{sssb}", "verb", "queue", "all", all);
+    if ((rc = client_request("queue", &co, req, &reply)) != 0)
+        return rc;
+    json_t *tasks = json_object_get(reply, "tasks");
+    if (co.json) {
+        client_print_json(tasks);
+    } else {
+        printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %s\n", "ID", "NAME", "USER", "STATE",
+               "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB");
+        size_t i;
+        json_t *t;
+        json_array_foreach(tasks, i, t) {
+            char gpus[64];
+            print_gpus(json_object_get(t, "gpus"), gpus, sizeof gpus);
+            json_t *mem = json_object_get(t, "mem_mib"), *q = json_object_get(t, "queue");
+            char memtext[32];
+            if (json_is_integer(mem))
+                snprintf(memtext, sizeof memtext, "%lld", (long long)json_integer_value(mem));
+            else
+                snprintf(memtext, sizeof memtext, "-");
+            printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %s\n",
+                   (long long)json_integer_value(json_object_get(t, "id")),
+                   json_string_value(json_object_get(t, "name")),
+                   json_string_value(json_object_get(t, "user")),
+                   json_string_value(json_object_get(t, "state")),
+                   json_is_string(q) ? json_string_value(q) : "-",
+                   (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext);
+        }
+    }
+    json_decref(reply);
+    return 0;
+}

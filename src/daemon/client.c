@@ -1,0 +1,94 @@
+/* client.c — blocking request/reply over the daemon's Unix socket. */
+#include "daemon/client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon/proto.h"
+
+int client_connect(const char *socket_path, carma_err *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(socket_path) >= sizeof sa.sun_path)
+        return carma_err_set(err, "socket path too long: %s", socket_path);
+    strcpy(sa.sun_path, socket_path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return carma_err_set(err, "socket: %s", strerror(errno));
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+        carma_err_set(err, "cannot reach the daemon at %s: %s (is `carma daemon` running?)",
+                      socket_path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+json_t *client_call(int fd, json_t *req, carma_err *err)
+{
+    size_t len;
+    char *line = proto_encode_line(req, &len);
+    json_decref(req);
+    if (!line) {
+        carma_err_set(err, "cannot encode the request");
+        return NULL;
+    }
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            carma_err_set(err, "sending to the daemon: %s", strerror(errno));
+            free(line);
+            return NULL;
+        }
+        off += (size_t)w;
+    }
+    free(line);
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            carma_err_set(err, "out of memory");
+            return NULL;
+        }
+        if (n > 0 && buf[n - 1] == '\n')
+            break;
+        if (n == cap) {
+            char *g = realloc(buf, cap * 2);
+            if (!g)
+                free(buf);
+            buf = g;
+            cap *= 2;
+            continue;
+        }
+        ssize_t r = recv(fd, buf + n, cap - n, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            carma_err_set(err, "the daemon closed the connection without a reply");
+            free(buf);
+            return NULL;
+        }
+        n += (size_t)r;
+    }
+    json_error_t jerr;
+    json_t *reply = json_loadb(buf, n, 0, &jerr);
+    free(buf);
+    if (!reply || !json_is_object(reply)) {
+        json_decref(reply);
+        carma_err_set(err, "unreadable reply from the daemon");
+        return NULL;
+    }
+    if (!json_is_true(json_object_get(reply, "ok"))) {
+        const char *e = json_string_value(json_object_get(reply, "error"));
+        carma_err_set(err, "%s", e ? e : "the daemon refused the request");
+        json_decref(reply);
+        return NULL;
+    }
+    return reply;
+}

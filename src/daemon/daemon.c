@@ -1,0 +1,227 @@
+/* daemon.c — start-up, the main loop and the helpers every daemon file shares. */
+#include "daemon/daemon.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/daemon_int.h"
+
+#define REAP_INTERVAL_S 0.2
+
+double daemon_mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double daemon_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void dlog(daemon_state *d, const char *fmt, ...)
+{
+    if (!d->opts->log)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    d->opts->log(msg);
+}
+
+void d_fail(daemon_state *d, const carma_err *err)
+{
+    if (!d->failed) {
+        d->fatal = *err;
+        d->failed = true;
+    }
+}
+
+bool d_txn(daemon_state *d)
+{
+    if (d->failed)
+        return false;
+    if (d->in_txn)
+        return true;
+    carma_err err;
+    if (store_begin(d->db, &err)) {
+        d_fail(d, &err);
+        return false;
+    }
+    d->in_txn = true;
+    return true;
+}
+
+bool d_commit(daemon_state *d)
+{
+    if (!d->in_txn)
+        return !d->failed;
+    d->in_txn = false;
+    carma_err err;
+    if (d->failed) {
+        store_rollback(d->db);
+        return false;
+    }
+    if (store_commit(d->db, &err)) {
+        store_rollback(d->db);
+        d_fail(d, &err);
+        return false;
+    }
+    return true;
+}
+
+void daemon_default_socket(char *buf, size_t cap)
+{
+    if (geteuid() == 0)
+        snprintf(buf, cap, "/run/carma/carma.sock");
+    else
+        snprintf(buf, cap, "/tmp/carma-%u.sock", (unsigned)geteuid());
+}
+
+void daemon_default_state_dir(char *buf, size_t cap)
+{
+    const char *home = getenv("HOME");
+    if (geteuid() == 0 || !home || !*home)
+        snprintf(buf, cap, geteuid() == 0 ? "/var/lib/carma" : "/tmp/carma-state-%u",
+                 (unsigned)geteuid());
+    else
+        snprintf(buf, cap, "%s/.local/state/carma", home);
+}
+
+void daemon_client_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap)
+{
+    const char *env = getenv("CARMA_SOCKET");
+    if (opt && *opt)
+        snprintf(buf, cap, "%s", opt);
+    else if (env && *env)
+        snprintf(buf, cap, "%s", env);
+    else if (cfg && cfg->daemon.socket[0])
+        snprintf(buf, cap, "%s", cfg->daemon.socket);
+    else
+        daemon_default_socket(buf, cap);
+}
+
+/* mkdir -p with the given mode for directories it creates. */
+static int make_dirs(const char *path, mode_t mode, carma_err *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return carma_err_set(err, "path too long: %s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, mode) && errno != EEXIST)
+                return carma_err_set(err, "%s: %s", buf, strerror(errno));
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    return 0;
+}
+
+static void shutdown_daemon(daemon_state *d)
+{
+    d_server_close(d);
+    if (d->in_txn)
+        d_commit(d);
+    for (uint64_t i = 0; i < d->ntasks_cap; i++)
+        d_free_task(d->tasks[i]);
+    free(d->tasks);
+    free(d->running);
+    sched_destroy(d->core);
+    d_monitor_close(d);
+    store_close(d->db);
+}
+
+static int start(daemon_state *d, carma_err *err)
+{
+    char path[4400];
+    if (make_dirs(d->opts->state_dir, 0755, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/attempts", d->opts->state_dir);
+    if (make_dirs(path, 0755, err))
+        return -1;
+    char sockdir[4096];
+    snprintf(sockdir, sizeof sockdir, "%s", d->opts->socket_path);
+    char *slash = strrchr(sockdir, '/');
+    if (slash && slash != sockdir) {
+        *slash = '\0';
+        if (make_dirs(sockdir, 0755, err))
+            return -1;
+    }
+    snprintf(path, sizeof path, "%s/carma.db", d->opts->state_dir);
+    if (store_open(&d->db, path, err))
+        return -1;
+    if (d_monitor_open(d, err))
+        return -1;
+    if (!(d->core = sched_create(&d->cfg.sched, d->ngpus, err)))
+        return -1;
+    /* The first sample before anything is placed: the core needs GPU views. */
+    d_monitor_tick(d);
+    if (d_restore(d, err))
+        return -1;
+    if (d_listen(d, err))
+        return -1;
+    dlog(d, "serving %s with %d %s GPU(s), policy %s, state in %s", d->opts->socket_path,
+         d->ngpus, d->ops->name, policy_name(d->cfg.sched.policy), d->opts->state_dir);
+    return 0;
+}
+
+int daemon_run(const daemon_options *opts, carma_err *err)
+{
+    daemon_state *d = calloc(1, sizeof *d);
+    if (!d)
+        return carma_err_set(err, "out of memory");
+    d->opts = opts;
+    d->cfg = opts->cfg;
+    d->listen_fd = -1;
+    int rc = start(d, err);
+    double interval = d->cfg.daemon.sample_interval_s;
+    d->next_tick = daemon_mono_now() + interval;
+    while (rc == 0 && !*opts->stop && !d->failed) {
+        double now = daemon_mono_now();
+        double wait = fmin(d->next_tick, d->next_reap) - now;
+        int timeout_ms = wait <= 0 ? 0 : (int)ceil(wait * 1000);
+        if (d->need_schedule)
+            timeout_ms = 0;
+        if (d_serve_once(d, timeout_ms))
+            rc = carma_err_set(err, "poll: %s", strerror(errno));
+        while (waitpid(-1, NULL, WNOHANG) > 0) /* supervisors we forked */
+            ;
+        now = daemon_mono_now();
+        if (now >= d->next_reap) {
+            d_reap(d);
+            d_commit(d);
+            d->next_reap = now + REAP_INTERVAL_S;
+        }
+        if (now >= d->next_tick) {
+            d_monitor_tick(d);
+            d->next_tick += interval;
+            if (d->next_tick < now) /* overran: no burst of catch-up ticks */
+                d->next_tick = now + interval;
+        }
+        if (d->need_schedule)
+            d_schedule(d);
+        d_commit(d);
+    }
+    if (rc == 0 && d->failed)
+        rc = carma_err_set(err, "%s", d->fatal.msg);
+    shutdown_daemon(d);
+    free(d);
+    return rc;
+}

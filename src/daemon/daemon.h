@@ -1,0 +1,40 @@
+/* daemon.h — `carma daemon`: the live manager of one server. One thread, one poll(2) loop:
+ * a Unix socket server (newline-delimited JSON, docs/protocol.md), the scheduling core
+ * (sched.h), a supervisor process per launched attempt, a monitoring tick over the GPU
+ * backend, and SQLite state written before anything is acted on.
+ *
+ * Why poll(2) and not libuv: the daemon watches a listening socket and a few clients, and
+ * wakes for a timer; launches go through supervisors that are not its children after a
+ * restart, so libuv's child-process handling would not apply. Plain poll keeps the loop
+ * readable and adds no dependency. */
+#ifndef CARMA_DAEMON_DAEMON_H
+#define CARMA_DAEMON_DAEMON_H
+
+#include <signal.h>
+
+#include "core/config.h"
+#include "util/err.h"
+
+typedef void (*daemon_log_fn)(const char *msg);
+
+typedef struct daemon_options {
+    carma_config cfg;        /* scheduling settings and daemon settings */
+    const char *socket_path; /* resolved */
+    const char *state_dir;   /* resolved */
+    const char *backend;     /* "sim", "nvml" */
+    const char *sim_gpus;    /* sim backend's GPUs */
+    volatile sig_atomic_t *stop; /* the loop ends when *stop becomes non-zero */
+    daemon_log_fn log;       /* one line per call; NULL = silent */
+} daemon_options;
+
+/* Runs until *stop is set (0) or a fatal error (-1, err filled). */
+int daemon_run(const daemon_options *opts, carma_err *err);
+
+/* The default socket and state paths for this user (see config.c's help texts). */
+void daemon_default_socket(char *buf, size_t cap);
+void daemon_default_state_dir(char *buf, size_t cap);
+
+/* The socket a client uses: --socket, else $CARMA_SOCKET, else the config's, else default. */
+void daemon_client_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,186 @@
+/* handlers.c — one function per protocol verb (docs/protocol.md). The caller's identity is
+ * the socket's peer credentials, never anything in the message. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon_int.h"
+
+#define LOG_CHUNK (64 * 1024)
+
+static bool may_manage(const client *c, const dtask *t)
+{
+    return c->uid == 0 || c->uid == t->uid;
+}
+
+static dtask *task_arg(daemon_state *d, const json_t *req, json_t **error)
+{
+    json_t *id = json_object_get(req, "id");
+    if (!json_is_integer(id) || json_integer_value(id) < 1) {
+        *error = proto_error("'id' must be a positive integer");
+        return NULL;
+    }
+    dtask *t = d_task(d, (uint64_t)json_integer_value(id));
+    if (!t)
+        *error = proto_error("no task %lld", (long long)json_integer_value(id));
+    return t;
+}
+
+static json_t *do_submit(daemon_state *d, client *c, const json_t *req)
+{
+    submission sub;
+    carma_err err;
+    if (submission_from_json(json_object_get(req, "task"), &sub, &err))
+        return proto_error("invalid submission: %s", err.msg);
+    uint64_t id;
+    if (d_submit(d, c, &sub, &id, &err)) {
+        submission_free(&sub);
+        return proto_error("submission refused: %s", err.msg);
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "id", json_integer((json_int_t)id));
+    return r;
+}
+
+static json_t *do_queue(daemon_state *d, const json_t *req)
+{
+    bool all = json_is_true(json_object_get(req, "all"));
+    json_t *tasks = json_array();
+    /* Queued tasks in the order they will be considered: recovery queue, then main. */
+    sched_task *heads[2] = {sched_recovery_head(d->core), sched_main_head(d->core)};
+    for (int q = 0; q < 2; q++)
+        for (sched_task *s = heads[q]; s; s = s->qnext)
+            json_array_append_new(tasks, d_task_json(d, (dtask *)s, false));
+    for (uint64_t id = 1; id < d->ntasks_cap; id++) {
+        dtask *t = d->tasks[id];
+        if (t && (t->state == DS_RUNNING || (all && t->state != DS_QUEUED)))
+            json_array_append_new(tasks, d_task_json(d, t, false));
+    }
+    json_t *r = proto_ok();
+    json_object_set_new(r, "tasks", tasks);
+    return r;
+}
+
+static json_t *do_show(daemon_state *d, const json_t *req)
+{
+    json_t *error = NULL;
+    dtask *t = task_arg(d, req, &error);
+    if (!t)
+        return error;
+    json_t *r = proto_ok();
+    json_object_set_new(r, "task", d_task_json(d, t, true));
+    return r;
+}
+
+static json_t *do_cancel(daemon_state *d, client *c, const json_t *req)
+{
+    json_t *error = NULL;
+    dtask *t = task_arg(d, req, &error);
+    if (!t)
+        return error;
+    if (!may_manage(c, t))
+        return proto_error("permission denied: task %llu belongs to %s",
+                           (unsigned long long)t->st.id, t->user);
+    carma_err err;
+    if (d_cancel(d, t, &err))
+        return proto_error("%s", err.msg);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "id", json_integer((json_int_t)t->st.id));
+    json_object_set_new(r, "state", json_string(t->state == DS_CANCELLED ? "cancelled"
+                                                                         : "cancelling"));
+    return r;
+}
+
+static json_t *do_logs(daemon_state *d, client *c, const json_t *req)
+{
+    json_t *error = NULL;
+    dtask *t = task_arg(d, req, &error);
+    if (!t)
+        return error;
+    if (!may_manage(c, t))
+        return proto_error("permission denied: task %llu belongs to %s",
+                           (unsigned long long)t->st.id, t->user);
+    const char *stream = json_string_value(json_object_get(req, "stream"));
+    if (!stream)
+        stream = "stdout";
+    if (strcmp(stream, "stdout") && strcmp(stream, "stderr"))
+        return proto_error("'stream' must be \"stdout\" or \"stderr\"");
+    json_t *off = json_object_get(req, "offset");
+    if (off && (!json_is_integer(off) || json_integer_value(off) < 0))
+        return proto_error("'offset' must be a non-negative integer");
+    json_int_t offset = off ? json_integer_value(off) : 0;
+    json_t *r = proto_ok();
+    json_object_set_new(r, "attempt", json_integer(t->att_n));
+    bool finished = t->state != DS_RUNNING && !(t->state == DS_QUEUED && t->att_n == 0);
+    if (t->att_n == 0 || !t->att_dir) {
+        json_object_set_new(r, "data", json_string(""));
+        json_object_set_new(r, "offset", json_integer(0));
+        json_object_set_new(r, "eof", json_boolean(finished));
+        return r;
+    }
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", t->att_dir, stream);
+    char *buf = malloc(LOG_CHUNK);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = 0;
+    if (buf && fd >= 0)
+        n = pread(fd, buf, LOG_CHUNK, (off_t)offset);
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        n = 0;
+    json_object_set_new(r, "data", proto_string_lossy(buf ? buf : "", (size_t)n));
+    json_object_set_new(r, "offset", json_integer(offset + n));
+    /* eof: this attempt is over and everything was read (a queued retry starts a new one) */
+    json_object_set_new(r, "eof", json_boolean(t->state != DS_RUNNING && n < LOG_CHUNK));
+    json_object_set_new(r, "state", json_string(dstate_name(t->state)));
+    free(buf);
+    return r;
+}
+
+static json_t *do_gpus(daemon_state *d)
+{
+    json_t *r = proto_ok();
+    json_object_set_new(r, "backend", json_string(d->ops->name));
+    json_object_set_new(r, "gpus", d_gpus_json(d));
+    return r;
+}
+
+json_t *d_handle(daemon_state *d, client *c, const char *line, size_t len)
+{
+    if (geteuid() != 0 && c->uid != geteuid())
+        return proto_error("this daemon runs as uid %u and serves only that user",
+                           (unsigned)geteuid());
+    json_error_t jerr;
+    json_t *req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!req)
+        return proto_error("invalid JSON at column %d: %s", jerr.column, jerr.text);
+    json_t *reply;
+    const char *verb = json_string_value(json_object_get(req, "verb"));
+    if (!json_is_object(req) || !verb)
+        reply = proto_error("a request is a JSON object with a \"verb\"");
+    else if (!strcmp(verb, "submit"))
+        reply = do_submit(d, c, req);
+    else if (!strcmp(verb, "queue"))
+        reply = do_queue(d, req);
+    else if (!strcmp(verb, "show"))
+        reply = do_show(d, req);
+    else if (!strcmp(verb, "cancel"))
+        reply = do_cancel(d, c, req);
+    else if (!strcmp(verb, "logs"))
+        reply = do_logs(d, c, req);
+    else if (!strcmp(verb, "gpus"))
+        reply = do_gpus(d);
+    else if (!strcmp(verb, "ping")) {
+        reply = proto_ok();
+        json_object_set_new(reply, "version", json_integer(PROTO_VERSION));
+        json_object_set_new(reply, "uid", json_integer(c->uid));
+    } else
+        reply = proto_error("unknown verb '%.64s' (submit, queue, show, cancel, logs, gpus, ping)",
+                            verb);
+    json_decref(req);
+    return reply;
+}

@@ -1,0 +1,151 @@
+/* monitor.c — the daemon's sampler: each tick reads every GPU through the backend, pushes the
+ * activity into the core's rolling window, rebuilds the GPU views the core places with, and
+ * notices when a launched task's process appears on its GPUs (LAUNCHING -> GRACE). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon_int.h"
+
+int d_monitor_open(daemon_state *d, carma_err *err)
+{
+    d->ops = gpu_backend_find(d->opts->backend);
+    if (!d->ops)
+        return carma_err_set(err, "unknown GPU backend '%s' (available: %s)", d->opts->backend,
+                             gpu_backend_names());
+    char arg[4400];
+    const char *argp = NULL;
+    if (!strcmp(d->ops->name, "sim")) {
+        snprintf(d->sim_state, sizeof d->sim_state, "%s/sim-gpus", d->opts->state_dir);
+        snprintf(arg, sizeof arg, "%s@%s", d->opts->sim_gpus, d->sim_state);
+        argp = arg;
+    }
+    if (d->ops->open(&d->backend, argp, err))
+        return carma_err_prefix(err, "GPU backend %s", d->ops->name);
+    d->ngpus = d->ops->count(d->backend);
+    if (d->ngpus < 1)
+        return carma_err_set(err, "GPU backend %s found no GPU", d->ops->name);
+    d->readings = calloc((size_t)d->ngpus, sizeof *d->readings);
+    d->windows = calloc((size_t)d->ngpus, sizeof *d->windows);
+    d->views = calloc((size_t)d->ngpus, sizeof *d->views);
+    if (!d->readings || !d->windows || !d->views)
+        return carma_err_set(err, "out of memory");
+    for (int g = 0; g < d->ngpus; g++) {
+        if (window_init(&d->windows[g], d->cfg.sched.window, err))
+            return -1;
+        d->views[g] = (gpu_view){0, 0, false, NAN, NAN, NAN, false};
+    }
+    return 0;
+}
+
+void d_monitor_close(daemon_state *d)
+{
+    if (d->windows)
+        for (int g = 0; g < d->ngpus; g++)
+            window_free(&d->windows[g]);
+    free(d->windows);
+    free(d->readings);
+    free(d->views);
+    if (d->backend)
+        d->ops->close(d->backend);
+}
+
+/* True when pid is the task's process or in its process group. */
+static bool belongs_to(pid_t pid, pid_t task_pid)
+{
+    return task_pid > 0 && (pid == task_pid || getpgid(pid) == task_pid);
+}
+
+static void notice_processes(daemon_state *d, double now)
+{
+    for (int i = 0; i < d->nrunning; i++) {
+        dtask *t = d->running[i];
+        for (int k = 0; k < t->att_ngpus; k++) {
+            int g = t->att_gpus[k];
+            if (t->seen[k] || g < 0 || g >= d->ngpus)
+                continue;
+            const gpu_reading *r = &d->readings[g];
+            for (int p = 0; p < r->nprocs; p++)
+                if (belongs_to(r->procs[p].pid, t->task_pid)) {
+                    t->seen[k] = true;
+                    sched_process_seen(d->core, &t->st, g, now);
+                    break;
+                }
+        }
+    }
+}
+
+void d_monitor_tick(daemon_state *d)
+{
+    carma_err err;
+    double now = daemon_mono_now();
+    if (d->ops->sample(d->backend, d->readings, &err)) {
+        dlog(d, "GPU sample failed: %s", err.msg);
+        for (int g = 0; g < d->ngpus; g++) {
+            d->views[g].free_known = false;
+            window_push(&d->windows[g], (activity_sample){NAN, NAN, NAN});
+        }
+        return;
+    }
+    const sched_config *sc = &d->cfg.sched;
+    for (int g = 0; g < d->ngpus; g++) {
+        const gpu_reading *r = &d->readings[g];
+        window_push(&d->windows[g], (activity_sample){r->smact, r->smocc, r->drama});
+        activity_sample a = window_aggregate(&d->windows[g], sc->agg, sc->ewma_alpha);
+        d->views[g] = (gpu_view){
+            .total_mib = r->total_mib, .free_mib = r->free_mib, .free_known = r->mem_known,
+            .smact = a.smact, .smocc = a.smocc, .drama = a.drama,
+            .idle = r->procs_known && r->nprocs == 0,
+        };
+    }
+    d->have_sample = true;
+    notice_processes(d, now);
+    d->need_schedule = true;
+}
+
+static json_t *num_or_null(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+json_t *d_gpus_json(const daemon_state *d)
+{
+    json_t *arr = json_array();
+    double now = daemon_mono_now();
+    for (int g = 0; g < d->ngpus; g++) {
+        const gpu_reading *r = &d->readings[g];
+        const gpu_view *v = &d->views[g];
+        json_t *j = json_object();
+        json_object_set_new(j, "index", json_integer(g));
+        json_object_set_new(j, "uuid", json_string(r->uuid));
+        json_object_set_new(j, "name", json_string(r->name));
+        json_object_set_new(j, "mem_used_mib", r->mem_known ? json_integer((json_int_t)r->used_mib)
+                                                            : json_null());
+        json_object_set_new(j, "mem_total_mib", r->mem_known
+                                                    ? json_integer((json_int_t)r->total_mib)
+                                                    : json_null());
+        json_object_set_new(j, "smact", num_or_null(v->smact));
+        json_object_set_new(j, "smocc", num_or_null(v->smocc));
+        json_object_set_new(j, "drama", num_or_null(v->drama));
+        json_object_set_new(j, "activity_source", json_string(metric_source_name(r->src_activity)));
+        json_object_set_new(j, "power_w", num_or_null(r->power_w));
+        json_t *tasks = json_array();
+        for (int i = 0; i < d->nrunning; i++) {
+            const dtask *t = d->running[i];
+            for (int k = 0; k < t->att_ngpus; k++)
+                if (t->att_gpus[k] == g)
+                    json_array_append_new(tasks, json_integer((json_int_t)t->st.id));
+        }
+        json_object_set_new(j, "tasks", tasks);
+        gpu_grace gr = sched_gpu_grace(d->core, g);
+        static const char *const names[] = {"available", "launching", "grace"};
+        json_object_set_new(j, "grace", json_string(names[gr.state]));
+        double left = gr.state == GPU_GRACE ? d->cfg.sched.grace_s - (now - gr.seen_at) : 0;
+        json_object_set_new(j, "grace_left_s", gr.state == GPU_GRACE
+                                                   ? json_real(left > 0 ? left : 0)
+                                                   : json_null());
+        json_array_append_new(arr, j);
+    }
+    return arr;
+}

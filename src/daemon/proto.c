@@ -1,0 +1,282 @@
+/* proto.c — JSON encoding of requests, replies and submissions. */
+#include "daemon/proto.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strutil.h"
+
+static const char *const mem_names[MEM_SOURCE_COUNT] = {
+    [MEM_ORACLE] = "oracle",       [MEM_HORUS] = "horus", [MEM_FAKETENSOR] = "faketensor",
+    [MEM_GPUMEMNET] = "gpumemnet", [MEM_CARMA] = "carma",
+};
+
+const char *proto_mem_source_name(mem_source src)
+{
+    return (unsigned)src < MEM_SOURCE_COUNT ? mem_names[src] : "unknown";
+}
+
+void submission_init(submission *s)
+{
+    memset(s, 0, sizeof *s);
+    s->ngpus = 1;
+    s->max_retries = -1;
+}
+
+void submission_free(submission *s)
+{
+    free(s->name);
+    free(s->command);
+    free(s->cwd);
+    for (size_t i = 0; i < s->nenv; i++)
+        free(s->env[i]);
+    free(s->env);
+    free(s->summary);
+    free(s->source);
+    submission_init(s);
+}
+
+int submission_add_env(submission *s, const char *kv, carma_err *err)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return carma_err_set(err, "environment entry '%s': expected KEY=VALUE", kv);
+    char **env = realloc(s->env, (s->nenv + 1) * sizeof *env);
+    if (!env)
+        return carma_err_set(err, "out of memory");
+    s->env = env;
+    if (!(env[s->nenv] = str_dup(kv)))
+        return carma_err_set(err, "out of memory");
+    s->nenv++;
+    return 0;
+}
+
+/* Optional string member; NULL stays NULL. Errors when present but not a string. */
+static int get_string(const json_t *j, const char *key, char **out, bool required, carma_err *err)
+{
+    json_t *v = json_object_get(j, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            return carma_err_set(err, "task.%s: missing", key);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return carma_err_set(err, "task.%s: expected a string", key);
+    if (memchr(json_string_value(v), '\0', json_string_length(v)))
+        return carma_err_set(err, "task.%s: contains a NUL byte", key);
+    free(*out);
+    if (!(*out = str_dup(json_string_value(v))))
+        return carma_err_set(err, "out of memory");
+    return 0;
+}
+
+static int get_int(const json_t *j, const char *key, int *out, int lo, int hi, carma_err *err)
+{
+    json_t *v = json_object_get(j, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return carma_err_set(err, "task.%s: expected an integer %d..%d", key, lo, hi);
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+int submission_from_json(const json_t *j, submission *out, carma_err *err)
+{
+    submission_init(out);
+    if (!json_is_object(j))
+        return carma_err_set(err, "task: expected an object");
+    static const char *const known[] = {"name",    "command", "cwd",   "env",    "ngpus",
+                                        "mem",     "max_retries", "summary", "batch", "source"};
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)j, key, v) {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            ok |= !strcmp(key, known[i]);
+        if (!ok) {
+            carma_err_set(err, "task.%s: unknown field", key);
+            goto fail;
+        }
+    }
+    if (get_string(j, "command", &out->command, true, err) ||
+        get_string(j, "cwd", &out->cwd, true, err) || get_string(j, "name", &out->name, false, err) ||
+        get_string(j, "summary", &out->summary, false, err) ||
+        get_string(j, "source", &out->source, false, err) ||
+        get_int(j, "ngpus", &out->ngpus, 1, SCHED_MAX_TASK_GPUS, err) ||
+        get_int(j, "max_retries", &out->max_retries, -1, 1000, err) ||
+        get_int(j, "batch", &out->batch, 0, 1 << 30, err))
+        goto fail;
+    if (!*str_trim(out->command)) {
+        carma_err_set(err, "task.command: empty");
+        goto fail;
+    }
+    if (out->cwd[0] != '/') {
+        carma_err_set(err, "task.cwd: expected an absolute path, got '%s'", out->cwd);
+        goto fail;
+    }
+    if (!out->name) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.63s", out->command);
+        char *sp = strchr(buf, ' ');
+        if (sp)
+            *sp = '\0';
+        const char *slash = strrchr(buf, '/');
+        if (!(out->name = str_dup(slash ? slash + 1 : buf)))
+            goto oom;
+    }
+    json_t *env = json_object_get(j, "env");
+    if (env && !json_is_null(env)) {
+        size_t i;
+        json_t *e;
+        if (!json_is_array(env)) {
+            carma_err_set(err, "task.env: expected an array of \"KEY=VALUE\" strings");
+            goto fail;
+        }
+        json_array_foreach(env, i, e) {
+            if (!json_is_string(e)) {
+                carma_err_set(err, "task.env[%zu]: expected a \"KEY=VALUE\" string", i);
+                goto fail;
+            }
+            if (submission_add_env(out, json_string_value(e), err))
+                goto fail;
+        }
+    }
+    json_t *mem = json_object_get(j, "mem");
+    if (mem && !json_is_null(mem)) {
+        if (!json_is_object(mem)) {
+            carma_err_set(err, "task.mem: expected an object of MiB figures by source");
+            goto fail;
+        }
+        json_object_foreach(mem, key, v) {
+            int src = -1;
+            for (int k = 0; k < MEM_SOURCE_COUNT; k++)
+                if (!strcmp(key, mem_names[k]))
+                    src = k;
+            if (src < 0) {
+                carma_err_set(err, "task.mem.%s: unknown source (oracle, horus, faketensor, "
+                                   "gpumemnet, carma)", key);
+                goto fail;
+            }
+            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                json_integer_value(v) > (json_int_t)1 << 40) {
+                carma_err_set(err, "task.mem.%s: expected MiB as a non-negative integer", key);
+                goto fail;
+            }
+            mem_figures_set(&out->mem, (mem_source)src, (uint64_t)json_integer_value(v));
+        }
+    }
+    return 0;
+oom:
+    carma_err_set(err, "out of memory");
+fail:
+    submission_free(out);
+    return -1;
+}
+
+json_t *submission_to_json(const submission *s)
+{
+    json_t *j = json_object(), *env = json_array(), *mem = json_object();
+    if (s->name)
+        json_object_set_new(j, "name", json_string(s->name));
+    json_object_set_new(j, "command", json_string(s->command ? s->command : ""));
+    json_object_set_new(j, "cwd", json_string(s->cwd ? s->cwd : ""));
+    for (size_t i = 0; i < s->nenv; i++)
+        json_array_append_new(env, json_string(s->env[i]));
+    json_object_set_new(j, "env", env);
+    json_object_set_new(j, "ngpus", json_integer(s->ngpus));
+    for (int k = 0; k < MEM_SOURCE_COUNT; k++) {
+        uint64_t mib;
+        if (mem_figures_get(&s->mem, (mem_source)k, &mib))
+            json_object_set_new(mem, mem_names[k], json_integer((json_int_t)mib));
+    }
+    json_object_set_new(j, "mem", mem);
+    json_object_set_new(j, "max_retries", json_integer(s->max_retries));
+    if (s->summary)
+        json_object_set_new(j, "summary", json_string(s->summary));
+    if (s->batch)
+        json_object_set_new(j, "batch", json_integer(s->batch));
+    if (s->source)
+        json_object_set_new(j, "source", json_string(s->source));
+    return j;
+}
+
+json_t *proto_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *j = json_object();
+    json_object_set_new(j, "ok", json_false());
+    json_object_set_new(j, "error", proto_string_lossy(msg, strlen(msg)));
+    return j;
+}
+
+json_t *proto_ok(void)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "ok", json_true());
+    return j;
+}
+
+char *proto_encode_line(const json_t *j, size_t *len)
+{
+    char *s = json_dumps(j, JSON_COMPACT);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *line = realloc(s, n + 2);
+    if (!line) {
+        free(s);
+        return NULL;
+    }
+    line[n] = '\n';
+    line[n + 1] = '\0';
+    if (len)
+        *len = n + 1;
+    return line;
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not valid. */
+static size_t utf8_seq(const unsigned char *p, size_t left)
+{
+    if (p[0] >= 0x01 && p[0] < 0x80)
+        return 1;
+    size_t n = p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+    if (p[0] >= 0xF5 || n == 0 || n > left)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if (n == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0)))
+        return 0; /* overlong, surrogate */
+    if (n == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90)))
+        return 0;
+    return n;
+}
+
+json_t *proto_string_lossy(const char *data, size_t len)
+{
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return json_string("");
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_seq((const unsigned char *)data + i, len - i);
+        if (n == 0) {
+            buf[o++] = '?';
+            i++;
+        } else {
+            memcpy(buf + o, data + i, n);
+            o += n;
+            i += n;
+        }
+    }
+    json_t *j = json_stringn(buf, o);
+    free(buf);
+    return j ? j : json_string("");
+}

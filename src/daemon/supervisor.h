@@ -1,0 +1,67 @@
+/* supervisor.h — launches a task through a small supervisor process (the pattern of
+ * containerd's shim and conmon). The supervisor is forked from the daemon into its own
+ * session, so it outlives a daemon crash; it owns the task's process (its own process group,
+ * killed with the supervisor through PR_SET_PDEATHSIG), writes the task's stdout and stderr
+ * to files in the attempt directory, waits for it, and records the exit status and the tail
+ * of stderr. Files in the attempt directory:
+ *
+ *     lock     flock'ed by the supervisor for its whole life (taken before the fork, so
+ *              there is no moment when a launched supervisor does not hold it); holds its pid
+ *     started  the task's pid, written once it is forked
+ *     result   exit status, cancel flag, then the stderr tail (written last, atomically)
+ *     stdout, stderr
+ *
+ * A SIGTERM to the supervisor cancels: it sends SIGTERM to the task's process group, then
+ * SIGKILL after the grace period. */
+#ifndef CARMA_DAEMON_SUPERVISOR_H
+#define CARMA_DAEMON_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "daemon/oomclass.h"
+#include "util/err.h"
+
+#define SUPERVISOR_TAIL_MAX 4096 /* bytes of stderr kept with the result */
+
+typedef struct launch_spec {
+    const char *dir;          /* attempt directory (created by supervisor_launch) */
+    const char *command;      /* run as /bin/sh -c command */
+    const char *cwd;
+    char *const *env;         /* NULL-terminated "KEY=VALUE" list: the task's whole env */
+    bool switch_user;         /* run as uid/gid/groups (daemon is root) */
+    uid_t uid;
+    gid_t gid;
+    const gid_t *groups;
+    int ngroups;
+    double kill_grace_s;
+} launch_spec;
+
+/* Creates the attempt directory and forks the supervisor. *sup_pid = its pid. */
+int supervisor_launch(const launch_spec *spec, pid_t *sup_pid, carma_err *err);
+
+typedef enum sup_status {
+    SUP_RUNNING = 0,      /* the supervisor holds its lock */
+    SUP_ENDED,            /* the result is there */
+    SUP_NEVER_STARTED,    /* no supervisor, and it never forked the task */
+    SUP_LOST              /* the task was started but its supervisor died without a result */
+} sup_status;
+
+typedef struct sup_result {
+    exit_status status;
+    bool cancelled;
+    char tail[SUPERVISOR_TAIL_MAX + 1];
+    size_t tail_len;
+} sup_result;
+
+/* Looks at an attempt directory. *task_pid is filled when known (0 otherwise); *res when
+ * SUP_ENDED. */
+sup_status supervisor_poll(const char *dir, pid_t *task_pid, sup_result *res);
+
+/* Asks a running supervisor to cancel its task (SIGTERM, then SIGKILL after its grace).
+ * Checks first that the supervisor still holds its lock (whose file names its pid), so a
+ * reused pid is never signalled. */
+int supervisor_cancel(const char *dir, carma_err *err);
+
+#endif
