@@ -1,0 +1,53 @@
+# daemon_lib.sh — helpers for the daemon's CLI tests, sourced by them. CTest runs every
+# tests/cli/*.sh, this one too: run on its own it does nothing and exits 0.
+# Provides: start_daemon, stop_daemon, kill_supervisors, wait_until, and $tmp/$SOCK/$STATE.
+[ "${BASH_SOURCE[0]}" = "$0" ] && exit 0
+set -o pipefail
+
+FAKEJOB=$(dirname "$CARMA")/carma-fakejob
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+SOCK=$tmp/carma.sock
+STATE=$tmp/state
+DAEMON_PID=
+export CARMA_SOCKET=$SOCK
+
+start_daemon() { # extra args...
+    "$CARMA" daemon --socket "$SOCK" --state "$STATE" --gpu-backend sim "$@" \
+        2>>"$tmp/daemon.log" &
+    DAEMON_PID=$!
+    wait_until 10 "$CARMA" queue || { echo "daemon did not start:"; cat "$tmp/daemon.log"; }
+}
+
+stop_daemon() {
+    [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
+    DAEMON_PID=
+}
+
+# Cancels whatever supervisors are still alive (their lock file names them).
+kill_supervisors() {
+    local f pid
+    for f in "$STATE"/attempts/*/lock; do
+        [ -f "$f" ] || continue
+        pid=$(cat "$f" 2>/dev/null)
+        [ -n "$pid" ] && [ ! -f "${f%/lock}/result" ] && kill -KILL "$pid" 2>/dev/null
+    done
+}
+
+cleanup() {
+    if [ -n "$DAEMON_PID" ]; then kill -KILL "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; fi
+    kill_supervisors
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# wait_until SECONDS COMMAND...: polls every 0.2 s.
+wait_until() {
+    local limit=$1 i=0
+    shift
+    while ! "$@" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -ge $((limit * 5)) ] && return 1
+        sleep 0.2
+    done
+}
