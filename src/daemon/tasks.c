@@ -643,8 +643,8 @@ static int restore_row(void *ctx, const store_task_row *row, const store_attempt
              t->att_n);
         return 0;
     }
-    if (s == SUP_LOST)
-        r->status = (exit_status){false, 0, SIGKILL};
+    dlog(d, "task %llu: attempt %d %s while the daemon was away", (unsigned long long)t->st.id,
+         t->att_n, s == SUP_LOST ? "lost its supervisor" : "ended");
     if (push(&rc->ended, &rc->nended, &rc->ecap, t)) {
         free(r);
         return carma_err_set(err, "out of memory");
