@@ -119,6 +119,8 @@ static void task_print(const task_spec *t)
         print_opt("dataset:", t->dataset, "");
     if (t->collocation_mode)
         print_opt("collocation:", t->collocation_mode, "");
+    if (t->sim.solo_runtime_s > 0)
+        printf("%-12s %g s\n", "solo time:", t->sim.solo_runtime_s);
 }
 
 static int task_show(int argc, char **argv)

@@ -343,10 +343,15 @@ int taskfile_parse(const char *name, const char *text, size_t len, task_spec *ou
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = 0;
     if (!yaml_parser_load(&parser, &doc)) {
-        rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s%s%s", name,
-                           (size_t)parser.problem_mark.line + 1,
-                           parser.problem ? parser.problem : "unknown problem",
-                           parser.context ? " " : "", parser.context ? parser.context : "");
+        if (parser.context)
+            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s (%s on line %zu)", name,
+                               (size_t)parser.problem_mark.line + 1,
+                               parser.problem ? parser.problem : "unknown problem",
+                               parser.context, (size_t)parser.context_mark.line + 1);
+        else
+            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s", name,
+                               (size_t)parser.problem_mark.line + 1,
+                               parser.problem ? parser.problem : "unknown problem");
         yaml_parser_delete(&parser);
         return rc;
     }
