@@ -1,5 +1,5 @@
 #!/bin/bash
-# task_cmd.sh — `carma task check|show`: exit statuses, messages and JSON keys.
+# test_task_cli.sh — `carma task check|show`: exit statuses, messages and JSON keys.
 set -u
 carma=$1
 src=$2
