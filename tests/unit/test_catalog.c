@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "core/catalog.h"
+#include "core/rad.h"
 
 #define CATALOG CARMA_DATA_DIR "/workloads.csv"
 
@@ -172,6 +173,35 @@ static void test_malformed_catalogs(void **state)
                       ":2: solo_smact", NULL);
 }
 
+/* The .rad fixtures were written from catalog rows: both readers must agree on them. */
+static void test_rad_fixtures_match_catalog(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"resnet18_cifar100_20e_1.rad", "BERT_base.rad",
+                                        "gpt2_large_2.rad", "dlrm.rad"};
+    workload_catalog c;
+    carma_err err;
+    assert_int_equal(catalog_load(CATALOG, &c, &err), 0);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/rad/%s", CARMA_TEST_DATA, names[i]);
+        task_spec t;
+        if (rad_load(path, &t, &err))
+            fail_msg("%s", err.msg);
+        const workload *w = catalog_find(&c, path);
+        assert_non_null(w);
+        assert_int_equal(t.ngpus, w->ngpus);
+        assert_int_equal(t.mem.known, w->mem.known);
+        for (int s = 0; s < MEM_SOURCE_COUNT; s++)
+            assert_int_equal(t.mem.mib[s], w->mem.mib[s]);
+        assert_int_equal(t.batch_size, w->batch_size);
+        assert_string_equal(t.summary_path, w->summary_file);
+        assert_string_equal(t.dataset, w->dataset);
+        task_spec_free(&t);
+    }
+    catalog_free(&c);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -189,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_catalog_to_task),
         cmocka_unit_test(test_activity_columns),
         cmocka_unit_test(test_malformed_catalogs),
+        cmocka_unit_test(test_rad_fixtures_match_catalog),
         cmocka_unit_test(test_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
