@@ -52,7 +52,15 @@ static const char *scalar_of(tf_ctx *c, const yaml_node_t *n, const char *key, c
         node_err(c, n, "%s: expected %s, got %s", key, want, node_kind(n));
         return NULL;
     }
-    return (const char *)n->data.scalar.value;
+    const char *v = (const char *)n->data.scalar.value;
+    /* An unquoted empty value, `~` or `null` is YAML's null, not the text "null". */
+    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+        (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+         !strcmp(v, "NULL"))) {
+        node_err(c, n, "%s: expected %s, got no value", key, want);
+        return NULL;
+    }
+    return v;
 }
 
 static int get_string(tf_ctx *c, const yaml_node_t *n, const char *key, char **dst)

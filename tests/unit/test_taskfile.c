@@ -78,7 +78,7 @@ static void test_minimal_defaults(void **state)
     carma_err err;
     uint64_t mib;
     assert_int_equal(task_load_file(YAML_DIR "minimal.yaml", &t, &err), 0);
-    assert_string_equal(t.name, "minimal"); /* the file name without extension */
+    assert_string_equal(t.name, "null"); /* quoted: the text, not YAML's null */
     assert_string_equal(t.command, "python train.py");
     assert_int_equal(t.ngpus, 1);
     assert_int_equal(t.max_retries, -1);
@@ -95,7 +95,7 @@ static void test_sim_facts(void **state)
     task_spec t;
     carma_err err;
     assert_int_equal(task_load_file(YAML_DIR "sim.yaml", &t, &err), 0);
-    assert_string_equal(t.command, "true");
+    assert_string_equal(t.command, "true"); /* quoted: the text, not a YAML boolean */
     assert_true(t.sim.solo_runtime_s == 120.5);
     assert_true(t.sim.smact == 0.5);
     assert_true(t.sim.smocc == 0.25);
@@ -158,6 +158,10 @@ static void test_wrong_types(void **state)
     expect_error("command: [python, [a]]\n", "t.yaml:1:", "a string argument");
     expect_error("command: []\n", "t.yaml:1:", "empty");
     expect_error("command: ''\n", "t.yaml:1:", "command: must not be empty");
+    expect_error("command: ~\n", "t.yaml:1:", "command: expected a string, got no value");
+    expect_error("command: null\n", "t.yaml:1:", "got no value");
+    expect_error("command:\ngpus: 1\n", "t.yaml:1:", "got no value");
+    expect_error("command: x\ngpus:\n", "t.yaml:2:", "gpus: expected a whole number, got no value");
     expect_error("command: x\nname: [a]\n", "t.yaml:2:", "name: expected a string");
     expect_error("command: x\nenv: [A=1]\n", "t.yaml:2:", "env: expected a mapping");
     expect_error("command: x\nenv:\n  A: [1]\n", "t.yaml:3:", "env value");
