@@ -15,6 +15,7 @@ const carma_command carma_commands[] = {
     {"cancel", cmd_cancel, "cancel a task"},
     {"logs", cmd_logs, "print a task's output"},
     {"gpus", cmd_gpus, "show the GPUs as the daemon sees them"},
+    {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
     {NULL, NULL, NULL},
 };
 

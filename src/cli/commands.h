@@ -11,5 +11,6 @@ int cmd_show(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
+int cmd_task(int argc, char **argv);
 
 #endif
