@@ -8,8 +8,11 @@
 
 #include "cli/commands.h"
 #include "cli/daemon_client.h"
+#include "core/taskload.h"
 #include "daemon/proto.h"
 #include "util/strutil.h"
+
+enum { GIVEN_GPUS = 1, GIVEN_RETRIES = 2, GIVEN_NAME = 4, GIVEN_SUMMARY = 8 };
 
 static const char *const usage =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -57,17 +60,61 @@ static int append_quoted(char **buf, size_t *len, const char *arg)
     return 0;
 }
 
-/* PENDING the task loaders (core/taskload.h) on main. */
-static int submit_load_task_file(const char *path, submission *sub, carma_err *err)
+/* Fills the submission from a task file (core/taskload.h); options given on the command
+ * line (already in *sub, flagged in `given`) win over the file's values. */
+static int submit_load_task_file(const char *path, submission *sub, const submission *given_vals,
+                                 unsigned given, carma_err *err)
 {
-    (void)sub;
-    return carma_err_set(err, "%s: task files need the task loader, not merged yet", path);
+    task_spec spec;
+    task_spec_init(&spec);
+    if (task_load_file(path, &spec, err)) {
+        task_spec_free(&spec);
+        return -1;
+    }
+    submission fs;
+    submission_init(&fs);
+    int rc = 0;
+    fs.name = str_dup(spec.name);
+    fs.command = str_dup(spec.command);
+    fs.cwd = spec.workdir ? realpath(spec.workdir, NULL) : NULL;
+    if (spec.workdir && !fs.cwd)
+        rc = carma_err_set(err, "%s: working directory '%s' does not exist", path, spec.workdir);
+    fs.ngpus = spec.ngpus;
+    fs.mem = spec.mem;
+    fs.max_retries = spec.max_retries < 0 ? -1 : spec.max_retries;
+    fs.summary = spec.summary_path ? str_dup(spec.summary_path) : NULL;
+    fs.batch = spec.batch_size;
+    fs.source = realpath(path, NULL);
+    for (size_t i = 0; rc == 0 && i < spec.nenv; i++)
+        rc = submission_add_env(&fs, spec.env[i], err);
+    for (size_t i = 0; rc == 0 && i < given_vals->nenv; i++)
+        rc = submission_add_env(&fs, given_vals->env[i], err);
+    task_spec_free(&spec);
+    if (rc) {
+        submission_free(&fs);
+        return -1;
+    }
+    if (given & GIVEN_GPUS)
+        fs.ngpus = given_vals->ngpus;
+    if (given & GIVEN_RETRIES)
+        fs.max_retries = given_vals->max_retries;
+    if (given & GIVEN_NAME) {
+        free(fs.name);
+        fs.name = str_dup(given_vals->name);
+    }
+    if (given & GIVEN_SUMMARY) {
+        free(fs.summary);
+        fs.summary = str_dup(given_vals->summary);
+        fs.batch = given_vals->batch;
+    }
+    submission_free(sub);
+    *sub = fs;
+    return 0;
 }
 
 static bool is_task_file(const char *arg)
 {
-    return (str_ends_with(arg, ".rad") || str_ends_with(arg, ".yaml") ||
-            str_ends_with(arg, ".yml")) && access(arg, F_OK) == 0;
+    return str_ends_with(arg, ".rad") || str_ends_with(arg, ".yaml") || str_ends_with(arg, ".yml");
 }
 
 int cmd_submit(int argc, char **argv)
@@ -83,6 +130,7 @@ int cmd_submit(int argc, char **argv)
     submission sub;
     submission_init(&sub);
     bool have_mem = false, have_batch = false;
+    unsigned given = 0;
     uint64_t mem = 0;
     carma_err err;
     int opt, rc;
@@ -106,6 +154,7 @@ int cmd_submit(int argc, char **argv)
                                        SCHED_MAX_TASK_GPUS, optarg);
             }
             sub.ngpus = (int)v;
+            given |= GIVEN_GPUS;
             break;
         case 'm':
             if (parse_size_mib(optarg, &mem)) {
@@ -130,11 +179,13 @@ int cmd_submit(int argc, char **argv)
                                        optarg);
             }
             sub.batch = (int)v;
+            given |= GIVEN_SUMMARY;
             have_batch = true;
             break;
         case 'n':
             free(sub.name);
             sub.name = str_dup(optarg);
+            given |= GIVEN_NAME;
             break;
         case 'r':
             if (parse_i64(optarg, &v) || v < 0 || v > 1000) {
@@ -143,6 +194,7 @@ int cmd_submit(int argc, char **argv)
                                        optarg);
             }
             sub.max_retries = (int)v;
+            given |= GIVEN_RETRIES;
             break;
         case 'e':
             if (submission_add_env(&sub, optarg, &err)) {
@@ -169,7 +221,10 @@ int cmd_submit(int argc, char **argv)
         return cli_usage_error("submit", "--batch goes with --summary");
     }
     if (!dashdash && optind + 1 == argc && is_task_file(argv[optind])) {
-        rc = submit_load_task_file(argv[optind], &sub, &err);
+        submission opts_sub = sub;
+        submission_init(&sub);
+        rc = submit_load_task_file(argv[optind], &sub, &opts_sub, given, &err);
+        submission_free(&opts_sub);
         if (rc) {
             submission_free(&sub);
             return cli_fail("submit", &err);

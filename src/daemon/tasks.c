@@ -471,10 +471,16 @@ int d_cancel(daemon_state *d, dtask *t, carma_err *err)
 
 /* ---- what a task looks like to clients ---------------------------------------------------- */
 
+/* The figure the configured policy places the task with; for policies that use none, the
+ * measured figure, else the first estimate known. */
 bool d_task_mem(const daemon_state *d, const dtask *t, uint64_t *mib)
 {
-    return sched_task_requirement(sched_get_config(d->core), &t->st, mib) ||
-           mem_figures_get(&t->st.mem, MEM_ORACLE, mib);
+    if (sched_task_requirement(sched_get_config(d->core), &t->st, mib) && *mib > 0)
+        return true;
+    for (int k = 0; k < MEM_SOURCE_COUNT; k++)
+        if (mem_figures_get(&t->st.mem, (mem_source)k, mib))
+            return true;
+    return false;
 }
 
 json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
