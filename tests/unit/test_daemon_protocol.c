@@ -1,0 +1,244 @@
+/* test_daemon_protocol.c — protocol garbage against a live daemon (run in a child process on
+ * a temporary socket): invalid JSON, non-object requests, unknown verbs, bad arguments and
+ * oversized lines get error replies, a client that connects and hangs (or sends half a line)
+ * blocks nobody, and an invalid submission stores nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "daemon/client.h"
+#include "daemon/daemon.h"
+#include "daemon/proto.h"
+
+static char root[64], sock[128], state_dir[128];
+static pid_t daemon_pid;
+static volatile sig_atomic_t stop_flag;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int start_daemon(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/carma-proto-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    snprintf(sock, sizeof sock, "%s/s", root);
+    snprintf(state_dir, sizeof state_dir, "%s/state", root);
+    daemon_pid = fork();
+    if (daemon_pid == 0) {
+        struct sigaction sa = {0};
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
+        daemon_options o = {0};
+        config_defaults(&o.cfg);
+        o.cfg.daemon.sample_interval_s = 0.1;
+        o.socket_path = sock;
+        o.state_dir = state_dir;
+        o.backend = "sim";
+        o.sim_gpus = "1xA100-40GB";
+        o.stop = &stop_flag;
+        carma_err err;
+        _exit(daemon_run(&o, &err) ? 1 : 0);
+    }
+    carma_err err;
+    for (int i = 0; i < 500; i++) {
+        int fd = client_connect(sock, &err);
+        if (fd >= 0) {
+            close(fd);
+            return 0;
+        }
+        sleep_ms(10);
+    }
+    return -1;
+}
+
+static int stop_daemon(void **state)
+{
+    (void)state;
+    int status = 0;
+    kill(daemon_pid, SIGTERM);
+    waitpid(daemon_pid, &status, 0);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd))
+        return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int raw_connect(void)
+{
+    carma_err err;
+    int fd = client_connect(sock, &err);
+    assert_true(fd >= 0);
+    struct timeval tv = {5, 0}; /* a broken daemon fails the test instead of hanging it */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+static void send_raw(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = send(fd, data, len, MSG_NOSIGNAL);
+        if (w <= 0)
+            return; /* the daemon may close on us (oversized line) */
+        data += w;
+        len -= (size_t)w;
+    }
+}
+
+/* Reads one reply line; NULL on EOF. */
+static json_t *read_reply(int fd)
+{
+    static char buf[1 << 16];
+    size_t n = 0;
+    while (n < sizeof buf - 1) {
+        ssize_t r = recv(fd, buf + n, 1, 0);
+        if (r <= 0)
+            return NULL;
+        if (buf[n++] == '\n')
+            break;
+    }
+    json_error_t jerr;
+    json_t *j = json_loadb(buf, n, 0, &jerr);
+    assert_non_null(j);
+    return j;
+}
+
+static void expect_error(int fd, const char *request, const char *needle)
+{
+    send_raw(fd, request, strlen(request));
+    json_t *r = read_reply(fd);
+    assert_non_null(r);
+    assert_true(json_is_false(json_object_get(r, "ok")));
+    const char *e = json_string_value(json_object_get(r, "error"));
+    assert_non_null(e);
+    if (!strstr(e, needle))
+        fail_msg("error '%s' does not contain '%s'", e, needle);
+    json_decref(r);
+}
+
+static void ping(void)
+{
+    carma_err err;
+    int fd = client_connect(sock, &err);
+    assert_true(fd >= 0);
+    json_t *r = client_call(fd, json_pack("{ss}", "verb", "ping"), &err);
+    assert_non_null(r);
+    assert_int_equal(json_integer_value(json_object_get(r, "uid")), getuid());
+    json_decref(r);
+    close(fd);
+}
+
+static void garbage_gets_errors_and_the_connection_lives(void **state)
+{
+    (void)state;
+    int fd = raw_connect();
+    expect_error(fd, "this is not json\n", "invalid JSON");
+    expect_error(fd, "{\"verb\": \n", "invalid JSON");
+    expect_error(fd, "[1,2,3]\n", "JSON object with a \"verb\"");
+    expect_error(fd, "{\"verb\": 7}\n", "JSON object with a \"verb\"");
+    expect_error(fd, "{\"verb\":\"explode\"}\n", "unknown verb 'explode'");
+    expect_error(fd, "{\"verb\":\"show\"}\n", "'id' must be a positive integer");
+    expect_error(fd, "{\"verb\":\"show\",\"id\":999}\n", "no task 999");
+    expect_error(fd, "{\"verb\":\"cancel\",\"id\":-1}\n", "'id' must be a positive integer");
+    expect_error(fd, "{\"verb\":\"logs\",\"id\":1,\"stream\":\"x\"}\n", "no task 1");
+    expect_error(fd, "{\"verb\":\"a\",\"verb\":\"b\"}\n", "invalid JSON"); /* duplicate key */
+    expect_error(fd, "\xff\xfe{}\n", "invalid JSON");
+    expect_error(fd, "{\"verb\":\"submit\",\"task\":{\"command\":\"true\",\"cwd\":\"rel\"}}\n",
+                 "task.cwd: expected an absolute path");
+    expect_error(fd, "{\"verb\":\"submit\",\"task\":{\"command\":\"true\",\"cwd\":\"/\","
+                     "\"ngpus\":2}}\n", "asks for 2 GPUs but this server has 1");
+    expect_error(fd, "{\"verb\":\"submit\"}\n", "task: expected an object");
+    /* Blank lines are ignored; the connection still answers. */
+    send_raw(fd, "\n\n", 2);
+    send_raw(fd, "{\"verb\":\"queue\",\"all\":true}\n", 28);
+    json_t *r = read_reply(fd);
+    assert_non_null(r);
+    assert_true(json_is_true(json_object_get(r, "ok")));
+    /* None of the refused submissions was stored. */
+    assert_int_equal(json_array_size(json_object_get(r, "tasks")), 0);
+    json_decref(r);
+    close(fd);
+}
+
+static void oversized_line_is_refused_and_closed(void **state)
+{
+    (void)state;
+    int fd = raw_connect();
+    size_t n = PROTO_MAX_LINE + 100000;
+    char *big = malloc(n);
+    memset(big, 'a', n);
+    send_raw(fd, big, n);
+    free(big);
+    json_t *r = read_reply(fd);
+    assert_non_null(r);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "error")), "longer than"));
+    json_decref(r);
+    assert_null(read_reply(fd)); /* then the daemon hangs up */
+    close(fd);
+    ping();
+}
+
+static void hanging_clients_block_nobody(void **state)
+{
+    (void)state;
+    int silent = raw_connect();          /* connects and says nothing */
+    int half = raw_connect();            /* sends half a request and stops */
+    send_raw(half, "{\"verb\":\"pi", 11);
+    int deaf = raw_connect();            /* asks a lot and never reads */
+    for (int i = 0; i < 2000; i++)
+        send_raw(deaf, "{\"verb\":\"gpus\"}\n", 16);
+    for (int i = 0; i < 20; i++)
+        ping();
+    /* A valid submission from another client goes through meanwhile. */
+    carma_err err;
+    int fd = client_connect(sock, &err);
+    json_t *task = json_pack("{ssss}", "command", "true", "cwd", "/");
+    json_t *r = client_call(fd, json_pack("{ssso}", "verb", "submit", "task", task), &err);
+    assert_non_null(r);
+    assert_int_equal(json_integer_value(json_object_get(r, "id")), 1);
+    json_decref(r);
+    close(fd);
+    /* The half request completes later and is answered. */
+    send_raw(half, "ng\"}\n", 5);
+    r = read_reply(half);
+    assert_non_null(r);
+    assert_true(json_is_true(json_object_get(r, "ok")));
+    json_decref(r);
+    close(silent);
+    close(half);
+    close(deaf);
+    ping();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(garbage_gets_errors_and_the_connection_lives),
+        cmocka_unit_test(oversized_line_is_refused_and_closed),
+        cmocka_unit_test(hanging_clients_block_nobody),
+    };
+    return cmocka_run_group_tests(tests, start_daemon, stop_daemon);
+}
