@@ -4,6 +4,7 @@
 [ "${BASH_SOURCE[0]}" = "$0" ] && exit 0
 set -o pipefail
 
+CARMA=$(realpath "$CARMA")
 FAKEJOB=$(dirname "$CARMA")/carma-fakejob
 tmp=$(mktemp -d)
 chmod 755 "$tmp"

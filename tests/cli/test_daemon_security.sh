@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Identity and security of carma daemon: the submitter comes from the socket (SO_PEERCRED);
+# a root daemon runs each task as its submitter in the submitter's directory; only the owner
+# or root may cancel a task or read its logs; a daemon not running as root refuses other
+# users and keeps its socket to itself. Needs root (to act as a second uid): skipped otherwise.
+set -u
+CARMA=$1
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+    echo "SKIP: this test needs root and setpriv to act as a second user (uid 65534)"
+    exit 0
+fi
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+printf 'sample_interval_s = 0.2\ngrace_s = 0.2\nkill_grace_s = 1\n' >"$tmp/carma.conf"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+[ "$(stat -c %a "$SOCK")" = 666 ] || fail "a root daemon's socket should be 0666, is $(stat -c %a "$SOCK")"
+
+# A task of root's, long enough to try to cancel.
+rootjob=$("$CARMA" submit --name rootjob -- sleep 30) || fail "root submit"
+out=$(as_nobody "$CARMA" cancel "$rootjob" 2>&1) && fail "nobody cancelled root's task"
+grep -q "permission denied" <<<"$out" || fail "refusal should say permission denied: $out"
+out=$(as_nobody "$CARMA" logs "$rootjob" 2>&1) && fail "nobody read root's logs"
+grep -q "permission denied" <<<"$out" || fail "logs refusal: $out"
+[ "$("$CARMA" show --json "$rootjob" | jq -r .state)" != cancelled ] || fail "task was cancelled"
+
+# nobody's own task runs as nobody, in nobody's directory; the message cannot claim otherwise.
+mkdir "$tmp/work" && chown 65534:65534 "$tmp/work"
+id=$(cd "$tmp/work" && as_nobody "$CARMA" submit --json -- sh -c 'id -u; id -g; pwd' | jq .id) \
+    || fail "nobody submit"
+done_() { [ "$("$CARMA" show --json "$id" | jq -r .state)" = done ]; }
+wait_until 10 done_ || fail "nobody's task did not finish"
+[ "$("$CARMA" show --json "$id" | jq -r .user)" = nobody ] || fail "owner should be nobody"
+out=$(as_nobody "$CARMA" logs "$id") || fail "nobody reads own logs"
+[ "$out" = "$(printf '65534\n65534\n%s' "$tmp/work")" ] || fail "task ran as/where: '$out'"
+"$CARMA" logs "$id" >/dev/null || fail "root reads anyone's logs"
+# A user's own cancel works; root may cancel anything.
+id2=$(cd "$tmp/work" && as_nobody "$CARMA" submit -- sleep 30) || fail "nobody submit 2"
+as_nobody "$CARMA" cancel "$id2" >/dev/null || fail "nobody cancels own task"
+"$CARMA" cancel "$rootjob" >/dev/null || fail "root cancels own task"
+ended() { "$CARMA" queue --all --json | jq -e "all(.[]; .state != \"running\" and .state != \"queued\")"; }
+wait_until 10 ended || fail "cancelled tasks did not end"
+[ "$("$CARMA" show --json "$rootjob" | jq -r .state)" = cancelled ] || fail "root's task cancelled"
+stop_daemon
+
+# A daemon not running as root serves only its own user, on a socket only it can open.
+mkdir "$tmp/nb" && chown 65534:65534 "$tmp/nb"
+NBSOCK=$tmp/nb/s
+as_nobody "$CARMA" daemon --socket "$NBSOCK" --state "$tmp/nb/state" --gpu-backend sim \
+    --config "$tmp/carma.conf" 2>>"$tmp/daemon.log" &
+DAEMON_PID=$!
+wait_until 10 as_nobody "$CARMA" queue --socket "$NBSOCK" || fail "nobody's daemon did not start"
+[ "$(stat -c %a "$NBSOCK")" = 600 ] || fail "a user daemon's socket should be 0600"
+out=$("$CARMA" submit --socket "$NBSOCK" -- true 2>&1) && fail "root accepted by nobody's daemon"
+grep -q "serves only that user" <<<"$out" || fail "refusal message: $out"
+as_nobody "$CARMA" submit --socket "$NBSOCK" -- true >/dev/null || fail "own user refused"
+stop_daemon
+
+echo "$fails failure(s)"
+[ $fails -eq 0 ]
