@@ -15,7 +15,7 @@ export CARMA_SOCKET=$SOCK
 
 start_daemon() { # extra args...
     "$CARMA" daemon --socket "$SOCK" --state "$STATE" --gpu-backend sim "$@" \
-        2>>"$tmp/daemon.log" &
+        >/dev/null 2>>"$tmp/daemon.log" &
     DAEMON_PID=$!
     wait_until 10 "$CARMA" queue || { echo "daemon did not start:"; cat "$tmp/daemon.log"; }
 }

@@ -48,8 +48,8 @@ stop_daemon
 # A daemon not running as root serves only its own user, on a socket only it can open.
 mkdir "$tmp/nb" && chown 65534:65534 "$tmp/nb"
 NBSOCK=$tmp/nb/s
-as_nobody "$CARMA" daemon --socket "$NBSOCK" --state "$tmp/nb/state" --gpu-backend sim \
-    --config "$tmp/carma.conf" 2>>"$tmp/daemon.log" &
+setpriv --reuid=65534 --regid=65534 --clear-groups "$CARMA" daemon --socket "$NBSOCK" --state "$tmp/nb/state" --gpu-backend sim \
+    --config "$tmp/carma.conf" >/dev/null 2>>"$tmp/daemon.log" &
 DAEMON_PID=$!
 wait_until 10 as_nobody "$CARMA" queue --socket "$NBSOCK" || fail "nobody's daemon did not start"
 [ "$(stat -c %a "$NBSOCK")" = 600 ] || fail "a user daemon's socket should be 0600"
