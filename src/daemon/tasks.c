@@ -632,9 +632,10 @@ static int restore_row(void *ctx, const store_task_row *row, const store_attempt
         t->recovery = t->att_n > 1;
         dlog(d, "task %llu: attempt %d was never started; queued again",
              (unsigned long long)t->st.id, t->att_n);
-        if (!save_attempt(d, t, "void", false) || !d_save_task(d, t) ||
+        if (!d_txn(d) || store_delete_attempt(d->db, t->st.id, t->att_n, err) ||
+            !d_save_task(d, t) ||
             !d_event(d, t, "requeued", "attempt never started before a daemon restart"))
-            return carma_err_set(err, "%s", d->fatal.msg);
+            return d->failed ? carma_err_set(err, "%s", d->fatal.msg) : -1;
         t->att_n--;
         return push(&rc->queued, &rc->nqueued, &rc->cap, t) ? carma_err_set(err, "out of memory") : 0;
     }

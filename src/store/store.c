@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT, NQ };
+enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_DEL_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT, NQ };
 
 static const char *const sql[NQ] = {
     [Q_INS_TASK] = "INSERT INTO tasks(uid, gid, user, spec, state, recovery, queue_seq, attempts,"
@@ -18,6 +18,7 @@ static const char *const sql[NQ] = {
                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_ATT] = "UPDATE attempts SET state=?, sup_pid=?, task_pid=?, ended_at=?, exited=?,"
                   " exit_code=?, signal=?, outcome=?, tail=? WHERE task_id=? AND n=?",
+    [Q_DEL_ATT] = "DELETE FROM attempts WHERE task_id=? AND n=?",
     [Q_EVENT] = "INSERT INTO events(task_id, at, kind, detail) VALUES(?,?,?,?)",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
@@ -213,6 +214,14 @@ int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err)
     sqlite3_bind_int64(st, 10, (sqlite3_int64)a->task_id);
     sqlite3_bind_int(st, 11, a->n);
     return run(s, Q_UPD_ATT, err, "update attempt");
+}
+
+int store_delete_attempt(store *s, uint64_t task_id, int n, carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_DEL_ATT];
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)task_id);
+    sqlite3_bind_int(st, 2, n);
+    return run(s, Q_DEL_ATT, err, "delete attempt");
 }
 
 int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,

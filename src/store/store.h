@@ -3,8 +3,8 @@
  * on it, so a restart after SIGKILL finds every task exactly once.
  *
  * A task row keeps the submission as JSON (spec) plus the mutable columns; an attempt row is
- * one launch: 'starting' (written, supervisor not yet forked), 'running', 'ended', or 'void'
- * (found never started after a crash). */
+ * one launch: 'starting' (written, supervisor not yet forked), 'running' or 'ended'; one found
+ * never started after a crash is deleted (an event records it). */
 #ifndef CARMA_STORE_STORE_H
 #define CARMA_STORE_STORE_H
 
@@ -34,7 +34,7 @@ typedef struct store_attempt_row {
     int n;                 /* 1-based */
     const char *gpus;      /* "0,1" */
     const char *dir;
-    const char *state;     /* starting, running, ended, void */
+    const char *state;     /* starting, running, ended */
     pid_t sup_pid, task_pid;
     double started_at, ended_at;
     bool exited;
@@ -55,6 +55,8 @@ int store_insert_task(store *s, store_task_row *t, carma_err *err);
 int store_update_task(store *s, const store_task_row *t, carma_err *err);
 int store_insert_attempt(store *s, const store_attempt_row *a, carma_err *err);
 int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err);
+/* Removes an attempt that never started (found after a crash); its number is used again. */
+int store_delete_attempt(store *s, uint64_t task_id, int n, carma_err *err);
 int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
                 carma_err *err);
 /* The next queue sequence number (one above any in use). */
