@@ -677,7 +677,8 @@ int d_restore(daemon_state *d, carma_err *err)
     restore_ctx rc = {.d = d};
     int r = store_load(d->db, restore_row, &rc, err);
     if (r == 0) {
-        qsort(rc.queued, rc.nqueued, sizeof *rc.queued, by_seq);
+        if (rc.nqueued > 1)
+            qsort(rc.queued, rc.nqueued, sizeof *rc.queued, by_seq);
         for (size_t i = 0; i < rc.nqueued && r == 0; i++) {
             dtask *t = rc.queued[i];
             r = (t->recovery ? sched_submit_recovery : sched_submit)(d->core, &t->st, err);
