@@ -26,6 +26,20 @@ void features_activation_encoding(const char *name, double *s, double *c)
     *c = cos(theta);
 }
 
+void features_activation_encoding_mlp(const char *name, double *s, double *c)
+{
+    static const char *const names[] = {"ELU", "GELU", "Identity", "LeakyReLU", "Mish", "PReLU",
+                                        "ReLU", "SELU", "SiLU", "Softplus", "Tanh"};
+    const size_t n = sizeof names / sizeof names[0];
+    size_t idx = 6; /* ReLU */
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(name, names[i]))
+            idx = i;
+    double theta = (double)idx * M_PI / (double)n;
+    *s = sin(theta);
+    *c = cos(theta);
+}
+
 /* 4-D: C*H*W; 2-D: N; anything else counts nothing (the reference's two shape patterns). */
 static double chw_or_n(const summary_layer *l)
 {
@@ -92,6 +106,8 @@ static void transformer_features(const model_summary *s, int seq_len, gmn_featur
     for (size_t i = 0; i < s->n; i++) {
         const summary_layer *l = &s->layers[i];
         const char *t = l->type;
+        if (!l->leaf)
+            continue; /* containers are not lines the reference parser counts */
         if (!strcmp(t, "Embedding") && l->plain_args) {
             cur = (double)seq_len * (double)l->out_features;
             f->n_embedding++;

@@ -30,5 +30,7 @@ void features_from_summary(const model_summary *s, int seq_len, gmn_features *f)
 /* The (sin, cos) encoding of an activation name among the 10 CNN names (ELU ... Tanh, sorted);
  * ReLU6 and unknown names count as ReLU, as in the reference tester. */
 void features_activation_encoding(const char *name, double *s, double *c);
+/* The same over the 11 MLP-dataset names (the CNN list plus Identity); unknown -> ReLU. */
+void features_activation_encoding_mlp(const char *name, double *s, double *c);
 
 #endif

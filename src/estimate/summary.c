@@ -167,8 +167,7 @@ static int split_lines(const char *text, char **buf, summary_line **lines, size_
 static void mark_leaves(model_summary *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        s->layers[i].leaf = s->format == SUMMARY_MODULE_REPR || i + 1 == s->n ||
-                            s->layers[i + 1].depth <= s->layers[i].depth;
+        s->layers[i].leaf = i + 1 == s->n || s->layers[i + 1].depth <= s->layers[i].depth;
 }
 
 int summary_parse(const char *name, const char *text, model_summary *out, carma_err *err)

@@ -28,14 +28,14 @@ static void read_args(summary_layer *l, const char *args)
 {
     l->in_features = arg_int(args, "in_features=");
     l->out_features = arg_int(args, "out_features=");
-    /* "512, 768": only integers separated by ", " */
+    /* "512, 768" (Embedding): leading integers; plain when nothing else follows */
     char *end;
     long long a = strtoll(args, &end, 10);
     if (end != args && end[0] == ',' && end[1] == ' ') {
         const char *q = end + 2;
         long long b = strtoll(q, &end, 10);
-        if (end != q && *end == '\0') {
-            l->plain_args = true;
+        if (end != q) {
+            l->plain_args = *end == '\0';
             l->in_features = a;
             l->out_features = b;
         }
@@ -100,8 +100,19 @@ int summary_parse_repr(const char *name, summary_line *lines, size_t n, size_t s
             depth--;
             continue;
         }
-        if (t[len - 1] == '(') { /* a container opens */
+        if (t[len - 1] == '(') { /* a container opens: kept as a non-leaf row */
+            summary_layer c = {.in_features = -1, .out_features = -1, .depth = depth,
+                               .line = lines[i].no};
+            char *type = t;
+            if (*t == '(') {
+                char *close = strstr(t, "): ");
+                type = close ? close + 3 : t;
+            }
+            size_t tl = strcspn(type, "(");
+            snprintf(c.type, sizeof c.type, "%.*s", (int)tl, type);
             depth++;
+            if (summary_push(out, &c, err))
+                return -1;
             continue;
         }
         summary_layer l = {.in_features = -1, .out_features = -1, .depth = depth,
