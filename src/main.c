@@ -9,6 +9,7 @@ const carma_command carma_commands[] = {
     {"help", cmd_help, "show the commands, or one command's help"},
     {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
     {"estimate", cmd_estimate, "estimate a training task's peak GPU memory from its model summary"},
+    {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
     {NULL, NULL, NULL},
 };
 

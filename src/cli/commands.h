@@ -5,5 +5,6 @@
 int cmd_help(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
+int cmd_task(int argc, char **argv);
 
 #endif
