@@ -1,6 +1,6 @@
 #!/bin/bash
-# estimate.sh — `carma estimate`: the output contract (text and JSON), --eval, and bad input.
-# Usage: estimate.sh /path/to/carma /path/to/source_dir
+# test_estimate_cli.sh — `carma estimate`: the output contract (text and JSON), --eval, and bad input.
+# Usage: test_estimate_cli.sh /path/to/carma /path/to/source_dir
 set -u
 CARMA=$1
 SRC=$2
@@ -66,4 +66,4 @@ grep -q '^tensor members.12.model.0.weight f32 2 8 8' "$tmp/w.txt" || fail "trai
 expect 2 "--folds" "$CARMA" estimate --train-gpumemnet --folds 1
 
 [ "$fails" -eq 0 ] || exit 1
-echo "estimate.sh: all passed"
+echo "test_estimate_cli.sh: all passed"
