@@ -151,21 +151,25 @@ int estimate_task_mib(mem_source src, const char *summary_path, int batch, uint6
     return 0;
 }
 
-int estimate_fill_task(estimator *e, mem_source src, task_spec *t, carma_err *err)
+int estimate_fill_mem(estimator *e, mem_source src, const char *summary_path, int batch,
+                      mem_figures *m, carma_err *err)
 {
     est_result r;
-    if (estimate_path(e, src, t->summary_path, t->batch_size, &r, err))
+    if (estimate_path(e, src, summary_path, batch, &r, err))
+        return -1;
+    mem_figures_set(m, src, r.mib);
+    return 0;
+}
+
+int estimate_fill_task(estimator *e, mem_source src, task_spec *t, carma_err *err)
+{
+    if (estimate_fill_mem(e, src, t->summary_path, t->batch_size, &t->mem, err))
         return carma_err_prefix(err, "task %s", t->name ? t->name : "?");
-    mem_figures_set(&t->mem, src, r.mib);
     return 0;
 }
 
 int estimate_fill_sched_task(estimator *e, mem_source src, const char *summary_path, int batch,
                              sched_task *t, carma_err *err)
 {
-    est_result r;
-    if (estimate_path(e, src, summary_path, batch, &r, err))
-        return -1;
-    mem_figures_set(&t->mem, src, r.mib);
-    return 0;
+    return estimate_fill_mem(e, src, summary_path, batch, &t->mem, err);
 }

@@ -52,6 +52,10 @@ int estimate_resolve_summary(const char *path, char *buf, size_t cap, carma_err 
 int estimate_task_mib(mem_source src, const char *summary_path, int batch, uint64_t *mib, int *cls,
                       carma_err *err);
 
+/* Sets m[src] from a summary and a batch size (the building block of the two below; also fits a
+ * catalog `workload`: summary_file, batch_size, mem). */
+int estimate_fill_mem(estimator *e, mem_source src, const char *summary_path, int batch,
+                      mem_figures *m, carma_err *err);
 /* Sets t->mem[src] from t->summary_path and t->batch_size. */
 int estimate_fill_task(estimator *e, mem_source src, task_spec *t, carma_err *err);
 /* Same for a sched_task, given its summary and batch. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "estimate/estimate.h"
+#include "core/catalog.h"
 #include "estimate/evaluate.h"
 
 static int setup(void **state)
@@ -90,6 +91,32 @@ static void test_fill_tasks(void **state)
     estimator_free(&e);
 }
 
+/* Every task of the workload catalog gets a figure from each computed estimator. */
+static void test_catalog_workloads(void **state)
+{
+    (void)state;
+    workload_catalog cat;
+    carma_err err;
+    assert_int_equal(catalog_load(CARMA_DATA_DIR "/workloads.csv", &cat, &err), 0);
+    assert_true(cat.n > 40);
+    estimator e;
+    estimator_init(&e);
+    const mem_source srcs[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
+    for (size_t i = 0; i < cat.n; i++) {
+        workload *w = &cat.items[i];
+        for (int k = 0; k < 3; k++) {
+            mem_figures m = {{0}, 0};
+            if (estimate_fill_mem(&e, srcs[k], w->summary_file, w->batch_size, &m, &err))
+                fail_msg("%s: %s", w->rad_file, err.msg);
+            uint64_t mib;
+            assert_true(mem_figures_get(&m, srcs[k], &mib));
+            assert_true(mib > 0);
+        }
+    }
+    estimator_free(&e);
+    catalog_free(&cat);
+}
+
 static void test_evaluation(void **state)
 {
     (void)state;
@@ -130,6 +157,7 @@ int main(void)
         cmocka_unit_test(test_one_shot),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_fill_tasks),
+        cmocka_unit_test(test_catalog_workloads),
         cmocka_unit_test(test_evaluation),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
