@@ -143,12 +143,27 @@ static void tensors_free(tensor_set *ts)
     free(ts->t);
 }
 
+/* The next line of *p (NUL-terminated in place), or NULL at the end; counts lines. */
+static char *next_line(char **p, size_t *lineno)
+{
+    if (!*p || !**p)
+        return NULL;
+    char *line = *p, *nl = strchr(line, '\n');
+    if (nl) {
+        *nl = '\0';
+        *p = nl + 1;
+    } else {
+        *p = NULL;
+    }
+    (*lineno)++;
+    return line;
+}
+
 static int tensors_read(const char *path, char *text, tensor_set *ts, carma_err *err)
 {
     size_t lineno = 0, cap = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        lineno++;
+    char *cursor = text, *line;
+    while ((line = next_line(&cursor, &lineno))) {
         if (line[0] == '#' || !*str_trim(line))
             continue;
         if (strncmp(line, "tensor ", 7))
@@ -171,10 +186,9 @@ static int tensors_read(const char *path, char *text, tensor_set *ts, carma_err 
         t->dims[1] = t->ndim >= 2 ? d1 : 1;
         t->n = (size_t)t->dims[0] * (size_t)t->dims[1];
         ts->n++;
-        char *vals = strtok_r(NULL, "\n", &save);
-        lineno++;
+        char *vals = next_line(&cursor, &lineno);
         if (!vals)
-            return carma_err_set(err, "%s:%zu: tensor %s has no values line", path, lineno, t->name);
+            return carma_err_set(err, "%s:%zu: tensor %s has no values line", path, lineno + 1, t->name);
         t->v = malloc((t->n ? t->n : 1) * sizeof *t->v);
         if (!t->v)
             return carma_err_set(err, "out of memory");
@@ -188,7 +202,7 @@ static int tensors_read(const char *path, char *text, tensor_set *ts, carma_err 
                                      path, lineno, t->name, i + 1);
             p = end;
         }
-        while (*p == ' ')
+        while (*p == ' ' || *p == '\r')
             p++;
         if (*p)
             return carma_err_set(err, "%s:%zu: tensor %s has more than %zu values", path, lineno,

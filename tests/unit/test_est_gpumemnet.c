@@ -119,6 +119,21 @@ static void test_bad_weights(void **state)
     fclose(f);
     assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
     assert_non_null(strstr(err.msg, "missing tensor model.fc1.bias"));
+    f = fopen(path, "w");
+    fputs("# header\n\ntensor model.fc1.weight f32 2 1 1\n1\n\nweights follow\n", f);
+    fclose(f);
+    assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
+    assert_non_null(strstr(err.msg, ":6: expected a 'tensor"));
+    f = fopen(path, "w");
+    fputs("tensor model.fc1.weight f32 2 1 1\n1 2\n", f);
+    fclose(f);
+    assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
+    assert_non_null(strstr(err.msg, ":2: tensor model.fc1.weight has more than 1 values"));
+    f = fopen(path, "w");
+    fputs("tensor model.fc1.weight f32 2 2 3\n1 2 3 4 5 6\n", f);
+    fclose(f);
+    assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
+    assert_non_null(strstr(err.msg, "missing tensor model.fc1.bias"));
     unlink(path);
 }
 
