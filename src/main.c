@@ -8,6 +8,8 @@
 const carma_command carma_commands[] = {
     {"help", cmd_help, "show the commands, or one command's help"},
     {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
+    {"simulate", cmd_simulate, "replay a job trace on a simulated server through the scheduling core"},
+    {"trace", cmd_trace, "job traces: `trace synth` writes a Philly-like synthetic trace"},
     {NULL, NULL, NULL},
 };
 

@@ -4,5 +4,7 @@
 
 int cmd_help(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 #endif
