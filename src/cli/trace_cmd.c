@@ -13,19 +13,20 @@
 #define DEFAULT_ARRIVALS CARMA_SOURCE_DIR "/data/philly/interarrival_sequences.csv"
 
 static const char *const usage =
-    "usage: carma trace synth --jobs N [--seed S] [--out FILE] [--catalog FILE]\n"
+    "usage: carma trace synth --jobs N [--seed S] [--rate F] [--out FILE] [--catalog FILE]\n"
     "                         [--arrivals FILE]\n\n"
     "Writes a Philly-like trace (CSV `seq,submit_offset_s,task_file`): inter-arrival gaps\n"
     "resampled from Philly's recorded arrivals (default data/philly/interarrival_sequences.csv),\n"
     "1-GPU and 2-GPU jobs in Philly's proportion, tasks drawn from the workload catalog\n"
-    "(default data/workloads.csv). The same seed (default 1) gives the same trace. Without\n"
+    "(default data/workloads.csv). --rate F makes arrivals F times as frequent (default 1), to\n"
+    "load a large simulated server. The same seed (default 1) gives the same trace. Without\n"
     "--out the trace goes to standard output; with it, the file is written whole or not at all.\n";
 
 static int print_trace(const trace *t)
 {
     printf("seq,submit_offset_s,task_file\n");
     for (size_t i = 0; i < t->n; i++)
-        printf("%d,%.0f,%s\n", t->entries[i].seq, t->entries[i].submit_offset_s,
+        printf("%d,%.10g,%s\n", t->entries[i].seq, t->entries[i].submit_offset_s,
                t->entries[i].task_file);
     return fflush(stdout) ? -1 : 0;
 }
@@ -35,11 +36,13 @@ static int synth(int argc, char **argv)
     static const struct option longopts[] = {
         {"jobs", required_argument, NULL, 'n'},   {"seed", required_argument, NULL, 's'},
         {"out", required_argument, NULL, 'o'},    {"catalog", required_argument, NULL, 'k'},
-        {"arrivals", required_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'},
+        {"arrivals", required_argument, NULL, 'a'}, {"rate", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *catalog = DEFAULT_CATALOG, *arrivals = DEFAULT_ARRIVALS;
     int64_t jobs = -1, seed = 1;
+    double rate = 1;
     int opt;
     opterr = 0;
     optind = 1;
@@ -53,6 +56,11 @@ static int synth(int argc, char **argv)
         case 's':
             if (parse_i64(optarg, &seed) || seed < 0)
                 return cli_usage_error("trace synth", "--seed: expected an integer >= 0, got '%s'",
+                                       optarg);
+            break;
+        case 'r':
+            if (parse_double(optarg, &rate) || !(rate > 0) || rate > 1e9)
+                return cli_usage_error("trace synth", "--rate: expected a number > 0, got '%s'",
                                        optarg);
             break;
         case 'o': out = optarg; break;
@@ -71,8 +79,11 @@ static int synth(int argc, char **argv)
     double *gaps = NULL;
     size_t ngaps = 0;
     trace t = {0};
-    int rc = catalog_load(catalog, &cat, &err) || philly_gaps_load(arrivals, &gaps, &ngaps, &err) ||
-             trace_synth(&cat, gaps, ngaps, (size_t)jobs, (uint64_t)seed, &t, &err);
+    int rc = catalog_load(catalog, &cat, &err) || philly_gaps_load(arrivals, &gaps, &ngaps, &err);
+    for (size_t i = 0; rc == 0 && i < ngaps; i++)
+        gaps[i] /= rate;
+    if (rc == 0)
+        rc = trace_synth(&cat, gaps, ngaps, (size_t)jobs, (uint64_t)seed, &t, &err);
     if (rc == 0)
         rc = out ? trace_write(out, &t, &err) : print_trace(&t);
     if (rc && !err.msg[0])

@@ -38,6 +38,8 @@ typedef struct sim_gpu {
     double energy_j, smact_s;
     gpu_activity activity;
     bool warm;           /* in the list of GPUs whose window is still moving */
+    double agg_second;   /* the integer second its view's aggregate was computed for */
+    int starting;        /* jobs placed here still in CPU start-up */
 } sim_gpu;
 
 typedef struct sim {
@@ -50,6 +52,7 @@ typedef struct sim {
     gpu_view *views;
     int *warm;           /* GPUs whose window aggregate still changes with time */
     int nwarm;
+    int nfree;           /* GPUs with no task and none starting: exclusive-first can use them */
     double pending_retry; /* time of the earliest EV_RETRY queued for window changes */
     double now, t_start;
     sim_result *out;
@@ -108,6 +111,20 @@ static int job_reschedule(sim *s, sim_job *j)
                            (int32_t)(j - s->jobs), j->version);
 }
 
+static bool gpu_free(const sim_gpu *g)
+{
+    return g->ntasks == 0 && g->starting == 0;
+}
+
+/* Changes g->starting by `delta`, keeping the count of free GPUs. */
+static void gpu_starting(sim *s, int gi, int delta)
+{
+    sim_gpu *g = &s->gpus[gi];
+    s->nfree -= gpu_free(g);
+    g->starting += delta;
+    s->nfree += gpu_free(g);
+}
+
 static void mark_warm(sim *s, int gi)
 {
     if (!s->gpus[gi].warm) {
@@ -122,6 +139,7 @@ static int gpu_change(sim *s, int gi, sim_job *j, int sign)
     sim_gpu *g = &s->gpus[gi];
     const sim_job_spec *sp = j->spec;
     gpu_account(s, g);
+    s->nfree -= gpu_free(g);
     for (int k = 0; k < g->ntasks; k++)
         job_advance(s, &s->jobs[g->tasks[k]]);
     int ji = (int)(j - s->jobs);
@@ -150,12 +168,14 @@ static int gpu_change(sim *s, int gi, sim_job *j, int sign)
     g->solo_drama += sign * sp->drama;
     if (g->ntasks == 0) /* no drift from repeated sums */
         g->solo_smact = g->solo_smocc = g->solo_drama = 0;
+    s->nfree += gpu_free(g);
     g->speed = sim_speed(&s->setup->params, g->solo_smact, g->ntasks);
     /* A monitor sees the tasks' solo activity scaled by how fast they run, up to saturation. */
     activity_sample a = {fmin(1.0, g->solo_smact * g->speed), fmin(1.0, g->solo_smocc * g->speed),
                          fmin(1.0, g->solo_drama * g->speed)};
     g->reported_smact = a.smact;
     gpu_activity_set(&g->activity, s->now, a);
+    g->agg_second = NAN;
     mark_warm(s, gi);
     gpu_view *v = &s->views[gi];
     v->free_mib = g->used_mib >= v->total_mib ? 0 : v->total_mib - g->used_mib;
@@ -175,6 +195,11 @@ static void refresh_views(sim *s)
     for (int k = 0; k < s->nwarm;) {
         int gi = s->warm[k];
         sim_gpu *g = &s->gpus[gi];
+        if (g->agg_second == floor(s->now)) { /* samples only change on the second */
+            k++;
+            continue;
+        }
+        g->agg_second = floor(s->now);
         activity_sample a = gpu_activity_aggregate(&g->activity, s->now, c->window, c->agg,
                                                    c->ewma_alpha);
         s->views[gi].smact = a.smact;
@@ -216,6 +241,8 @@ static int dispatch(sim *s, const sched_decision *d)
     r->ngpus = d->ngpus;
     memcpy(r->gpus, d->gpus, sizeof r->gpus);
     r->collocated = d->collocated;
+    for (int k = 0; k < d->ngpus; k++)
+        gpu_starting(s, d->gpus[k], +1);
     s->out->summary.placements++;
     if (d->collocated)
         s->out->summary.collocated_placements++;
@@ -228,11 +255,25 @@ static int try_place(sim *s)
 {
     if (sched_main_len(s->core) + sched_recovery_len(s->core) == 0)
         return 0;
-    refresh_views(s);
     sched_decision d;
-    while (sched_next(s->core, s->now, s->views, &d))
+    bool fresh = false;
+    for (;;) {
+        /* Windows matter only when the head cannot have free GPUs by the exclusive-first
+         * rule; refreshing them is the costly part at scale, so it is done only then. */
+        const sched_task *head = sched_recovery_head(s->core);
+        if (!head)
+            head = sched_main_head(s->core);
+        if (!head)
+            break;
+        if (!fresh && head->ngpus > s->nfree) {
+            refresh_views(s);
+            fresh = true;
+        }
+        if (!sched_next(s->core, s->now, s->views, &d))
+            break;
         if (dispatch(s, &d))
             return -1;
+    }
     /* Blocked: a moving window can let a GPU through the gate later with no other event, so
      * look again at the next monitor sample (the live daemon retries every second). */
     if (sched_main_len(s->core) + sched_recovery_len(s->core) > 0 && s->nwarm > 0) {
@@ -249,6 +290,8 @@ static int on_allocate(sim *s, sim_job *j)
 {
     const sim_job_spec *sp = j->spec;
     sim_job_result *r = &s->out->jobs[j - s->jobs];
+    for (int k = 0; k < j->st.ngpus; k++)
+        gpu_starting(s, j->st.gpus[k], -1);
     bool fits = true;
     for (int k = 0; k < j->st.ngpus; k++) {
         const sim_gpu *g = &s->gpus[j->st.gpus[k]];
@@ -370,8 +413,10 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     out->njobs = njobs;
     s->t_start = njobs ? jobs[0].submit_s : 0;
     activity_sample idle = {0, 0, 0};
+    s->nfree = setup->ngpus;
     for (size_t g = 0; g < ng; g++) {
         s->gpus[g].speed = 1.0;
+        s->gpus[g].agg_second = NAN;
         s->gpus[g].last_t = s->t_start;
         gpu_activity_init(&s->gpus[g].activity, idle);
         s->views[g] = (gpu_view){setup->gpu->memory_mib, setup->gpu->memory_mib, true, 0, 0, 0,
