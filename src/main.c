@@ -10,6 +10,7 @@ const carma_command carma_commands[] = {
     {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
     {"simulate", cmd_simulate, "replay a job trace on a simulated server through the scheduling core"},
     {"trace", cmd_trace, "job traces: `trace synth` writes a Philly-like synthetic trace"},
+    {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
     {NULL, NULL, NULL},
 };
 

@@ -6,5 +6,6 @@ int cmd_help(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_task(int argc, char **argv);
 
 #endif
