@@ -55,8 +55,6 @@ static void show_progress(size_t done, size_t total, void *user)
 {
     fprintf(stderr, "\rsimulating %s: %3.0f%% (%zu/%zu jobs)", (const char *)user,
             100.0 * (double)done / (double)total, done, total);
-    if (done == total)
-        fputs("\r\033[K", stderr);
 }
 
 static double change_pct(double x, double base)
@@ -203,7 +201,10 @@ static int run_one(sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim
 {
     setup->progress = progress ? show_progress : NULL;
     setup->progress_user = (void *)policy_name(setup->sched.policy);
-    return sim_run(setup, jobs, njobs, res, err);
+    int rc = sim_run(setup, jobs, njobs, res, err);
+    if (progress)
+        fputs("\r\033[K", stderr); /* clear the progress line */
+    return rc;
 }
 
 static int emit_json(json_t *j)

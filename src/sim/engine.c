@@ -192,10 +192,14 @@ static int gpu_change(sim *s, int gi, sim_job *j, int sign)
 static void refresh_views(sim *s)
 {
     const sched_config *c = &s->setup->sched;
+    sched_advance(s->core, s->now);
     for (int k = 0; k < s->nwarm;) {
         int gi = s->warm[k];
         sim_gpu *g = &s->gpus[gi];
-        if (g->agg_second == floor(s->now)) { /* samples only change on the second */
+        /* Samples only change on the second; a GPU in launch or grace is not a candidate,
+         * so its window is not read now. */
+        if (g->agg_second == floor(s->now) ||
+            sched_gpu_grace(s->core, gi).state != GPU_AVAILABLE) {
             k++;
             continue;
         }
