@@ -9,6 +9,8 @@ const carma_command carma_commands[] = {
     {"help", cmd_help, "show the commands, or one command's help"},
     {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
     {"estimate", cmd_estimate, "estimate a training task's peak GPU memory from its model summary"},
+    {"simulate", cmd_simulate, "replay a job trace on a simulated server through the scheduling core"},
+    {"trace", cmd_trace, "job traces: `trace synth` writes a Philly-like synthetic trace"},
     {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
     {NULL, NULL, NULL},
 };

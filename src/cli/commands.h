@@ -5,6 +5,8 @@
 int cmd_help(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 int cmd_task(int argc, char **argv);
 
 #endif

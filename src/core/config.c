@@ -8,7 +8,8 @@
 #include "util/strutil.h"
 
 typedef enum opt_kind { OPT_POLICY, OPT_ESTIMATOR, OPT_AGG, OPT_FRACTION, OPT_SECONDS,
-                        OPT_MIB, OPT_COUNT, OPT_POSITIVE } opt_kind;
+                        OPT_MIB, OPT_COUNT, OPT_POSITIVE, OPT_NUMBER, OPT_BOOL,
+                        OPT_GPU_MODEL } opt_kind;
 
 typedef struct config_option {
     const char *key;
@@ -18,6 +19,7 @@ typedef struct config_option {
 } config_option;
 
 #define SCHED_FIELD(f) offsetof(carma_config, sched) + offsetof(sched_config, f)
+#define SIM_FIELD(f) offsetof(carma_config, sim) + offsetof(sim_params, f)
 
 static const config_option options[] = {
     {"policy", OPT_POLICY, SCHED_FIELD(policy),
@@ -43,6 +45,20 @@ static const config_option options[] = {
      "seconds a GPU takes no new task after a launched task's process appears on it"},
     {"retry_cap", OPT_COUNT, SCHED_FIELD(retry_cap),
      "out-of-memory relaunches of a task before it fails for good"},
+    {"sim_startup_s", OPT_SECONDS, SIM_FIELD(startup_s),
+     "simulator: CPU start-up seconds before a task touches its GPUs"},
+    {"sim_interference", OPT_BOOL, SIM_FIELD(interference),
+     "simulator: slow collocated tasks down (on/off)"},
+    {"sim_interference_a", OPT_NUMBER, SIM_FIELD(interf_a),
+     "simulator: speed = a - k * max(0, U - knee), U = summed solo SMACT on the GPU "
+     "(fitted to Lucid's pairs, tools/derive_sim_models.py)"},
+    {"sim_interference_k", OPT_NUMBER, SIM_FIELD(interf_k), "simulator: interference slope k"},
+    {"sim_interference_knee", OPT_NUMBER, SIM_FIELD(interf_knee),
+     "simulator: interference knee (summed solo SMACT)"},
+    {"sim_interference_floor", OPT_FRACTION, SIM_FIELD(interf_floor),
+     "simulator: lowest speed a collocated task runs at"},
+    {"sim_gpu_model", OPT_GPU_MODEL, SIM_FIELD(gpu_models),
+     "simulator: an extra GPU model NAME:MEMORY:IDLE_W:MAX_W (repeat the key for more)"},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -51,6 +67,7 @@ void config_defaults(carma_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     sched_config_defaults(&cfg->sched);
+    sim_params_defaults(&cfg->sim);
 }
 
 static const config_option *find_option(const char *key)
@@ -102,6 +119,22 @@ static int set_option(carma_config *cfg, const config_option *o, const char *val
                                  o->key, value);
         *(uint64_t *)field = u;
         return 0;
+    case OPT_NUMBER:
+        if (parse_double(value, &d) || d < 0)
+            return carma_err_set(err, "%s: expected a number >= 0, got '%s'", o->key, value);
+        *(double *)field = d;
+        return 0;
+    case OPT_BOOL:
+        if (parse_bool(value, (bool *)field))
+            return carma_err_set(err, "%s: expected on or off, got '%s'", o->key, value);
+        return 0;
+    case OPT_GPU_MODEL: {
+        gpu_model m;
+        if (gpu_model_parse(value, &m, err) ||
+            gpu_model_list_add((gpu_model_list *)field, &m, err))
+            return carma_err_prefix(err, "%s", o->key);
+        return 0;
+    }
     case OPT_COUNT:
     case OPT_POSITIVE: {
         int64_t lo = o->kind == OPT_POSITIVE ? 1 : 0;
@@ -183,7 +216,9 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
 
 int config_validate(const carma_config *cfg, carma_err *err)
 {
-    return sched_config_validate(&cfg->sched, err);
+    if (sched_config_validate(&cfg->sched, err))
+        return -1;
+    return sim_params_validate(&cfg->sim, err);
 }
 
 static void write_value(const carma_config *cfg, const config_option *o, FILE *out)
@@ -201,6 +236,7 @@ static void write_value(const carma_config *cfg, const config_option *o, FILE *o
         break;
     case OPT_FRACTION:
     case OPT_SECONDS:
+    case OPT_NUMBER:
         fprintf(out, "%g", *(const double *)field);
         break;
     case OPT_MIB:
@@ -210,12 +246,29 @@ static void write_value(const carma_config *cfg, const config_option *o, FILE *o
     case OPT_POSITIVE:
         fprintf(out, "%d", *(const int *)field);
         break;
+    case OPT_BOOL:
+        fputs(*(const bool *)field ? "on" : "off", out);
+        break;
+    case OPT_GPU_MODEL:
+        break; /* written by config_write, one line per model */
     }
 }
 
 void config_write(const carma_config *cfg, FILE *out)
 {
     for (size_t i = 0; i < NOPTIONS; i++) {
+        if (options[i].kind == OPT_GPU_MODEL) {
+            const gpu_model_list *l = (const void *)((const char *)cfg + options[i].offset);
+            fprintf(out, "# %s\n", options[i].help);
+            if (l->n == 0)
+                fprintf(out, "# %s = A30-24GB:24G:30:165\n", options[i].key);
+            for (int j = 0; j < l->n; j++)
+                fprintf(out, "%s = %s:%llu:%g:%g\n", options[i].key, l->items[j].name,
+                        (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
+                        l->items[j].max_w);
+            fputs("\n", out);
+            continue;
+        }
         fprintf(out, "# %s\n%s = ", options[i].help, options[i].key);
         write_value(cfg, &options[i], out);
         fputs("\n\n", out);

@@ -7,10 +7,12 @@
 #include <stdio.h>
 
 #include "sched/sched.h"
+#include "sim/sim_params.h"
 #include "util/err.h"
 
 typedef struct carma_config {
     sched_config sched;
+    sim_params sim; /* the simulator's models (carma simulate) */
 } carma_config;
 
 void config_defaults(carma_config *cfg);
