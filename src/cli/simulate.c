@@ -228,7 +228,7 @@ static int simulate(const sim_cli *a, carma_err *err)
     sim_job_spec *jobs = NULL;
     int rc = -1;
     if (trace_load(a->trace_path, &tr, err) || catalog_load(a->catalog_path, &cat, err) ||
-        sim_jobs_from_trace(&tr, &cat, &jobs, err))
+        sim_jobs_from_trace(&tr, &cat, setup.sched.estimator, &jobs, err))
         goto done;
     bool progress = !a->json && isatty(STDERR_FILENO);
     const char *est = mem_source_estimator_name(setup.sched.estimator);

@@ -8,14 +8,17 @@
 #include "core/trace.h"
 #include "sim/engine.h"
 
-/* The figures a job is placed with, by source (oracle = measured peak; the estimators' figures
- * as stored in the catalog), and the peak it really allocates. Returns false when the row has no
- * measured peak (the job cannot be simulated). Swap the estimate source here. */
+/* The figures a job is placed with, by source, and the peak it really allocates (the measured
+ * figure). Returns false when the row has no measured peak (the job cannot be simulated). */
 bool sim_job_figures(const workload *w, mem_figures *figures, uint64_t *peak_mib);
 
-/* One job per trace entry; names point into the trace. Errors name the trace file and line
- * (an unknown task file, a row without measured memory, runtime or activity). */
-int sim_jobs_from_trace(const trace *tr, const workload_catalog *cat, sim_job_spec **out,
-                        carma_err *err);
+/* One job per trace entry; names point into the trace. `estimated` is the estimator the
+ * est-* policies use: when it is computed from model summaries (horus, gpumemnet, carma), each
+ * catalog row the trace uses gets that figure from its summary and batch size (once per row,
+ * written into the catalog), replacing the figure stored in its .rad file. Errors name the
+ * trace file and entry (an unknown task file, a row without measured memory, runtime,
+ * activity or a usable summary). */
+int sim_jobs_from_trace(const trace *tr, workload_catalog *cat, mem_source estimated,
+                        sim_job_spec **out, carma_err *err);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "estimate/estimate.h"
 #include "sim/sim_workload.h"
 #include "sim/trace_synth.h"
 #include "util/strutil.h"
@@ -43,7 +44,7 @@ static void synth_is_deterministic_and_philly_like(void **state)
     /* every job converts (the catalog has what the simulator needs) */
     sim_job_spec *jobs;
     a.path = str_dup("synth");
-    assert_int_equal(sim_jobs_from_trace(&a, &cat, &jobs, &err), 0);
+    assert_int_equal(sim_jobs_from_trace(&a, &cat, MEM_ORACLE, &jobs, &err), 0);
     assert_int_equal(jobs[0].submit_s, 0);
     assert_true(jobs[0].peak_mib > 0 && jobs[0].smact >= 0 && jobs[0].smact <= 1);
     free(jobs);
@@ -62,9 +63,46 @@ static void unknown_task_file_names_the_entry(void **state)
     trace_entry e[2] = {{1, 0, "resnet.rad"}, {2, 10, "densenet.rad"}};
     trace t = {"t.csv", e, 2};
     sim_job_spec *jobs = NULL;
-    assert_int_equal(sim_jobs_from_trace(&t, &cat, &jobs, &err), -1);
+    assert_int_equal(sim_jobs_from_trace(&t, &cat, MEM_ORACLE, &jobs, &err), -1);
     assert_non_null(strstr(err.msg, "t.csv: entry 2 (seq 2): task file 'densenet.rad' not in"));
     assert_null(jobs);
+    catalog_free(&cat);
+}
+
+/* Estimators computed from summaries replace the .rad's stored figure in the loop. */
+static void computed_estimates_replace_stored_figures(void **state)
+{
+    (void)state;
+    workload_catalog cat;
+    carma_err err;
+    assert_int_equal(catalog_load(CARMA_DATA_DIR "/workloads.csv", &cat, &err), 0);
+    const workload *w = catalog_find(&cat, "vgg3.rad");
+    assert_non_null(w);
+    uint64_t stored;
+    assert_true(mem_figures_get(&w->mem, MEM_GPUMEMNET, &stored));
+    trace_entry e[2] = {{1, 0, "vgg3.rad"}, {2, 5, "vgg3.rad"}};
+    trace t = {"t.csv", e, 2};
+    mem_source sources[] = {MEM_HORUS, MEM_GPUMEMNET, MEM_CARMA};
+    for (size_t k = 0; k < 3; k++) {
+        uint64_t direct;
+        char summary[512];
+        assert_int_equal(estimate_resolve_summary(w->summary_file, summary, sizeof summary, &err),
+                         0);
+        assert_int_equal(estimate_task_mib(sources[k], summary, w->batch_size, &direct, NULL, &err),
+                         0);
+        sim_job_spec *jobs = NULL;
+        assert_int_equal(sim_jobs_from_trace(&t, &cat, sources[k], &jobs, &err), 0);
+        uint64_t used;
+        assert_true(mem_figures_get(&jobs[0].mem, sources[k], &used));
+        assert_int_equal(used, direct);
+        assert_true(mem_figures_get(&jobs[1].mem, sources[k], &used));
+        assert_int_equal(used, direct);
+        /* the real peak stays the measured figure */
+        uint64_t oracle;
+        assert_true(mem_figures_get(&w->mem, MEM_ORACLE, &oracle));
+        assert_int_equal(jobs[0].peak_mib, oracle);
+        free(jobs);
+    }
     catalog_free(&cat);
 }
 
@@ -94,6 +132,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(synth_is_deterministic_and_philly_like),
         cmocka_unit_test(unknown_task_file_names_the_entry),
+        cmocka_unit_test(computed_estimates_replace_stored_figures),
         cmocka_unit_test(sim_config_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
