@@ -2,11 +2,12 @@
 # bench_simulate_scale.sh CARMA — `carma simulate` at scale: 100,000 Philly-like jobs on
 # 1000xA100-40GB with oracle-magm. Target: under 5 s. Two loads: Philly's own arrival rate
 # (about 1 % of the server busy) and arrivals 100 times as frequent (about 65 % busy, with
-# collocations), the one that exercises the windows and the policy path.
+# collocations), the one that exercises the windows and the policy path, and 200 times (the
+# server overloaded: the queue always blocked, windows aggregated every simulated second).
 set -eu
 carma=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-for rate in 1 100; do
+for rate in 1 100 200; do
     "$carma" trace synth --jobs 100000 --seed 1 --rate "$rate" --out "$tmp/trace.csv"
     start=$(date +%s.%N)
     "$carma" simulate --trace "$tmp/trace.csv" --gpus 1000xA100-40GB --policy oracle-magm \
