@@ -1,5 +1,6 @@
 /* analytic.c — see analytic.h. */
 #include "estimate/analytic.h"
+#include "util/array.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,14 +42,10 @@ static int optimizer_copies(carma_optimizer o)
 
 int carma_workload_push(carma_workload *w, double elems, double params, carma_err *err)
 {
-    if (w->n == w->cap) {
-        size_t ncap = w->cap ? w->cap * 2 : 64;
-        carma_layer *nl = realloc(w->layers, ncap * sizeof *nl);
-        if (!nl)
-            return carma_err_set(err, "out of memory");
-        w->layers = nl;
-        w->cap = ncap;
-    }
+    carma_layer *nl = array_grow(w->layers, &w->cap, w->n + 1, sizeof *nl, 64);
+    if (!nl)
+        return carma_err_set(err, "out of memory");
+    w->layers = nl;
     w->layers[w->n++] = (carma_layer){elems, params};
     return 0;
 }

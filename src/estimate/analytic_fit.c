@@ -8,6 +8,7 @@
 
 #include "util/csv.h"
 #include "util/strutil.h"
+#include "util/array.h"
 
 typedef struct fit_row {
     carma_terms t;
@@ -63,13 +64,10 @@ int carma_workload_from_tuples(const char *cell, carma_workload *w, carma_err *e
 
 static int push_row(fit_row **rows, size_t *n, size_t *cap, const fit_row *r, carma_err *err)
 {
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 1024;
-        fit_row *nr = realloc(*rows, *cap * sizeof *nr);
-        if (!nr)
-            return carma_err_set(err, "out of memory");
-        *rows = nr;
-    }
+    fit_row *nr = array_grow(*rows, cap, *n + 1, sizeof *nr, 1024);
+    if (!nr)
+        return carma_err_set(err, "out of memory");
+    *rows = nr;
     (*rows)[(*n)++] = *r;
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "util/csv.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
+#include "util/array.h"
 
 const char *const eval_estimator_names[EVAL_NEST] = {"gpumemnet", "horus", "carma", "faketensor"};
 static const mem_source computed[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
@@ -24,13 +25,10 @@ const char *eval_table_name(eval_table t)
 
 static int push(eval_report *rep, size_t *cap, const eval_row *r, carma_err *err)
 {
-    if (rep->nrows == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        eval_row *nr = realloc(rep->rows, *cap * sizeof *nr);
-        if (!nr)
-            return carma_err_set(err, "out of memory");
-        rep->rows = nr;
-    }
+    eval_row *nr = array_grow(rep->rows, cap, rep->nrows + 1, sizeof *nr, 64);
+    if (!nr)
+        return carma_err_set(err, "out of memory");
+    rep->rows = nr;
     rep->rows[rep->nrows++] = *r;
     return 0;
 }

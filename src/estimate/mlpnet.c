@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/strutil.h"
+#include "util/array.h"
 
 #define MAX_WIDTH 64
 
@@ -168,13 +169,10 @@ static int tensors_read(const char *path, char *text, tensor_set *ts, carma_err 
             continue;
         if (strncmp(line, "tensor ", 7))
             return carma_err_set(err, "%s:%zu: expected a 'tensor NAME DTYPE NDIM DIMS' line", path, lineno);
-        if (ts->n == cap) {
-            cap = cap ? cap * 2 : 64;
-            tensor *nt = realloc(ts->t, cap * sizeof *nt);
-            if (!nt)
-                return carma_err_set(err, "out of memory");
-            ts->t = nt;
-        }
+        tensor *nt = array_grow(ts->t, &cap, ts->n + 1, sizeof *nt, 64);
+        if (!nt)
+            return carma_err_set(err, "out of memory");
+        ts->t = nt;
         tensor *t = &ts->t[ts->n];
         memset(t, 0, sizeof *t);
         char dtype[16];

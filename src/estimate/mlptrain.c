@@ -8,6 +8,7 @@
 #include "estimate/features.h"
 #include "util/csv.h"
 #include "util/strutil.h"
+#include "util/rng.h"
 
 #define NIN_MLP 8
 #define NCLASS_MLP 5
@@ -84,21 +85,6 @@ void train_options_defaults(train_options *o)
     o->batch = 128;
     o->lr = 1e-3;
     o->seed = 42;
-}
-
-/* ---- a small deterministic generator (splitmix64) ---- */
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *s)
-{
-    return (double)(rng_next(s) >> 11) / 9007199254740992.0;
 }
 
 static void shuffle(size_t *v, size_t n, uint64_t *s)

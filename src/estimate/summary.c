@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/strutil.h"
+#include "util/array.h"
 
 const char *summary_format_name(summary_format f)
 {
@@ -20,14 +21,10 @@ const char *summary_format_name(summary_format f)
 
 int summary_push(model_summary *s, const summary_layer *l, carma_err *err)
 {
-    if (s->n == s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 64;
-        summary_layer *nl = realloc(s->layers, ncap * sizeof *nl);
-        if (!nl)
-            return carma_err_set(err, "out of memory");
-        s->layers = nl;
-        s->cap = ncap;
-    }
+    summary_layer *nl = array_grow(s->layers, &s->cap, s->n + 1, sizeof *nl, 64);
+    if (!nl)
+        return carma_err_set(err, "out of memory");
+    s->layers = nl;
     s->layers[s->n++] = *l;
     return 0;
 }

@@ -1,5 +1,6 @@
 /* event_heap.c — binary min-heap of simulator events ordered by (time, push order). */
 #include "sim/event_heap.h"
+#include "util/array.h"
 
 #include <stdlib.h>
 
@@ -24,14 +25,10 @@ void event_heap_free(event_heap *h)
 int event_heap_push(event_heap *h, double time, sim_event_kind kind, int32_t job,
                     uint32_t version)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 256;
-        sim_event *items = realloc(h->items, cap * sizeof *items);
-        if (!items)
-            return -1;
-        h->items = items;
-        h->cap = cap;
-    }
+    sim_event *items = array_grow(h->items, &h->cap, h->n + 1, sizeof *items, 256);
+    if (!items)
+        return -1;
+    h->items = items;
     sim_event e = {time, h->next_seq++, kind, job, version};
     size_t i = h->n++;
     while (i > 0) {

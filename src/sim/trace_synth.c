@@ -7,6 +7,7 @@
 #include "sim/sim_workload.h"
 #include "util/csv.h"
 #include "util/strutil.h"
+#include "util/rng.h"
 
 #define PHILLY_ONE_GPU_PCT 92.96
 #define PHILLY_TWO_GPU_PCT 2.21
@@ -40,20 +41,6 @@ int philly_gaps_load(const char *path, double **gaps, size_t *n, carma_err *err)
     return 0;
 }
 
-/* splitmix64: small, fast, and the same sequence on every platform. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double uniform01(uint64_t *state)
-{
-    return (double)(next_random(state) >> 11) * 0x1.0p-53;
-}
-
 static bool simulatable(const workload *w)
 {
     mem_figures m;
@@ -83,9 +70,9 @@ int trace_synth(const workload_catalog *cat, const double *gaps, size_t ngaps, s
     double t = 0, p_two = PHILLY_TWO_GPU_PCT / (PHILLY_ONE_GPU_PCT + PHILLY_TWO_GPU_PCT);
     for (size_t i = 0; rc == 0 && i < njobs; i++) {
         if (i > 0)
-            t += gaps[next_random(&state) % ngaps];
-        int which = npool[1] > 0 && uniform01(&state) < p_two ? 1 : 0;
-        const workload *w = &cat->items[pool[which][next_random(&state) % npool[which]]];
+            t += gaps[rng_next(&state) % ngaps];
+        int which = npool[1] > 0 && rng_uniform(&state) < p_two ? 1 : 0;
+        const workload *w = &cat->items[pool[which][rng_next(&state) % npool[which]]];
         e[i].seq = (int)(i + 1);
         e[i].submit_offset_s = t;
         e[i].task_file = str_dup(w->rad_file);

@@ -12,21 +12,12 @@
 
 #include <cmocka.h>
 
+#include "tmpfile_fixture.h"
+
 #include "core/catalog.h"
 #include "core/rad.h"
 
 #define CATALOG CARMA_DATA_DIR "/workloads.csv"
-
-/* Writes text to a fresh temporary file; the caller unlinks and frees the name. */
-static char *write_tmp(const char *text)
-{
-    char *path = strdup("/tmp/carma_test_catalog_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
 
 static void expect_load_error(const char *text, const char *frag1, const char *frag2)
 {
