@@ -21,7 +21,7 @@ build: configure
 
 # The main job on its built-in default.
 run: build
-	$(BUILD)/carma run-default
+	$(BUILD)/carma simulate --compare
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -15,6 +15,9 @@ const carma_command carma_commands[] = {
     {"cancel", cmd_cancel, "cancel a task"},
     {"logs", cmd_logs, "print a task's output"},
     {"gpus", cmd_gpus, "show the GPUs as the daemon sees them"},
+    {"estimate", cmd_estimate, "estimate a training task's peak GPU memory from its model summary"},
+    {"simulate", cmd_simulate, "replay a job trace on a simulated server through the scheduling core"},
+    {"trace", cmd_trace, "job traces: `trace synth` writes a Philly-like synthetic trace"},
     {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
     {NULL, NULL, NULL},
 };

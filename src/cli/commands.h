@@ -11,6 +11,9 @@ int cmd_show(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 int cmd_task(int argc, char **argv);
 
 #endif

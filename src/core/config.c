@@ -8,7 +8,8 @@
 #include "util/strutil.h"
 
 typedef enum opt_kind { OPT_POLICY, OPT_ESTIMATOR, OPT_AGG, OPT_FRACTION, OPT_SECONDS,
-                        OPT_MIB, OPT_COUNT, OPT_POSITIVE, OPT_STRING } opt_kind;
+                        OPT_MIB, OPT_COUNT, OPT_POSITIVE, OPT_NUMBER, OPT_BOOL,
+                        OPT_GPU_MODEL, OPT_STRING } opt_kind;
 
 typedef struct config_option {
     const char *key;
@@ -19,6 +20,7 @@ typedef struct config_option {
 
 #define SCHED_FIELD(f) offsetof(carma_config, sched) + offsetof(sched_config, f)
 #define DAEMON_FIELD(f) offsetof(carma_config, daemon) + offsetof(daemon_config, f)
+#define SIM_FIELD(f) offsetof(carma_config, sim) + offsetof(sim_params, f)
 
 static const config_option options[] = {
     {"policy", OPT_POLICY, SCHED_FIELD(policy),
@@ -57,6 +59,20 @@ static const config_option options[] = {
      "daemon monitoring tick in seconds"},
     {"kill_grace_s", OPT_SECONDS, DAEMON_FIELD(kill_grace_s),
      "seconds between SIGTERM and SIGKILL when a task is cancelled"},
+    {"sim_startup_s", OPT_SECONDS, SIM_FIELD(startup_s),
+     "simulator: CPU start-up seconds before a task touches its GPUs"},
+    {"sim_interference", OPT_BOOL, SIM_FIELD(interference),
+     "simulator: slow collocated tasks down (on/off)"},
+    {"sim_interference_a", OPT_NUMBER, SIM_FIELD(interf_a),
+     "simulator: speed = a - k * max(0, U - knee), U = summed solo SMACT on the GPU "
+     "(fitted to Lucid's pairs, tools/derive_sim_models.py)"},
+    {"sim_interference_k", OPT_NUMBER, SIM_FIELD(interf_k), "simulator: interference slope k"},
+    {"sim_interference_knee", OPT_NUMBER, SIM_FIELD(interf_knee),
+     "simulator: interference knee (summed solo SMACT)"},
+    {"sim_interference_floor", OPT_FRACTION, SIM_FIELD(interf_floor),
+     "simulator: lowest speed a collocated task runs at"},
+    {"sim_gpu_model", OPT_GPU_MODEL, SIM_FIELD(gpu_models),
+     "simulator: an extra GPU model NAME:MEMORY:IDLE_W:MAX_W (repeat the key for more)"},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
@@ -69,6 +85,7 @@ void config_defaults(carma_config *cfg)
     strcpy(cfg->daemon.sim_gpus, "2xA100-40GB");
     cfg->daemon.sample_interval_s = 1.0;
     cfg->daemon.kill_grace_s = 10.0;
+    sim_params_defaults(&cfg->sim);
 }
 
 static const config_option *find_option(const char *key)
@@ -126,6 +143,22 @@ static int set_option(carma_config *cfg, const config_option *o, const char *val
                                  CONFIG_STR_MAX - 1);
         strcpy(field, value);
         return 0;
+    case OPT_NUMBER:
+        if (parse_double(value, &d) || d < 0)
+            return carma_err_set(err, "%s: expected a number >= 0, got '%s'", o->key, value);
+        *(double *)field = d;
+        return 0;
+    case OPT_BOOL:
+        if (parse_bool(value, (bool *)field))
+            return carma_err_set(err, "%s: expected on or off, got '%s'", o->key, value);
+        return 0;
+    case OPT_GPU_MODEL: {
+        gpu_model m;
+        if (gpu_model_parse(value, &m, err) ||
+            gpu_model_list_add((gpu_model_list *)field, &m, err))
+            return carma_err_prefix(err, "%s", o->key);
+        return 0;
+    }
     case OPT_COUNT:
     case OPT_POSITIVE: {
         int64_t lo = o->kind == OPT_POSITIVE ? 1 : 0;
@@ -210,7 +243,9 @@ int config_validate(const carma_config *cfg, carma_err *err)
 {
     if (cfg->daemon.sample_interval_s < 0.01 || cfg->daemon.sample_interval_s > 3600)
         return carma_err_set(err, "sample_interval_s: expected 0.01..3600 seconds");
-    return sched_config_validate(&cfg->sched, err);
+    if (sched_config_validate(&cfg->sched, err))
+        return -1;
+    return sim_params_validate(&cfg->sim, err);
 }
 
 static void write_value(const carma_config *cfg, const config_option *o, FILE *out)
@@ -228,6 +263,7 @@ static void write_value(const carma_config *cfg, const config_option *o, FILE *o
         break;
     case OPT_FRACTION:
     case OPT_SECONDS:
+    case OPT_NUMBER:
         fprintf(out, "%g", *(const double *)field);
         break;
     case OPT_MIB:
@@ -240,12 +276,29 @@ static void write_value(const carma_config *cfg, const config_option *o, FILE *o
     case OPT_STRING:
         fputs(field, out);
         break;
+    case OPT_BOOL:
+        fputs(*(const bool *)field ? "on" : "off", out);
+        break;
+    case OPT_GPU_MODEL:
+        break; /* written by config_write, one line per model */
     }
 }
 
 void config_write(const carma_config *cfg, FILE *out)
 {
     for (size_t i = 0; i < NOPTIONS; i++) {
+        if (options[i].kind == OPT_GPU_MODEL) {
+            const gpu_model_list *l = (const void *)((const char *)cfg + options[i].offset);
+            fprintf(out, "# %s\n", options[i].help);
+            if (l->n == 0)
+                fprintf(out, "# %s = A30-24GB:24G:30:165\n", options[i].key);
+            for (int j = 0; j < l->n; j++)
+                fprintf(out, "%s = %s:%llu:%g:%g\n", options[i].key, l->items[j].name,
+                        (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
+                        l->items[j].max_w);
+            fputs("\n", out);
+            continue;
+        }
         fprintf(out, "# %s\n%s = ", options[i].help, options[i].key);
         write_value(cfg, &options[i], out);
         fputs("\n\n", out);

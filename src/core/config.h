@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "sched/sched.h"
+#include "sim/sim_params.h"
 #include "util/err.h"
 
 #define CONFIG_STR_MAX 256
@@ -24,6 +25,7 @@ typedef struct daemon_config {
 typedef struct carma_config {
     sched_config sched;
     daemon_config daemon;
+    sim_params sim; /* the simulator's models (carma simulate) */
 } carma_config;
 
 void config_defaults(carma_config *cfg);

@@ -46,6 +46,25 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Windows are short (30 samples by default): insertion sort beats qsort's call overhead there,
+ * and the simulator aggregates often enough for it to matter. */
+static void sort_values(double *v, int n)
+{
+    if (n > 64) {
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
+        return;
+    }
+    for (int i = 1; i < n; i++) {
+        double x = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > x) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = x;
+    }
+}
+
 /* Quantile q of sorted[0..n-1] by linear interpolation (numpy's default). */
 static double quantile_sorted(const double *sorted, int n, double q)
 {
@@ -95,7 +114,7 @@ double aggregate_values(const double *values, int n, agg_mode mode, double ewma_
             break;
         case AGG_RISK:
             memcpy(sorted, kept, (size_t)m * sizeof *sorted);
-            qsort(sorted, (size_t)m, sizeof *sorted, cmp_double);
+            sort_values(sorted, m);
             result = 0.20 * mean + 0.30 * quantile_sorted(sorted, m, 0.50) +
                      0.30 * quantile_sorted(sorted, m, 0.95) +
                      0.20 * ema_last(kept, m, 2.0 / (m + 1));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/strutil.h"
+#include "util/array.h"
 
 typedef struct field_buf {
     char *data;
@@ -14,14 +15,10 @@ typedef struct field_buf {
 
 static int buf_put(field_buf *b, char c)
 {
-    if (b->len + 1 >= b->cap) {
-        size_t ncap = b->cap ? b->cap * 2 : 64;
-        char *nd = realloc(b->data, ncap);
-        if (!nd)
-            return -1;
-        b->data = nd;
-        b->cap = ncap;
-    }
+    char *nd = array_grow(b->data, &b->cap, b->len + 2, 1, 64);
+    if (!nd)
+        return -1;
+    b->data = nd;
     b->data[b->len++] = c;
     return 0;
 }
@@ -166,17 +163,13 @@ int csv_parse(const char *name, const char *text, csv_table *out, carma_err *err
             row_free(&row);
             break;
         }
-        if (out->nrows == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            csv_row *nr = realloc(out->rows, ncap * sizeof *nr);
-            if (!nr) {
-                row_free(&row);
-                rc = carma_err_set(err, "%s: out of memory", name);
-                break;
-            }
-            out->rows = nr;
-            cap = ncap;
+        csv_row *nr = array_grow(out->rows, &cap, out->nrows + 1, sizeof *nr, 64);
+        if (!nr) {
+            row_free(&row);
+            rc = carma_err_set(err, "%s: out of memory", name);
+            break;
         }
+        out->rows = nr;
         out->rows[out->nrows++] = row;
     }
 done:

@@ -12,21 +12,12 @@
 
 #include <cmocka.h>
 
+#include "tmpfile_fixture.h"
+
 #include "core/catalog.h"
 #include "core/rad.h"
 
 #define CATALOG CARMA_DATA_DIR "/workloads.csv"
-
-/* Writes text to a fresh temporary file; the caller unlinks and frees the name. */
-static char *write_tmp(const char *text)
-{
-    char *path = strdup("/tmp/carma_test_catalog_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
 
 static void expect_load_error(const char *text, const char *frag1, const char *frag2)
 {
@@ -75,8 +66,10 @@ static void test_shipped_catalog(void **state)
     assert_int_equal(mib, 8000);
     assert_false(mem_figures_get(&w->mem, MEM_CARMA, &mib));
     assert_float_equal(w->sim.solo_runtime_s, 9.8 * 60, 1e-9);
-    /* activity columns are not in this file: unknown, not zero */
-    assert_true(isnan(w->sim.smact) && isnan(w->sim.smocc) && isnan(w->sim.drama));
+    /* derived solo activity (tools/derive_sim_models.py, data/README.md) */
+    assert_float_equal(w->sim.smact, 0.486, 1e-9);
+    assert_float_equal(w->sim.smocc, 0.174, 1e-9);
+    assert_float_equal(w->sim.drama, 0.250, 1e-9);
 
     w = catalog_find(&c, "/any/dir/xlnet_base_cased_2.rad"); /* directory part ignored */
     assert_non_null(w);
@@ -90,7 +83,8 @@ static void test_shipped_catalog(void **state)
 
     w = catalog_find(&c, "mnist_train.rad");
     assert_int_equal(w->batch_size, 64); /* the effective batch, not line 6's 32 */
-    assert_true(w->sim.solo_runtime_s == 0);
+    /* no README runtime: the legacy exclusive simulator's 2 min (data/README.md) */
+    assert_float_equal(w->sim.solo_runtime_s, 120, 1e-9);
 
     assert_null(catalog_find(&c, "densenet3.rad"));
     assert_null(catalog_find(&c, NULL));

@@ -11,18 +11,10 @@
 
 #include <cmocka.h>
 
+#include "tmpfile_fixture.h"
+
 #include "core/config.h"
 #include "util/strutil.h"
-
-static char *write_tmp(const char *text)
-{
-    char *path = strdup("/tmp/carma_test_config_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
 
 /* Field by field: struct padding is not guaranteed to survive assignment. */
 static void assert_same_config(const carma_config *a, const carma_config *b)

@@ -13,19 +13,11 @@
 
 #include <cmocka.h>
 
+#include "tmpfile_fixture.h"
+
 #include "core/trace.h"
 
 #define TRACES CARMA_DATA_DIR "/traces/"
-
-static char *write_tmp(const char *text)
-{
-    char *path = strdup("/tmp/carma_test_trace_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
 
 static void expect_load_error(const char *text, const char *frag1, const char *frag2)
 {

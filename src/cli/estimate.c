@@ -1,0 +1,340 @@
+/* estimate.c — `carma estimate`: memory estimates from a model summary, the evaluation of every
+ * estimator on measured peaks, GPUMemNet training and the carma estimator's fit. */
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "estimate/analytic_fit.h"
+#include "estimate/estimate.h"
+#include "estimate/evaluate.h"
+#include "estimate/mlptrain.h"
+#include "util/datadir.h"
+#include "util/strutil.h"
+
+static const char *const usage =
+    "usage: carma estimate --summary FILE --batch N [--estimator NAME] [--seq-len N]\n"
+    "                      [--optimizer adam|sgd|sgd-momentum] [--json]\n"
+    "       carma estimate --eval [--json]\n"
+    "       carma estimate --train-gpumemnet [--folds K] [--epochs N] [--out FILE] [--json]\n"
+    "       carma estimate --fit-carma\n\n"
+    "Estimates the peak GPU memory (MiB, as nvidia-smi shows it) of training a model, from its\n"
+    "summary (torchsummary, torchinfo, or a module printout with parameter counts).\n"
+    "  --estimator NAME  gpumemnet (published classifiers, 8000 MiB bins), horus (formula),\n"
+    "                    carma (analytic, the default) or all\n"
+    "  --seq-len N       tokens per sample for module printouts (default: from the file name\n"
+    "                    \"sl:N\", else 512)\n"
+    "  --optimizer O     optimizer state the carma estimator counts (default adam)\n"
+    "  --json            JSON output: {estimator, mib[, class]}, an array with --estimator all\n"
+    "  --eval            every estimator on the real-world models and the CARMA workloads:\n"
+    "                    per-row figures, then per estimator the median and mean absolute\n"
+    "                    relative error, underestimates and the largest over-estimate ratio\n"
+    "  --train-gpumemnet train the MLP-ensemble on data/gpumemnet/mlp_data_step2.csv (1 GB bins)\n"
+    "                    with K-fold cross-validation (default 3 folds, 300 epochs, seed 42);\n"
+    "                    --out writes the weights trained on all rows\n"
+    "  --fit-carma       fit the carma estimator on the synthetic datasets and print the\n"
+    "                    coefficients\n"
+    "Data files are read from $CARMA_DATA_DIR, else the source tree's data/.\n";
+
+typedef struct est_args {
+    const char *summary, *estimator, *out, *optimizer;
+    int batch, seq_len, folds, epochs;
+    bool batch_set, json, eval, train, fit;
+} est_args;
+
+static int parse_int_opt(const char *name, const char *v, int *out)
+{
+    int64_t x;
+    if (parse_i64(v, &x) || x < INT_MIN || x > INT_MAX)
+        return cli_usage_error("estimate", "%s needs an integer, got '%s'", name, v);
+    *out = (int)x;
+    return 0;
+}
+
+static int print_estimates(const est_args *a)
+{
+    carma_err err;
+    bool all = !strcasecmp(a->estimator, "all");
+    mem_source src = MEM_CARMA;
+    if (!all && (mem_source_from_estimator(a->estimator, &src) || !estimator_computes(src)))
+        return cli_usage_error("estimate", "unknown estimator '%s' (gpumemnet, horus, carma, all)",
+                               a->estimator);
+    if (a->batch < 1)
+        return cli_usage_error("estimate", "--batch must be at least 1 (got %d)", a->batch);
+    estimator e;
+    estimator_init(&e);
+    if (a->optimizer && carma_optimizer_from_name(a->optimizer, &e.optimizer))
+        return cli_usage_error("estimate", "unknown optimizer '%s' (adam, sgd, sgd-momentum)",
+                               a->optimizer);
+    char path[PATH_MAX];
+    model_summary s;
+    if (estimate_resolve_summary(a->summary, path, sizeof path, &err) || summary_load(path, &s, &err))
+        return cli_fail("estimate", &err);
+    int seq = a->seq_len > 0 ? a->seq_len : estimate_seq_len_from_name(path);
+    const mem_source srcs[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
+    json_t *arr = json_array();
+    int rc = 0;
+    for (int k = 0; k < 3 && !rc; k++) {
+        if (!all && srcs[k] != src)
+            continue;
+        est_result r;
+        if (estimator_run(&e, srcs[k], &s, a->batch, seq, &r, &err)) {
+            rc = cli_fail("estimate", &err);
+            break;
+        }
+        const char *name = mem_source_estimator_name(srcs[k]);
+        json_t *o = json_pack("{s:s, s:I}", "estimator", name, "mib", (json_int_t)r.mib);
+        if (r.cls >= 0)
+            json_object_set_new(o, "class", json_integer(r.cls));
+        json_array_append_new(arr, o);
+        if (!a->json) {
+            if (r.cls >= 0)
+                printf("%-10s %8llu MiB  (class %d)\n", name, (unsigned long long)r.mib, r.cls);
+            else
+                printf("%-10s %8llu MiB\n", name, (unsigned long long)r.mib);
+        }
+    }
+    if (!rc && a->json) {
+        json_t *out = all ? arr : json_array_get(arr, 0);
+        char *txt = json_dumps(out, JSON_INDENT(2));
+        puts(txt);
+        free(txt);
+    }
+    json_decref(arr);
+    summary_free(&s);
+    estimator_free(&e);
+    return rc;
+}
+
+static int run_eval(const est_args *a)
+{
+    carma_err err;
+    estimator e;
+    estimator_init(&e);
+    eval_report rep;
+    int rc = eval_run(&e, &rep, &err);
+    estimator_free(&e);
+    if (rc)
+        return cli_fail("estimate", &err);
+    if (a->json) {
+        json_t *rows = json_array(), *sum = json_array();
+        for (size_t i = 0; i < rep.nrows; i++) {
+            const eval_row *r = &rep.rows[i];
+            json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:f}", "table", eval_table_name(r->table),
+                                  "model", r->model, "summary", r->summary, "batch", r->batch,
+                                  "actual_mib", r->actual_mib);
+            for (int k = 0; k < EVAL_NEST; k++)
+                json_object_set_new(o, eval_estimator_names[k],
+                                    r->has[k] ? json_real(r->est_mib[k]) : json_null());
+            json_array_append_new(rows, o);
+        }
+        for (size_t i = 0; i < rep.nstats; i++) {
+            const eval_stats *st = &rep.stats[i];
+            json_array_append_new(sum, json_pack("{s:s, s:s, s:I, s:f, s:f, s:I, s:f}", "table",
+                                                 eval_table_name(st->table), "estimator",
+                                                 eval_estimator_names[st->estimator], "rows",
+                                                 (json_int_t)st->rows, "median_abs_rel_err",
+                                                 st->median_abs_rel_err, "mean_abs_rel_err",
+                                                 st->mean_abs_rel_err, "underestimates",
+                                                 (json_int_t)st->underestimates, "max_over_ratio",
+                                                 st->max_over_ratio));
+        }
+        json_t *doc = json_pack("{s:o, s:o}", "rows", rows, "summary", sum);
+        char *txt = json_dumps(doc, JSON_INDENT(2));
+        puts(txt);
+        free(txt);
+        json_decref(doc);
+    } else {
+        printf("%-16s %-34s %6s %9s", "table", "summary", "batch", "actual");
+        for (int k = 0; k < EVAL_NEST; k++)
+            printf(" %10s", eval_estimator_names[k]);
+        putchar('\n');
+        for (size_t i = 0; i < rep.nrows; i++) {
+            const eval_row *r = &rep.rows[i];
+            printf("%-16s %-34s %6d %9.0f", eval_table_name(r->table), r->summary, r->batch,
+                   r->actual_mib);
+            for (int k = 0; k < EVAL_NEST; k++) {
+                if (r->has[k])
+                    printf(" %10.0f", r->est_mib[k]);
+                else
+                    printf(" %10s", "-");
+            }
+            putchar('\n');
+        }
+        printf("\n%-16s %-11s %5s %11s %11s %7s %9s\n", "table", "estimator", "rows", "median_err",
+               "mean_err", "under", "max_over");
+        for (size_t i = 0; i < rep.nstats; i++) {
+            const eval_stats *st = &rep.stats[i];
+            printf("%-16s %-11s %5zu %10.1f%% %10.1f%% %7zu %8.2fx\n", eval_table_name(st->table),
+                   eval_estimator_names[st->estimator], st->rows, 100 * st->median_abs_rel_err,
+                   100 * st->mean_abs_rel_err, st->underestimates, st->max_over_ratio);
+        }
+    }
+    eval_free(&rep);
+    return 0;
+}
+
+static int run_fit(void)
+{
+    carma_err err;
+    char mlp[PATH_MAX], cnn[PATH_MAX];
+    if (carma_data_path("gpumemnet/mlp_data_step2.csv", mlp, sizeof mlp, &err) ||
+        carma_data_path("gpumemnet/cnn_data_step1_partial_2024-09-22.csv", cnn, sizeof cnn, &err))
+        return cli_fail("estimate", &err);
+    carma_coeffs c;
+    carma_fit_report r;
+    if (carma_fit(mlp, cnn, &c, &r, &err))
+        return cli_fail("estimate", &err);
+    printf("rows: mlp %zu, cnn %zu\n", r.rows_mlp, r.rows_cnn);
+    printf("measured/fitted: mlp median %.4f p95 %.4f; cnn median %.4f p95 %.4f\n",
+           r.median_ratio_mlp, r.p95_ratio_mlp, r.median_ratio_cnn, r.p95_ratio_cnn);
+    printf("underestimated with the margin: mlp %zu, cnn %zu\n", r.under_mlp, r.under_cnn);
+    printf("coefficients: context %.17g MiB, cudnn %.17g MiB, state %.17g, activations %.17g, "
+           "largest output %.17g\nmargin %.17g\n", c.c[0], c.c[1], c.c[2], c.c[3], c.c[4], c.margin);
+    return 0;
+}
+
+static int run_train(const est_args *a)
+{
+    carma_err err;
+    char csv[PATH_MAX];
+    if (carma_data_path("gpumemnet/mlp_data_step2.csv", csv, sizeof csv, &err))
+        return cli_fail("estimate", &err);
+    mlp_dataset ds;
+    if (mlp_dataset_load_mlp(csv, &ds, &err))
+        return cli_fail("estimate", &err);
+    train_options opt;
+    train_options_defaults(&opt);
+    if (a->epochs > 0)
+        opt.epochs = a->epochs;
+    if (a->folds < 2 || (size_t)a->folds > ds.n) {
+        mlp_dataset_free(&ds);
+        return cli_usage_error("estimate", "--folds must be between 2 and the number of rows");
+    }
+    cv_result cv;
+    if (mlp_cross_validate(&ds, a->folds, &opt, &cv, &err)) {
+        mlp_dataset_free(&ds);
+        return cli_fail("estimate", &err);
+    }
+    if (a->json) {
+        json_t *folds = json_array();
+        for (int f = 0; f < a->folds; f++)
+            json_array_append_new(folds, json_real(cv.fold_accuracy[f]));
+        json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:o, s:f}", "rows", (int)ds.n, "epochs",
+                              opt.epochs, "accuracy_mean", cv.mean_accuracy, "accuracy_std",
+                              cv.std_accuracy, "fold_accuracy", folds, "underestimation_rate",
+                              cv.under_rate);
+        char *txt = json_dumps(o, JSON_INDENT(2));
+        puts(txt);
+        free(txt);
+        json_decref(o);
+    } else {
+        printf("MLP-ensemble on %zu MLP rows, 1 GB bins, %d-fold CV, %d epochs\n", ds.n, a->folds,
+               opt.epochs);
+        for (int f = 0; f < a->folds; f++)
+            printf("fold %d: accuracy %.4f\n", f + 1, cv.fold_accuracy[f]);
+        printf("mean accuracy %.4f (std %.4f), underestimation rate %.4f\n", cv.mean_accuracy,
+               cv.std_accuracy, cv.under_rate);
+    }
+    int rc = 0;
+    if (a->out) {
+        mlp_net net;
+        if (mlp_train(&ds, NULL, 0, &opt, &net, &err)) {
+            rc = cli_fail("estimate", &err);
+        } else {
+            char tmp[PATH_MAX];
+            snprintf(tmp, sizeof tmp, "%s.tmp", a->out);
+            FILE *f = fopen(tmp, "w");
+            if (!f || mlp_net_write(&net, f, "GPUMemNet MLP-ensemble trained by carma on mlp_data_step2.csv") ||
+                fclose(f) || rename(tmp, a->out)) {
+                carma_err_set(&err, "cannot write %s", a->out);
+                remove(tmp);
+                rc = cli_fail("estimate", &err);
+            }
+            mlp_net_free(&net);
+        }
+    }
+    mlp_dataset_free(&ds);
+    return rc;
+}
+
+int cmd_estimate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"summary", required_argument, NULL, 's'},
+        {"batch", required_argument, NULL, 'b'},
+        {"estimator", required_argument, NULL, 'e'},
+        {"seq-len", required_argument, NULL, 'L'},
+        {"optimizer", required_argument, NULL, 'O'},
+        {"json", no_argument, NULL, 'j'},
+        {"eval", no_argument, NULL, 'E'},
+        {"train-gpumemnet", no_argument, NULL, 'T'},
+        {"folds", required_argument, NULL, 'k'},
+        {"epochs", required_argument, NULL, 'n'},
+        {"out", required_argument, NULL, 'o'},
+        {"fit-carma", no_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    est_args a = {.estimator = "carma", .folds = 3};
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 's': a.summary = optarg; break;
+        case 'b':
+            if (parse_int_opt("--batch", optarg, &a.batch))
+                return EXIT_USAGE;
+            a.batch_set = true;
+            break;
+        case 'e': a.estimator = optarg; break;
+        case 'L':
+            if (parse_int_opt("--seq-len", optarg, &a.seq_len))
+                return EXIT_USAGE;
+            if (a.seq_len < 1)
+                return cli_usage_error("estimate", "--seq-len must be at least 1");
+            break;
+        case 'O': a.optimizer = optarg; break;
+        case 'j': a.json = true; break;
+        case 'E': a.eval = true; break;
+        case 'T': a.train = true; break;
+        case 'k':
+            if (parse_int_opt("--folds", optarg, &a.folds))
+                return EXIT_USAGE;
+            break;
+        case 'n':
+            if (parse_int_opt("--epochs", optarg, &a.epochs))
+                return EXIT_USAGE;
+            if (a.epochs < 1)
+                return cli_usage_error("estimate", "--epochs must be at least 1");
+            break;
+        case 'o': a.out = optarg; break;
+        case 'F': a.fit = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return cli_bad_option("estimate", argv, optopt, opt);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("estimate", "unexpected argument '%s'", argv[optind]);
+    if (a.eval + a.train + a.fit + (a.summary != NULL) > 1)
+        return cli_usage_error("estimate", "--summary, --eval, --train-gpumemnet and --fit-carma "
+                                           "do not go together");
+    if (a.eval)
+        return run_eval(&a);
+    if (a.train)
+        return run_train(&a);
+    if (a.fit)
+        return run_fit();
+    if (!a.summary)
+        return cli_usage_error("estimate", "--summary FILE is required");
+    if (!a.batch_set)
+        return cli_usage_error("estimate", "--batch N is required");
+    return print_estimates(&a);
+}

@@ -1,0 +1,288 @@
+/* simulate.c — `carma simulate`: replay a job trace on a simulated server through the
+ * scheduling core, for one policy or (--compare) every policy, and report the figures. */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "core/catalog.h"
+#include "core/trace.h"
+#include "sim/sim_report.h"
+#include "sim/sim_workload.h"
+
+#define DEFAULT_TRACE CARMA_SOURCE_DIR "/data/traces/philly_mix_90.csv"
+#define DEFAULT_CATALOG CARMA_SOURCE_DIR "/data/workloads.csv"
+#define DEFAULT_GPUS "4xA100-40GB"
+
+static const char *const usage =
+    "usage: carma simulate [--trace FILE] [--gpus SPEC] [--policy NAME] [--estimator NAME]\n"
+    "                      [--startup-s N] [--no-interference] [--compare] [--out DIR]\n"
+    "                      [--json] [--catalog FILE] [--config FILE] [--set KEY=VALUE]...\n\n"
+    "Replays a trace (CSV `seq,submit_offset_s,task_file`) on a simulated server, with the\n"
+    "same scheduling core the daemon uses, and prints makespan, job completion times, waits,\n"
+    "GPU utilization (SM activity), energy, out-of-memory crashes and collocations.\n\n"
+    "  --trace FILE        the trace (default data/traces/philly_mix_90.csv)\n"
+    "  --gpus SPEC         COUNTxMODEL, e.g. 4xA100-40GB (the default), 1000xH100-80GB;\n"
+    "                      models: A100-40GB, A100-80GB, H100-80GB, V100-32GB, V100-16GB,\n"
+    "                      RTX3090-24GB, and any sim_gpu_model of the config\n"
+    "  --policy NAME       placement policy (default: the config's, exclusive)\n"
+    "  --estimator NAME    memory figure of est-* policies: none, horus, faketensor,\n"
+    "                      gpumemnet, carma\n"
+    "  --startup-s N       CPU start-up seconds before a task touches its GPUs (default 30)\n"
+    "  --no-interference   collocated tasks run at solo speed\n"
+    "  --compare           run every policy on the trace; a table with each figure's change\n"
+    "                      against exclusive (with --json: an array of objects)\n"
+    "  --out DIR           write DIR/tasks.csv and DIR/gpu_timeline.csv (single policy)\n"
+    "  --json              one JSON object with policy, estimator, tasks, completed,\n"
+    "                      makespan_s, mean_jct_s, p95_jct_s, mean_wait_s, gpu_util_mean,\n"
+    "                      energy_mj, oom_crashes, collocated_placements\n"
+    "  --catalog FILE      workload catalog (default data/workloads.csv)\n"
+    "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
+
+typedef struct sim_cli {
+    const char *trace_path, *catalog_path, *gpus, *policy, *estimator, *out_dir;
+    double startup_s;
+    bool startup_set, no_interference, compare, json;
+    cli_config_args cargs;
+} sim_cli;
+
+static void show_progress(size_t done, size_t total, void *user)
+{
+    fprintf(stderr, "\rsimulating %s: %3.0f%% (%zu/%zu jobs)", (const char *)user,
+            100.0 * (double)done / (double)total, done, total);
+}
+
+static double change_pct(double x, double base)
+{
+    return isfinite(x) && isfinite(base) && base != 0 ? 100.0 * (x - base) / base : NAN;
+}
+
+static void print_cell(double x, double base, double scale, const char *fmt, bool with_change)
+{
+    char buf[64];
+    if (!isfinite(x)) {
+        printf(" %15s", "-");
+        return;
+    }
+    int n = snprintf(buf, sizeof buf, fmt, x * scale);
+    double c = change_pct(x, base);
+    if (with_change && isfinite(c))
+        snprintf(buf + n, sizeof buf - (size_t)n, " (%+.1f%%)", c);
+    printf(" %15s", buf);
+}
+
+static void print_table(const sim_summary *rows, const policy_id *ids, int n, const char *est)
+{
+    const sim_summary *base = NULL;
+    for (int i = 0; i < n; i++)
+        if (ids[i] == POLICY_EXCLUSIVE)
+            base = &rows[i];
+    printf("%-12s %15s %15s %15s %15s %15s %15s %5s %7s %9s\n", "policy", "makespan_h",
+           "mean_jct_h", "p95_jct_h", "mean_wait_h", "gpu_util_%", "energy_MJ", "oom",
+           "colloc", "completed");
+    for (int i = 0; i < n; i++) {
+        const sim_summary *r = &rows[i];
+        bool ch = base && r != base;
+        printf("%-12s", policy_name(ids[i]));
+        print_cell(r->makespan_s, base ? base->makespan_s : NAN, 1 / 3600.0, "%.2f", ch);
+        print_cell(r->mean_jct_s, base ? base->mean_jct_s : NAN, 1 / 3600.0, "%.2f", ch);
+        print_cell(r->p95_jct_s, base ? base->p95_jct_s : NAN, 1 / 3600.0, "%.2f", ch);
+        print_cell(r->mean_wait_s, base ? base->mean_wait_s : NAN, 1 / 3600.0, "%.2f", ch);
+        print_cell(r->gpu_util_mean, base ? base->gpu_util_mean : NAN, 100.0, "%.1f", ch);
+        print_cell(r->energy_mj, base ? base->energy_mj : NAN, 1.0, "%.1f", ch);
+        printf(" %5d %7d %4zu/%-4zu\n", r->oom_crashes, r->collocated_placements, r->completed,
+               r->tasks);
+    }
+    printf("(estimator for est-*: %s; changes against exclusive)\n", est);
+}
+
+static void print_summary(const sim_summary *r, const char *policy, const char *est)
+{
+    printf("policy                 %s (estimator %s)\n", policy, est);
+    printf("tasks completed        %zu of %zu (%zu failed)\n", r->completed, r->tasks, r->failed);
+    printf("makespan               %.0f s (%.2f h)\n", r->makespan_s, r->makespan_s / 3600);
+    printf("job completion time    mean %.0f s, median %.0f s, p95 %.0f s\n", r->mean_jct_s,
+           r->median_jct_s, r->p95_jct_s);
+    printf("mean wait              %.0f s\n", r->mean_wait_s);
+    printf("GPU utilization        %.1f %% (time-averaged SM activity)\n",
+           100 * r->gpu_util_mean);
+    printf("energy                 %.2f MJ\n", r->energy_mj);
+    printf("out-of-memory crashes  %d\n", r->oom_crashes);
+    printf("collocated placements  %d of %d\n", r->collocated_placements, r->placements);
+}
+
+static int parse_args(int argc, char **argv, sim_cli *a)
+{
+    static const struct option longopts[] = {
+        {"trace", required_argument, NULL, 't'},
+        {"gpus", required_argument, NULL, 'g'},
+        {"policy", required_argument, NULL, 'p'},
+        {"estimator", required_argument, NULL, 'e'},
+        {"startup-s", required_argument, NULL, 's'},
+        {"no-interference", no_argument, NULL, 'I'},
+        {"compare", no_argument, NULL, 'C'},
+        {"out", required_argument, NULL, 'o'},
+        {"json", no_argument, NULL, 'j'},
+        {"catalog", required_argument, NULL, 'k'},
+        {"config", required_argument, NULL, 'c'},
+        {"set", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(a, 0, sizeof *a);
+    a->trace_path = DEFAULT_TRACE;
+    a->catalog_path = DEFAULT_CATALOG;
+    a->gpus = DEFAULT_GPUS;
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 't': a->trace_path = optarg; break;
+        case 'g': a->gpus = optarg; break;
+        case 'p': a->policy = optarg; break;
+        case 'e': a->estimator = optarg; break;
+        case 's': {
+            char *end;
+            a->startup_s = strtod(optarg, &end);
+            if (end == optarg || *end || !isfinite(a->startup_s) || a->startup_s < 0)
+                return cli_usage_error("simulate", "--startup-s: expected seconds >= 0, got '%s'",
+                                       optarg);
+            a->startup_set = true;
+            break;
+        }
+        case 'I': a->no_interference = true; break;
+        case 'C': a->compare = true; break;
+        case 'o': a->out_dir = optarg; break;
+        case 'j': a->json = true; break;
+        case 'k': a->catalog_path = optarg; break;
+        case 'c': a->cargs.path = optarg; break;
+        case 'S':
+            if (cli_add_set("simulate", &a->cargs, optarg))
+                return EXIT_USAGE;
+            break;
+        case 'h': fputs(usage, stdout); return -1;
+        default: return cli_bad_option("simulate", argv, optopt, opt);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
+    if (a->compare && a->out_dir)
+        return cli_usage_error("simulate", "--out writes one run's files; not with --compare");
+    return 0;
+}
+
+/* Config, then command-line overrides; the server. */
+static int build_setup(const sim_cli *a, sim_setup *setup, carma_config *cfg, carma_err *err)
+{
+    if (cli_load_config(cfg, &a->cargs, err))
+        return -1;
+    if (a->policy && config_set(cfg, "policy", a->policy, err))
+        return -1;
+    if (a->estimator && config_set(cfg, "estimator", a->estimator, err))
+        return -1;
+    if (a->startup_set)
+        cfg->sim.startup_s = a->startup_s;
+    if (a->no_interference)
+        cfg->sim.interference = false;
+    memset(setup, 0, sizeof *setup);
+    setup->sched = cfg->sched;
+    setup->params = cfg->sim;
+    return gpu_spec_parse(a->gpus, &setup->params.gpu_models, &setup->ngpus, &setup->gpu, err);
+}
+
+static int run_one(sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim_result *res,
+                   bool progress, carma_err *err)
+{
+    setup->progress = progress ? show_progress : NULL;
+    setup->progress_user = (void *)policy_name(setup->sched.policy);
+    int rc = sim_run(setup, jobs, njobs, res, err);
+    if (progress)
+        fputs("\r\033[K", stderr); /* clear the progress line */
+    return rc;
+}
+
+static int emit_json(json_t *j)
+{
+    if (!j)
+        return -1;
+    int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(j);
+    return rc;
+}
+
+static int simulate(const sim_cli *a, carma_err *err)
+{
+    carma_config cfg;
+    sim_setup setup;
+    if (build_setup(a, &setup, &cfg, err))
+        return -1;
+    trace tr = {0};
+    workload_catalog cat = {0};
+    sim_job_spec *jobs = NULL;
+    int rc = -1;
+    if (trace_load(a->trace_path, &tr, err) || catalog_load(a->catalog_path, &cat, err) ||
+        sim_jobs_from_trace(&tr, &cat, setup.sched.estimator, &jobs, err))
+        goto done;
+    bool progress = !a->json && isatty(STDERR_FILENO);
+    const char *est = mem_source_estimator_name(setup.sched.estimator);
+    setup.record_timeline = a->out_dir != NULL;
+    if (!a->compare) {
+        sim_result res;
+        if (run_one(&setup, jobs, tr.n, &res, progress, err))
+            goto done;
+        rc = a->out_dir ? sim_write_outputs(a->out_dir, &res, jobs, err) : 0;
+        if (rc == 0 && a->json)
+            rc = emit_json(sim_summary_json(&res.summary, policy_name(setup.sched.policy), est));
+        else if (rc == 0)
+            print_summary(&res.summary, policy_name(setup.sched.policy), est);
+        sim_result_free(&res);
+        if (rc && !err->msg[0])
+            carma_err_set(err, "cannot write the output");
+        goto done;
+    }
+    sim_summary rows[POLICY_COUNT];
+    policy_id ids[POLICY_COUNT];
+    for (int p = 0; p < POLICY_COUNT; p++) {
+        sim_result res;
+        ids[p] = (policy_id)p;
+        setup.sched.policy = (policy_id)p;
+        if (run_one(&setup, jobs, tr.n, &res, progress, err))
+            goto done;
+        rows[p] = res.summary;
+        sim_result_free(&res);
+    }
+    if (a->json) {
+        json_t *arr = json_array();
+        for (int p = 0; arr && p < POLICY_COUNT; p++)
+            json_array_append_new(arr, sim_summary_json(&rows[p], policy_name(ids[p]), est));
+        rc = emit_json(arr);
+    } else {
+        printf("trace %s (%zu tasks) on %dx%s\n", tr.path, tr.n, setup.ngpus, setup.gpu->name);
+        print_table(rows, ids, POLICY_COUNT, est);
+        rc = 0;
+    }
+done:
+    free(jobs);
+    catalog_free(&cat);
+    trace_free(&tr);
+    return rc;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    sim_cli a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    carma_err err = {{0}};
+    if (simulate(&a, &err))
+        return cli_fail("simulate", &err);
+    return 0;
+}

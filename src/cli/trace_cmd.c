@@ -1,0 +1,106 @@
+/* trace_cmd.c — `carma trace synth`: write a Philly-like synthetic trace for scale runs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "sim/trace_synth.h"
+#include "util/strutil.h"
+
+#define DEFAULT_CATALOG CARMA_SOURCE_DIR "/data/workloads.csv"
+#define DEFAULT_ARRIVALS CARMA_SOURCE_DIR "/data/philly/interarrival_sequences.csv"
+
+static const char *const usage =
+    "usage: carma trace synth --jobs N [--seed S] [--rate F] [--out FILE] [--catalog FILE]\n"
+    "                         [--arrivals FILE]\n\n"
+    "Writes a Philly-like trace (CSV `seq,submit_offset_s,task_file`): inter-arrival gaps\n"
+    "resampled from Philly's recorded arrivals (default data/philly/interarrival_sequences.csv),\n"
+    "1-GPU and 2-GPU jobs in Philly's proportion, tasks drawn from the workload catalog\n"
+    "(default data/workloads.csv). --rate F makes arrivals F times as frequent (default 1), to\n"
+    "load a large simulated server. The same seed (default 1) gives the same trace. Without\n"
+    "--out the trace goes to standard output; with it, the file is written whole or not at all.\n";
+
+static int print_trace(const trace *t)
+{
+    printf("seq,submit_offset_s,task_file\n");
+    for (size_t i = 0; i < t->n; i++)
+        printf("%d,%.10g,%s\n", t->entries[i].seq, t->entries[i].submit_offset_s,
+               t->entries[i].task_file);
+    return fflush(stdout) ? -1 : 0;
+}
+
+static int synth(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"jobs", required_argument, NULL, 'n'},   {"seed", required_argument, NULL, 's'},
+        {"out", required_argument, NULL, 'o'},    {"catalog", required_argument, NULL, 'k'},
+        {"arrivals", required_argument, NULL, 'a'}, {"rate", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL, *catalog = DEFAULT_CATALOG, *arrivals = DEFAULT_ARRIVALS;
+    int64_t jobs = -1, seed = 1;
+    double rate = 1;
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'n':
+            if (parse_i64(optarg, &jobs) || jobs < 1 || jobs > 100000000)
+                return cli_usage_error("trace synth", "--jobs: expected 1..100000000, got '%s'",
+                                       optarg);
+            break;
+        case 's':
+            if (parse_i64(optarg, &seed) || seed < 0)
+                return cli_usage_error("trace synth", "--seed: expected an integer >= 0, got '%s'",
+                                       optarg);
+            break;
+        case 'r':
+            if (parse_double(optarg, &rate) || !(rate > 0) || rate > 1e9)
+                return cli_usage_error("trace synth", "--rate: expected a number > 0, got '%s'",
+                                       optarg);
+            break;
+        case 'o': out = optarg; break;
+        case 'k': catalog = optarg; break;
+        case 'a': arrivals = optarg; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return cli_bad_option("trace synth", argv, optopt, opt);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("trace synth", "unexpected argument '%s'", argv[optind]);
+    if (jobs < 0)
+        return cli_usage_error("trace synth", "--jobs N is required");
+    carma_err err = {{0}};
+    workload_catalog cat = {0};
+    double *gaps = NULL;
+    size_t ngaps = 0;
+    trace t = {0};
+    int rc = catalog_load(catalog, &cat, &err) || philly_gaps_load(arrivals, &gaps, &ngaps, &err);
+    for (size_t i = 0; rc == 0 && i < ngaps; i++)
+        gaps[i] /= rate;
+    if (rc == 0)
+        rc = trace_synth(&cat, gaps, ngaps, (size_t)jobs, (uint64_t)seed, &t, &err);
+    if (rc == 0)
+        rc = out ? trace_write(out, &t, &err) : print_trace(&t);
+    if (rc && !err.msg[0])
+        carma_err_set(&err, "cannot write the trace");
+    trace_free(&t);
+    free(gaps);
+    catalog_free(&cat);
+    return rc ? cli_fail("trace synth", &err) : 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "synth"))
+        return synth(argc - 1, argv + 1);
+    return cli_usage_error("trace", "unknown subcommand '%s' (expected synth)", argv[1]);
+}

@@ -1,0 +1,89 @@
+/* engine.h — the discrete-event simulator: replays jobs against a simulated server, driving the
+ * scheduling core (sched.h) exactly as the daemon does, with a virtual clock. Models: a CPU
+ * start-up phase, memory held at the job's real peak (out-of-memory crash when it does not fit
+ * at allocation), interference slow-down, power from SM activity. It re-implements no policy. */
+#ifndef CARMA_SIM_ENGINE_H
+#define CARMA_SIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/sched.h"
+#include "sim/gpu_model.h"
+#include "sim/sim_params.h"
+#include "util/err.h"
+
+/* One job of the replayed trace. */
+typedef struct sim_job_spec {
+    const char *name;     /* task file name, for reports */
+    double submit_s;      /* seconds after the trace start, non-decreasing */
+    int ngpus;
+    mem_figures mem;      /* the figures the policies place with (oracle + estimates) */
+    uint64_t peak_mib;    /* what the job really allocates on each of its GPUs */
+    double runtime_s;     /* solo run time on its GPUs (> 0) */
+    double smact, smocc, drama; /* solo activity 0..1 */
+} sim_job_spec;
+
+typedef struct sim_job_result {
+    int attempts;         /* launches */
+    int oom_crashes;
+    bool completed;
+    double submit_s;
+    double first_start_s; /* first dispatch (NaN when never started) */
+    double end_s;         /* final completion or failure (NaN when neither) */
+    double busy_s;        /* summed dispatch-to-end time of every attempt */
+    double wait_s;        /* end - submit - busy: time spent queued */
+    int gpus[SCHED_MAX_TASK_GPUS]; /* GPUs of the last launch */
+    int ngpus;
+    bool collocated;      /* its last launch shared a GPU */
+} sim_job_result;
+
+/* A step of one GPU's timeline (written only when asked for). */
+typedef struct sim_timeline_row {
+    double t;
+    int gpu;
+    int ntasks;
+    uint64_t used_mib;
+    double smact;  /* reported SM activity */
+    double power_w;
+} sim_timeline_row;
+
+typedef struct sim_summary {
+    size_t tasks, completed, failed;
+    double makespan_s;   /* first submission to last completion */
+    double mean_jct_s, median_jct_s, p95_jct_s, mean_wait_s; /* over completed jobs */
+    double gpu_util_mean;/* time-averaged SM activity over GPUs and the makespan */
+    double energy_mj;
+    int oom_crashes;
+    int collocated_placements;
+    int placements;
+    uint64_t events;
+} sim_summary;
+
+typedef struct sim_setup {
+    sched_config sched;
+    sim_params params;
+    const gpu_model *gpu;
+    int ngpus;
+    bool record_timeline;
+    /* Called about every 1% of jobs finished (may be NULL). */
+    void (*progress)(size_t done, size_t total, void *user);
+    void *progress_user;
+} sim_setup;
+
+typedef struct sim_result {
+    sim_summary summary;
+    sim_job_result *jobs;       /* one per input job, in input order */
+    size_t njobs;
+    sim_timeline_row *timeline; /* when record_timeline */
+    size_t ntimeline;
+} sim_result;
+
+/* Runs the whole simulation. Errors: bad setup, a job the server can never hold (more GPUs than
+ * it has, a non-positive runtime), allocation failure. */
+int sim_run(const sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim_result *out,
+            carma_err *err);
+void sim_result_free(sim_result *r);
+
+#endif

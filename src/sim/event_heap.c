@@ -1,0 +1,71 @@
+/* event_heap.c — binary min-heap of simulator events ordered by (time, push order). */
+#include "sim/event_heap.h"
+#include "util/array.h"
+
+#include <stdlib.h>
+
+static bool earlier(const sim_event *a, const sim_event *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+void event_heap_init(event_heap *h)
+{
+    h->items = NULL;
+    h->n = h->cap = 0;
+    h->next_seq = 0;
+}
+
+void event_heap_free(event_heap *h)
+{
+    free(h->items);
+    event_heap_init(h);
+}
+
+int event_heap_push(event_heap *h, double time, sim_event_kind kind, int32_t job,
+                    uint32_t version)
+{
+    sim_event *items = array_grow(h->items, &h->cap, h->n + 1, sizeof *items, 256);
+    if (!items)
+        return -1;
+    h->items = items;
+    sim_event e = {time, h->next_seq++, kind, job, version};
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!earlier(&e, &h->items[parent]))
+            break;
+        h->items[i] = h->items[parent];
+        i = parent;
+    }
+    h->items[i] = e;
+    return 0;
+}
+
+bool event_heap_pop(event_heap *h, sim_event *out)
+{
+    if (h->n == 0)
+        return false;
+    *out = h->items[0];
+    sim_event last = h->items[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= h->n)
+            break;
+        if (child + 1 < h->n && earlier(&h->items[child + 1], &h->items[child]))
+            child++;
+        if (!earlier(&h->items[child], &last))
+            break;
+        h->items[i] = h->items[child];
+        i = child;
+    }
+    if (h->n > 0)
+        h->items[i] = last;
+    return true;
+}
+
+const sim_event *event_heap_peek(const event_heap *h)
+{
+    return h->n ? &h->items[0] : NULL;
+}

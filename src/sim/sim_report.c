@@ -1,0 +1,123 @@
+/* sim_report.c — JSON summary and CSV outputs of a simulation run. */
+#include "sim/sim_report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static json_t *number_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *sim_summary_json(const sim_summary *s, const char *policy, const char *estimator)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = 0;
+    bad |= json_object_set_new(o, "policy", json_string(policy));
+    bad |= json_object_set_new(o, "estimator", json_string(estimator));
+    bad |= json_object_set_new(o, "tasks", json_integer((json_int_t)s->tasks));
+    bad |= json_object_set_new(o, "completed", json_integer((json_int_t)s->completed));
+    bad |= json_object_set_new(o, "makespan_s", number_or_null(s->makespan_s));
+    bad |= json_object_set_new(o, "mean_jct_s", number_or_null(s->mean_jct_s));
+    bad |= json_object_set_new(o, "p95_jct_s", number_or_null(s->p95_jct_s));
+    bad |= json_object_set_new(o, "mean_wait_s", number_or_null(s->mean_wait_s));
+    bad |= json_object_set_new(o, "gpu_util_mean", number_or_null(s->gpu_util_mean));
+    bad |= json_object_set_new(o, "energy_mj", number_or_null(s->energy_mj));
+    bad |= json_object_set_new(o, "oom_crashes", json_integer(s->oom_crashes));
+    bad |= json_object_set_new(o, "collocated_placements", json_integer(s->collocated_placements));
+    bad |= json_object_set_new(o, "median_jct_s", number_or_null(s->median_jct_s));
+    bad |= json_object_set_new(o, "failed", json_integer((json_int_t)s->failed));
+    bad |= json_object_set_new(o, "placements", json_integer(s->placements));
+    bad |= json_object_set_new(o, "events", json_integer((json_int_t)s->events));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static void put_num(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.3f", x);
+}
+
+static void write_tasks(FILE *f, const sim_result *r, const sim_job_spec *jobs)
+{
+    fputs("seq,task_file,gpus_requested,submit_s,first_start_s,end_s,jct_s,wait_s,busy_s,"
+          "attempts,oom_crashes,completed,collocated,gpus\n", f);
+    for (size_t i = 0; i < r->njobs; i++) {
+        const sim_job_result *j = &r->jobs[i];
+        fprintf(f, "%zu,%s,%d,", i + 1, jobs[i].name ? jobs[i].name : "", jobs[i].ngpus);
+        put_num(f, j->submit_s);
+        fputc(',', f);
+        put_num(f, j->first_start_s);
+        fputc(',', f);
+        put_num(f, j->end_s);
+        fputc(',', f);
+        put_num(f, j->completed ? j->end_s - j->submit_s : NAN);
+        fputc(',', f);
+        put_num(f, j->wait_s);
+        fputc(',', f);
+        put_num(f, j->busy_s);
+        fprintf(f, ",%d,%d,%d,%d,", j->attempts, j->oom_crashes, j->completed, j->collocated);
+        for (int k = 0; k < j->ngpus; k++)
+            fprintf(f, "%s%d", k ? ";" : "", j->gpus[k]);
+        fputc('\n', f);
+    }
+}
+
+static void write_timeline(FILE *f, const sim_result *r)
+{
+    fputs("t_s,gpu,tasks,used_mib,smact,power_w\n", f);
+    for (size_t i = 0; i < r->ntimeline; i++) {
+        const sim_timeline_row *t = &r->timeline[i];
+        fprintf(f, "%.3f,%d,%d,%llu,%.4f,%.1f\n", t->t, t->gpu, t->ntasks,
+                (unsigned long long)t->used_mib, t->smact, t->power_w);
+    }
+}
+
+typedef struct out_file {
+    char final[4096], tmp[4096];
+} out_file;
+
+int sim_write_outputs(const char *dir, const sim_result *r, const sim_job_spec *jobs,
+                      carma_err *err)
+{
+    if (mkdir(dir, 0777) && errno != EEXIST)
+        return carma_err_set(err, "--out %s: %s", dir, strerror(errno));
+    out_file files[2];
+    const char *names[2] = {"tasks.csv", "gpu_timeline.csv"};
+    int written = 0, rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        snprintf(files[i].final, sizeof files[i].final, "%s/%s", dir, names[i]);
+        snprintf(files[i].tmp, sizeof files[i].tmp, "%s/.%s.tmp", dir, names[i]);
+        FILE *f = fopen(files[i].tmp, "w");
+        if (!f) {
+            rc = carma_err_set(err, "%s: %s", files[i].tmp, strerror(errno));
+            break;
+        }
+        written++;
+        if (i == 0)
+            write_tasks(f, r, jobs);
+        else
+            write_timeline(f, r);
+        if (ferror(f) | fclose(f))
+            rc = carma_err_set(err, "%s: write failed", files[i].tmp);
+    }
+    /* Both complete: move them into place; otherwise leave nothing behind. */
+    for (int i = 0; i < written; i++) {
+        if (rc == 0 && rename(files[i].tmp, files[i].final))
+            rc = carma_err_set(err, "%s: %s", files[i].final, strerror(errno));
+        if (rc)
+            unlink(files[i].tmp);
+    }
+    return rc;
+}

@@ -1,0 +1,20 @@
+/* sim_report.h — a run's results as JSON (the `--json` contract of `carma simulate`) and as the
+ * per-task and per-GPU timeline CSV files written under --out. */
+#ifndef CARMA_SIM_SIM_REPORT_H
+#define CARMA_SIM_SIM_REPORT_H
+
+#include <jansson.h>
+
+#include "sim/engine.h"
+
+/* {policy, estimator, tasks, completed, makespan_s, mean_jct_s, p95_jct_s, mean_wait_s,
+ *  gpu_util_mean, energy_mj, oom_crashes, collocated_placements} plus median_jct_s, failed,
+ * placements, events. Unknown figures (NaN) are null. NULL on allocation failure. */
+json_t *sim_summary_json(const sim_summary *s, const char *policy, const char *estimator);
+
+/* Writes DIR/tasks.csv and DIR/gpu_timeline.csv (DIR is created if missing). Each file is
+ * written to a temporary name and renamed, so a failure leaves no partial file. */
+int sim_write_outputs(const char *dir, const sim_result *r, const sim_job_spec *jobs,
+                      carma_err *err);
+
+#endif

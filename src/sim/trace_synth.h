@@ -1,0 +1,21 @@
+/* trace_synth.h — Philly-like synthetic traces for scale runs: inter-arrival gaps resampled from
+ * Philly's recorded arrivals (data/philly/interarrival_sequences.csv), GPU counts in Philly's
+ * 1-GPU : 2-GPU proportion (92.96 % : 2.21 %, reference/literature.md 6.1; larger jobs have no
+ * catalog task and are folded into these two), tasks drawn uniformly from the catalog rows with
+ * that GPU count that can be simulated. Deterministic for a given seed. */
+#ifndef CARMA_SIM_TRACE_SYNTH_H
+#define CARMA_SIM_TRACE_SYNTH_H
+
+#include <stdint.h>
+
+#include "core/catalog.h"
+#include "core/trace.h"
+
+/* Reads the positive `wait_before_s` gaps of the arrivals file. */
+int philly_gaps_load(const char *path, double **gaps, size_t *n, carma_err *err);
+
+/* Builds an n-job trace (out->path = NULL; free with trace_free). */
+int trace_synth(const workload_catalog *cat, const double *gaps, size_t ngaps, size_t njobs,
+                uint64_t seed, trace *out, carma_err *err);
+
+#endif

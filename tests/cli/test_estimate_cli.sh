@@ -1,0 +1,69 @@
+#!/bin/bash
+# test_estimate_cli.sh — `carma estimate`: the output contract (text and JSON), --eval, and bad input.
+# Usage: test_estimate_cli.sh /path/to/carma /path/to/source_dir
+set -u
+CARMA=$1
+SRC=$2
+export CARMA_DATA_DIR="$SRC/data"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect STATUS PATTERN CMD...: exit status and a pattern in stdout+stderr
+expect() {
+    local want=$1 pat=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" -eq "$want" ] || fail "$* -> exit $rc, want $want: $out"
+    printf '%s' "$out" | grep -q -- "$pat" || fail "$* -> output lacks '$pat': $out"
+}
+
+expect 0 "usage: carma estimate" "$CARMA" estimate --help
+expect 0 '"class": 1' "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet --json
+expect 0 '"mib": 16000' "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet --json
+expect 0 '"estimator": "horus"' "$CARMA" estimate --summary "$SRC/data/gpumemnet/summaries/vgg_32.model" --batch 32 --estimator horus --json
+expect 0 'carma' "$CARMA" estimate --summary "BERT_base_bs:32_sl:512.txt" --batch 32
+
+# --estimator all gives an array of three objects
+out=$("$CARMA" estimate --summary resnet50_32.model --batch 32 --estimator all --json)
+n=$(printf '%s' "$out" | grep -c '"estimator"')
+[ "$n" -eq 3 ] || fail "--estimator all: $n objects"
+printf '%s' "$out" | head -c 1 | grep -q '\[' || fail "--estimator all is not an array"
+
+# --eval: per-row figures and the per-estimator summary
+expect 0 'median_err' "$CARMA" estimate --eval
+out=$("$CARMA" estimate --eval --json)
+for key in '"estimator"' '"rows"' '"median_abs_rel_err"' '"underestimates"' '"max_over_ratio"'; do
+    printf '%s' "$out" | grep -q "$key" || fail "--eval --json lacks $key"
+done
+
+# bad input
+expect 2 "unknown estimator 'foo'" "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator foo
+expect 2 "at least 1" "$CARMA" estimate --summary vgg_32.model --batch 0
+expect 2 "at least 1" "$CARMA" estimate --summary vgg_32.model --batch -3
+expect 2 "needs an integer" "$CARMA" estimate --summary vgg_32.model --batch lots
+expect 2 "--batch N is required" "$CARMA" estimate --summary vgg_32.model
+expect 2 "unknown option '--bogus'" "$CARMA" estimate --bogus
+expect 2 "do not go together" "$CARMA" estimate --eval --summary vgg_32.model
+expect 1 "not found" "$CARMA" estimate --summary no_such.model --batch 8
+printf 'nothing to see\n' > "$tmp/odd.txt"
+expect 1 "odd.txt:1: unknown summary format" "$CARMA" estimate --summary "$tmp/odd.txt" --batch 8
+printf -- '----\n Layer (type)  Output Shape  Param #\n====\n====\nTotal params: 0\n' > "$tmp/empty.model"
+expect 1 "no layers" "$CARMA" estimate --summary "$tmp/empty.model" --batch 8
+
+# missing weights: a data directory with the summaries but no weights
+mkdir -p "$tmp/data/gpumemnet"
+cp -r "$SRC/data/gpumemnet/summaries" "$tmp/data/gpumemnet/"
+CARMA_DATA_DIR="$tmp/data" expect 1 "cannot read weights file" "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet
+CARMA_DATA_DIR="$tmp/data" expect 0 "horus" "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator horus
+
+# training: a short run writes weights that the loader accepts
+expect 0 "mean accuracy" "$CARMA" estimate --train-gpumemnet --folds 2 --epochs 3 --out "$tmp/w.txt"
+grep -q '^tensor members.12.model.0.weight f32 2 8 8' "$tmp/w.txt" || fail "trained weights file"
+expect 2 "--folds" "$CARMA" estimate --train-gpumemnet --folds 1
+
+[ "$fails" -eq 0 ] || exit 1
+echo "test_estimate_cli.sh: all passed"

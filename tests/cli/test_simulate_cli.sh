@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `carma simulate` and `carma trace synth`: the JSON contract, --compare, --out files, the
+# exclusive-makespan check against a strict-FIFO calculation done here in awk, and bad input
+# (unknown task file, malformed row, unknown policy / estimator / GPU model) failing clearly
+# with no output files left behind.
+set -u
+CARMA=$1 SRC=$2
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# The JSON is printed one key per line: `  "key": value,`.
+jget() { sed -n "s/^ *\"$1\": \"\{0,1\}\([^\",]*\).*/\1/p" | head -1; }
+
+out=$("$CARMA" simulate --json) || fail "default run exits 0"
+for k in policy estimator tasks completed makespan_s mean_jct_s p95_jct_s mean_wait_s \
+         gpu_util_mean energy_mj oom_crashes collocated_placements; do
+    grep -q "\"$k\":" <<<"$out" || fail "JSON key $k missing"
+done
+[ "$(jget tasks <<<"$out")" = 90 ] || fail "default trace is mix-90"
+[ "$(jget completed <<<"$out")" = 90 ] || fail "all 90 complete"
+
+# Exclusive, no start-up, no interference: strict FIFO on 4 GPUs, computed independently.
+expected=$(awk -F, '
+    NR == FNR { if (FNR > 1) { gpus[$1] = $12; mins[$1] = $26 } next }
+    FNR == 1 { for (i = 1; i <= 4; i++) f[i] = 0; next }
+    {   sub(/\r$/, "", $3)
+        for (i = 2; i <= 4; i++) for (j = i; j > 1 && f[j] < f[j - 1]; j--) {
+            t = f[j]; f[j] = f[j - 1]; f[j - 1] = t }
+        g = gpus[$3]; run = mins[$3] * 60
+        start = $2; if (prev > start) start = prev; if (f[g] > start) start = f[g]
+        for (i = 1; i <= g; i++) f[i] = start + run
+        prev = start; if (start + run > end) end = start + run }
+    END { printf "%.1f", end }' <(sed 's/"[^"]*"//g' "$SRC/data/workloads.csv") \
+    "$SRC/data/traces/philly_mix_90.csv")  # quoted catalog cells dropped: they hold commas
+got=$("$CARMA" simulate --policy exclusive --startup-s 0 --no-interference --json | jget makespan_s)
+awk -v a="$got" -v b="$expected" 'BEGIN { exit !(a - b < 0.05 && b - a < 0.05 && b > 36000) }' \
+    || fail "exclusive makespan $got != strict FIFO $expected"
+
+out=$("$CARMA" simulate --compare --json --trace "$SRC/data/traces/philly_heavy_60.csv") \
+    || fail "--compare --json exits 0"
+[ "$(grep -c '"policy":' <<<"$out")" = 10 ] || fail "--compare gives one object per policy"
+[ "$(jget policy <<<"$out")" = exclusive ] || fail "--compare starts with exclusive"
+out=$("$CARMA" simulate --compare) || fail "--compare table exits 0"
+grep -q "^oracle-magm .*%" <<<"$out" || fail "--compare table shows changes"
+
+"$CARMA" simulate --policy or-rr --out "$tmp/run" >/dev/null || fail "--out run exits 0"
+[ "$(wc -l <"$tmp/run/tasks.csv")" = 91 ] || fail "tasks.csv has 90 rows"
+head -1 "$tmp/run/gpu_timeline.csv" | grep -q "^t_s,gpu," || fail "timeline header"
+ls -A "$tmp/run" | grep -q tmp && fail "temporary files left in --out"
+
+# Bad input: exit 1, a message naming the problem, nothing written under --out.
+bad() { # expected-message args...
+    local msg=$1; shift
+    rm -rf "$tmp/bad"
+    err=$("$CARMA" simulate "$@" --out "$tmp/bad" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 1 ] || fail "$* exits 1 (got $rc)"
+    grep -q "$msg" <<<"$err" || fail "$*: message '$msg' missing in: $err"
+    [ -z "$(ls -A "$tmp/bad" 2>/dev/null)" ] || fail "$*: left files in --out"
+}
+printf 'seq,submit_offset_s,task_file\n1,0,resnet.rad\n2,5,nosuch.rad\n' >"$tmp/unknown.csv"
+bad "nosuch.rad" --trace "$tmp/unknown.csv"
+printf 'seq,submit_offset_s,task_file\n1,0,resnet.rad\n2,abc,vgg.rad\n' >"$tmp/malformed.csv"
+bad "malformed.csv:3" --trace "$tmp/malformed.csv"
+bad "unknown policy 'best'" --policy best
+bad "unknown estimator 'psychic'" --estimator psychic
+bad "unknown GPU model 'B300'" --gpus 4xB300
+printf 'seq,submit_offset_s,task_file\n1,0,gpt2_xl.rad\n' >"$tmp/nomem.csv"
+bad "no measured peak memory" --trace "$tmp/nomem.csv"
+"$CARMA" simulate --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option exits 2"
+"$CARMA" simulate --help | grep -q -- "--no-interference" || fail "--help lists options"
+
+# A config-defined GPU model.
+"$CARMA" simulate --set sim_gpu_model=T4-16GB:16G:10:70 --gpus 8xT4-16GB --json >/dev/null \
+    || fail "config-defined GPU model usable"
+
+# trace synth: deterministic, Philly-like, validated; the file is written whole.
+"$CARMA" trace synth --jobs 500 --seed 7 --out "$tmp/s1.csv" || fail "synth exits 0"
+"$CARMA" trace synth --jobs 500 --seed 7 >"$tmp/s2.csv" || fail "synth to stdout"
+cmp -s "$tmp/s1.csv" "$tmp/s2.csv" || fail "same seed, same trace"
+[ "$(wc -l <"$tmp/s1.csv")" = 501 ] || fail "synth writes N rows"
+"$CARMA" trace synth --jobs 500 --seed 8 | cmp -s - "$tmp/s1.csv" && fail "seed changes the trace"
+"$CARMA" simulate --trace "$tmp/s1.csv" --gpus 16xA100-40GB --policy oracle-magm --json >/dev/null \
+    || fail "a synthetic trace simulates"
+"$CARMA" trace synth --seed 1 >/dev/null 2>&1; [ $? -eq 2 ] || fail "synth without --jobs exits 2"
+"$CARMA" trace synth --jobs 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--jobs 0 exits 2"
+"$CARMA" trace synth --jobs 5 --catalog "$tmp/none.csv" --out "$tmp/s3.csv" 2>/dev/null \
+    && fail "missing catalog fails"
+[ -e "$tmp/s3.csv" ] && fail "no partial trace file"
+
+exit $((fails > 0))
