@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/daemon_client.h"
 #include "core/taskload.h"
+#include "estimate/estimate.h"
 #include "daemon/proto.h"
 #include "util/strutil.h"
 
@@ -21,7 +22,8 @@ static const char *const usage =
     "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file.\n\n"
     "  --gpus N           GPUs the task needs (default 1)\n"
     "  --mem SIZE         its GPU memory need per GPU (e.g. 12G, 8000M): the measured figure\n"
-    "  --summary FILE     its model summary (recorded with the task)\n"
+    "  --summary FILE     its model summary: with --batch, the horus, gpumemnet and carma\n"
+    "                     estimates are computed from it (for the est-* policies)\n"
     "  --batch N          its batch size (with --summary)\n"
     "  --name X           a short name (default: the command's program name)\n"
     "  --max-retries N    out-of-memory relaunches (default: the config's retry_cap)\n"
@@ -112,6 +114,19 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     return 0;
 }
 
+/* Fills the figures of every estimator computed from a summary (horus, gpumemnet, carma). */
+static int estimate_summary(submission *sub, carma_err *err)
+{
+    estimator e;
+    estimator_init(&e);
+    int rc = 0;
+    for (int k = 0; k < MEM_SOURCE_COUNT && rc == 0; k++)
+        if (estimator_computes((mem_source)k))
+            rc = estimate_fill_mem(&e, (mem_source)k, sub->summary, sub->batch, &sub->mem, err);
+    estimator_free(&e);
+    return rc;
+}
+
 static bool is_task_file(const char *arg)
 {
     return str_ends_with(arg, ".rad") || str_ends_with(arg, ".yaml") || str_ends_with(arg, ".yml");
@@ -171,6 +186,7 @@ int cmd_submit(int argc, char **argv)
                 submission_free(&sub);
                 return cli_usage_error("submit", "--summary: cannot read '%s'", optarg);
             }
+            given |= GIVEN_SUMMARY;
             break;
         case 'b':
             if (parse_i64(optarg, &v) || v < 1 || v > (1 << 30)) {
@@ -179,7 +195,6 @@ int cmd_submit(int argc, char **argv)
                                        optarg);
             }
             sub.batch = (int)v;
-            given |= GIVEN_SUMMARY;
             have_batch = true;
             break;
         case 'n':
@@ -244,6 +259,18 @@ int cmd_submit(int argc, char **argv)
     }
     if (have_mem)
         mem_figures_set(&sub.mem, MEM_ORACLE, mem);
+    if ((given & GIVEN_SUMMARY) && sub.batch == 0) {
+        submission_free(&sub);
+        return cli_usage_error("submit", "--summary needs --batch N");
+    }
+    /* Estimates are computed here, reading the summary with the submitter's own rights. */
+    if (sub.summary && sub.batch > 0 && estimate_summary(&sub, &err)) {
+        if (given & GIVEN_SUMMARY) {
+            submission_free(&sub);
+            return cli_fail("submit", &err);
+        }
+        fprintf(stderr, "carma submit: warning: no estimates (%s)\n", err.msg);
+    }
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) {
         submission_free(&sub);
