@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The daemon's client commands: true --help, exit status 2 for bad usage, 1 with a clear
+# message when the daemon is unreachable or refuses, nothing stored for a refused submission,
+# and the --json shapes the issue asks for.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+
+for c in daemon submit queue show cancel logs gpus; do
+    "$CARMA" $c --help | grep -q "usage: carma $c" || fail "$c --help"
+    "$CARMA" $c --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "$c --bogus should exit 2"
+done
+for c in show cancel logs; do
+    "$CARMA" $c x >/dev/null 2>&1; [ $? -eq 2 ] || fail "$c with a bad id should exit 2"
+    "$CARMA" $c >/dev/null 2>&1; [ $? -eq 2 ] || fail "$c without an id should exit 2"
+done
+"$CARMA" submit >/dev/null 2>&1; [ $? -eq 2 ] || fail "submit without a command should exit 2"
+"$CARMA" submit --gpus 0 -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gpus 0 should exit 2"
+"$CARMA" submit --mem lots -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--mem lots should exit 2"
+out=$("$CARMA" queue 2>&1); [ $? -eq 1 ] || fail "no daemon: exit 1"
+grep -q "cannot reach the daemon at $SOCK" <<<"$out" || fail "no daemon message: $out"
+"$CARMA" daemon --gpu-backend nope --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "unknown GPU backend 'nope' (available: sim" "$tmp/err" || fail "bad backend"
+"$CARMA" daemon --gpu-backend sim --sim-gpus 2xA100 --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "expected COUNTxNAME-<N>GB" "$tmp/err" || fail "bad --sim-gpus"
+
+start_daemon --sim-gpus 2xA100-40GB --set sample_interval_s=0.2
+out=$("$CARMA" submit --gpus 3 -- true 2>&1); [ $? -eq 1 ] || fail "3 GPUs on 2 should fail"
+grep -q "asks for 3 GPUs but this server has 2" <<<"$out" || fail "message: $out"
+"$CARMA" submit /nonexistent/x.rad >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing task file"
+[ "$("$CARMA" queue --all --json | jq length)" -eq 0 ] || fail "a refused submission was stored"
+id=$("$CARMA" submit --json --name hello --mem 3G -- echo 'hi there' | jq .id)
+[ "$id" = 1 ] || fail "--json submit id: $id"
+t=$("$CARMA" show --json 1)
+for k in id name user state attempts gpus mem_mib; do
+    jq -e "has(\"$k\")" <<<"$t" >/dev/null || fail "show --json lacks $k"
+done
+[ "$(jq -r .name <<<"$t")" = hello ] && [ "$(jq .mem_mib <<<"$t")" = 3072 ] || fail "fields: $t"
+[ "$(jq -r .command <<<"$t")" = "echo 'hi there'" ] || fail "command quoting: $(jq -r .command <<<"$t")"
+done_() { [ "$("$CARMA" show --json 1 | jq -r .state)" = done ]; }
+wait_until 10 done_ || fail "task 1 did not finish"
+[ "$("$CARMA" logs 1)" = "hi there" ] || fail "logs"
+[ "$("$CARMA" logs --json 1 | jq -r .stdout)" = "hi there" ] || fail "logs --json"
+"$CARMA" gpus --json | jq -e 'length == 2 and all(.[]; has("mem_used_mib") and has("smact") and has("grace") and has("tasks") and has("power_w"))' >/dev/null \
+    || fail "gpus --json"
+"$CARMA" gpus | grep -q "^0 .*sim A100-40GB" || fail "gpus table"
+out=$("$CARMA" cancel 1 2>&1); [ $? -eq 1 ] && grep -q "already done" <<<"$out" || fail "cancel done: $out"
+stop_daemon
+echo "$fails failure(s)"
+[ $fails -eq 0 ]
