@@ -236,6 +236,11 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     /* Group commit: everything those requests changed is durable before any reply leaves. */
     if (d->in_txn)
         d_commit(d);
+    if (d->failed) { /* nothing may be acknowledged that is not stored */
+        free(fds);
+        free(gone);
+        return 0;
+    }
     double now = daemon_mono_now();
     for (int i = n - 1; i >= 0; i--) {
         client *c = d->clients[i];
