@@ -3,7 +3,7 @@
 # As root it uses apt-get; otherwise it prints the exact command to run.
 set -eu
 
-PACKAGES="cmake make gcc pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcmocka-dev jq sqlite3"
+PACKAGES="cmake make gcc pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcmocka-dev jq sqlite3 procps"
 
 missing=""
 for pkg in $PACKAGES; do

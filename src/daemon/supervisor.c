@@ -374,3 +374,9 @@ int supervisor_cancel(const char *dir, carma_err *err)
                              strerror(errno));
     return 0;
 }
+
+void supervisor_kill_leftovers(pid_t task_pid)
+{
+    if (task_pid > 1)
+        kill(-task_pid, SIGKILL);
+}

@@ -64,4 +64,8 @@ sup_status supervisor_poll(const char *dir, pid_t *task_pid, sup_result *res);
  * reused pid is never signalled. */
 int supervisor_cancel(const char *dir, carma_err *err);
 
+/* After SUP_LOST: the task's own process died with its supervisor, but what it started may
+ * live on in its process group; this ends them (SIGKILL to the group, if it still exists). */
+void supervisor_kill_leftovers(pid_t task_pid);
+
 #endif

@@ -282,10 +282,12 @@ void d_reap(daemon_state *d)
             t->task_pid = task_pid;
         if (s == SUP_ENDED)
             attempt_result(d, t, r);
-        else if (s == SUP_LOST || s == SUP_NEVER_STARTED)
+        else if (s == SUP_LOST || s == SUP_NEVER_STARTED) {
+            if (s == SUP_LOST)
+                supervisor_kill_leftovers(t->task_pid);
             finish_attempt(d, t, t->cancel_requested ? TASK_CANCELLED : TASK_FAILED,
                            "its supervisor died without a result");
-        else if (t->cancel_requested && !t->cancel_sent) {
+        } else if (t->cancel_requested && !t->cancel_sent) {
             carma_err err;
             if (supervisor_cancel(t->att_dir, &err) == 0)
                 t->cancel_sent = true;
@@ -652,6 +654,8 @@ static int restore_row(void *ctx, const store_task_row *row, const store_attempt
     }
     dlog(d, "task %llu: attempt %d %s while the daemon was away", (unsigned long long)t->st.id,
          t->att_n, s == SUP_LOST ? "lost its supervisor" : "ended");
+    if (s == SUP_LOST)
+        supervisor_kill_leftovers(t->task_pid);
     if (push(&rc->ended, &rc->nended, &rc->ecap, t)) {
         free(r);
         return carma_err_set(err, "out of memory");

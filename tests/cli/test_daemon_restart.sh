@@ -30,6 +30,7 @@ SQL
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
 grep -q "task $a: attempt 1 lost its supervisor while the daemon was away" "$tmp/daemon.log" \
     || fail "A's lost supervisor not noticed"
+wait_until 5 sh -c "! pgrep -g $task_pid" || fail "A's process group outlived its supervisor"
 grep -q "task 3: attempt 1 was never started; queued again" "$tmp/daemon.log" \
     || fail "C not requeued"
 out=$("$CARMA" logs --follow 3) || fail "logs --follow"
