@@ -107,7 +107,7 @@ static void never_started_and_lost(void **state)
     sup_result *r = malloc(sizeof *r);
     pid_t task = 0;
     assert_int_equal(supervisor_poll(dir, &task, r), SUP_NEVER_STARTED);
-    launch_spec ls = spec("sleep 30", 1);
+    launch_spec ls = spec("sleep 30; true", 1); /* sh stays, sleep is its child */
     pid_t sup;
     carma_err err;
     assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
@@ -135,6 +135,15 @@ static void never_started_and_lost(void **state)
         }
     }
     assert_true(gone);
+    /* What the task started (sh's child `sleep`) is ended with its process group. */
+    supervisor_kill_leftovers(task);
+    int group_gone = 0;
+    for (int i = 0; i < 300 && !group_gone; i++) {
+        group_gone = kill(-task, 0) != 0;
+        if (!group_gone)
+            sleep_ms(10);
+    }
+    assert_true(group_gone);
     free(r);
 }
 
