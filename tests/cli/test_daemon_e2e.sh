@@ -28,7 +28,7 @@ job() { # MEM_DECLARED MEM_REAL SECONDS [fakejob options...]
         "$FAKEJOB" --mem "$real" --seconds "$secs" "$@"
 }
 ids=()
-for i in $(seq 1 8); do ids+=("$(job 10G 10G 2 --smact 0.2)"); done   # fill the 4 GPUs twice
+for i in $(seq 1 8); do ids+=("$(job 10G 10G 3 --smact 0.2)"); done   # fill the 4 GPUs twice
 ids+=("$(job 1G 36G 1)")                                             # 9: lies about its memory
 ids+=("$(job 2G 2G 1 --exit 3)")                                     # 10: fails for good
 ids+=("$(job 2G 2G 1 --stderr 'warning: CUDA out of memory earlier, recovered')") # 11: done
@@ -90,7 +90,8 @@ done
 order=$(sqlite3 "$STATE/carma.db" "SELECT task_id FROM events WHERE kind='launch' ORDER BY seq" \
         | awk '!seen[$1]++' | tr '\n' ' ')
 [ "$order" = "$(seq 1 30 | tr '\n' ' ')" ] || fail "first launches out of order: $order"
-grep -q "recovery" "$tmp/daemon.log" || fail "no recovery in the daemon log"
+grep -q "task 9 to the recovery queue (attempt 1: oom, exit 1, 'CUDA out of memory' in stderr)" \
+    "$tmp/daemon.log" || fail "task 9's crash not classified as out-of-memory"
 
 stop_daemon
 [ $fails -eq 0 ] || { echo "--- daemon log"; cat "$tmp/daemon.log"; }
