@@ -40,6 +40,12 @@ void gpm_reader_free(gpm_reader *g, const nvml_lib *lib)
     memset(g, 0, sizeof *g);
 }
 
+void gpm_reader_reset(gpm_reader *g)
+{
+    g->have_prev = g->have_last = false;
+    g->smact = g->smocc = g->drama = NAN;
+}
+
 static void swap_samples(gpm_reader *g, double now)
 {
     nvmlGpmSample_t t = g->prev;

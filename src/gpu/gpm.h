@@ -31,6 +31,10 @@ void gpm_reader_init(gpm_reader *g, const nvml_lib *lib, nvmlDevice_t dev);
 bool gpm_reader_sample(gpm_reader *g, const nvml_lib *lib, nvmlDevice_t dev, double now,
                        double *smact, double *smocc, double *drama, nvmlReturn_t *rc);
 
+/* Forgets the baseline and the last values (after a GPU was lost: an interval across the loss
+ * means nothing). */
+void gpm_reader_reset(gpm_reader *g);
+
 void gpm_reader_free(gpm_reader *g, const nvml_lib *lib);
 
 /* GPM percent (0..100) to a 0..1 fraction; NaN stays NaN, and small overshoots are clamped. */

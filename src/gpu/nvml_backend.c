@@ -18,6 +18,7 @@ typedef struct nvml_gpu {
     nvmlDevice_t dev;
     char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
     char name[NVML_DEVICE_NAME_BUFFER_SIZE];
+    bool static_known; /* uuid/name read and GPM set up */
     gpm_reader gpm;
 } nvml_gpu;
 
@@ -55,14 +56,24 @@ static void nvml_close(gpu_backend *b)
     free(b);
 }
 
-/* Static facts read once. A missing symbol or failed query leaves the string empty. */
+/* Static facts, read at open and again at each sample until they are known (a GPU lost at
+ * start cannot tell its UUID). A missing symbol or failed query leaves the string empty. */
 static void read_static(gpu_backend *b, nvml_gpu *g)
 {
-    if (b->lib.device_uuid && b->lib.device_uuid(g->dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
+    if (g->static_known)
+        return;
+    bool uuid_ok = b->lib.device_uuid &&
+                   b->lib.device_uuid(g->dev, g->uuid, sizeof g->uuid) == NVML_SUCCESS;
+    bool name_ok = b->lib.device_name &&
+                   b->lib.device_name(g->dev, g->name, sizeof g->name) == NVML_SUCCESS;
+    if (!uuid_ok)
         g->uuid[0] = '\0';
-    if (b->lib.device_name && b->lib.device_name(g->dev, g->name, sizeof g->name) != NVML_SUCCESS)
+    if (!name_ok)
         g->name[0] = '\0';
     g->uuid[sizeof g->uuid - 1] = g->name[sizeof g->name - 1] = '\0';
+    if (!uuid_ok && b->lib.device_uuid)
+        return; /* try again next sample */
+    g->static_known = true;
     gpm_reader_init(&g->gpm, &b->lib, g->dev);
 }
 
@@ -274,6 +285,8 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
     for (int i = 0; i < b->n; i++) {
         nvml_gpu *g = &b->gpus[i];
         gpu_reading *r = &out[i];
+        if (g->dev)
+            read_static(b, g);
         reading_unknown(r, i, g);
         if (!g->dev)
             continue;
@@ -281,6 +294,7 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
         if (!read_memory(b, g, r) || !read_activity_and_power(b, g, r) || !read_procs(b, g, r) ||
             !read_gpm(b, g, r, now)) {
             *r = keep; /* lost: nothing from this sample counts */
+            gpm_reader_reset(&g->gpm);
             continue;
         }
         if (dcgm_ok)

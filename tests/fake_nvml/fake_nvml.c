@@ -314,6 +314,7 @@ EXPORT const char *nvmlErrorString(int rc)
     case E_NOT_SUPPORTED: return "Not Supported";
     case E_INSUFFICIENT_SIZE: return "Insufficient Size";
     case E_GPU_IS_LOST: return "GPU is lost";
+    case 9: return "Driver Not Loaded";
     case E_ARGUMENT_VERSION_MISMATCH: return "Argument version mismatch";
     default: return "Unknown Error";
     }
