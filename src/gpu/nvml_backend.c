@@ -252,18 +252,19 @@ static bool read_gpm(gpu_backend *b, nvml_gpu *g, gpu_reading *r, double now)
     return rc != NVML_ERROR_GPU_IS_LOST;
 }
 
-static void apply_dcgm(const dcgm_gpu_values *v, gpu_reading *r)
+/* DCGM's activity is used only on GPUs without GPM (on Hopper DCGM reads GPM itself, and one
+ * source per GPU keeps readings comparable); its power and energy only where NVML gave none. */
+static void apply_dcgm(const nvml_gpu *g, const dcgm_gpu_values *v, gpu_reading *r)
 {
     if (!v->present)
         return;
-    if (r->src_activity == SRC_UNKNOWN &&
+    if (!g->gpm.supported &&
         !(isnan(v->smact) && isnan(v->smocc) && isnan(v->drama))) {
         r->smact = v->smact;
         r->smocc = v->smocc;
         r->drama = v->drama;
         r->src_activity = SRC_DCGM;
     }
-    /* power and energy from DCGM only where NVML could not give them */
     if (isnan(r->power_w) && isnan(r->energy_mj) && !(isnan(v->power_w) && isnan(v->energy_mj))) {
         r->power_w = v->power_w;
         r->energy_mj = v->energy_mj;
@@ -298,7 +299,7 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
             continue;
         }
         if (dcgm_ok)
-            apply_dcgm(&b->dvals[i], r);
+            apply_dcgm(g, &b->dvals[i], r);
     }
     (void)err; /* per-GPU failures are unknowns, not errors */
     return 0;

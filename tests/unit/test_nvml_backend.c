@@ -321,6 +321,55 @@ static void init_failure_is_reported_with_nvml_text(void **state)
     assert_non_null(strstr(err.msg, "Driver Not Loaded"));
 }
 
+static void dcgm_fills_activity_where_gpm_is_missing(void **state)
+{
+    (void)state;
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/dcgm/libdcgm.so.4", FAKE_NVML_DIR);
+    setenv("CARMA_DCGM_LIBRARY", lib, 1);
+    /* DCGM numbers the A100 7; field 52 says it is NVML's GPU 1. Its power query fails in
+     * NVML, so power and energy come from DCGM too. */
+    setenv("FAKE_DCGM_VALUES", "7:1:0.55:0.25:na:300.5:4200;9:0:0.9:0.9:0.9:1:1", 1);
+    char text[2048];
+    snprintf(text, sizeof text, "%sfail nvmlDeviceGetPowerUsage 3 gpu=1\n"
+                                "fail nvmlDeviceGetTotalEnergyConsumption 3 gpu=1\n", two_gpus);
+    open_and_sample("full", text);
+    const gpu_reading *b = &F.r[1];
+    assert_int_equal(b->src_activity, SRC_DCGM);
+    assert_double_equal(b->smact, 0.55, 1e-12); /* DCGM ratios are already 0..1 */
+    assert_double_equal(b->smocc, 0.25, 1e-12);
+    assert_true(isnan(b->drama)); /* a blank value is unknown */
+    assert_int_equal(b->src_power, SRC_DCGM);
+    assert_double_equal(b->power_w, 300.5, 1e-12);
+    assert_double_equal(b->energy_mj, 4200.0, 1e-12);
+    /* the H100 keeps GPM (unknown on the first sample) and NVML power: DCGM does not override */
+    assert_int_equal(F.r[0].src_activity, SRC_UNKNOWN);
+    assert_int_equal(F.r[0].src_power, SRC_NVML);
+    assert_string_equal(nvml_backend_activity_note(F.b), "");
+    sleep_ms(120);
+    sample_again();
+    assert_int_equal(F.r[0].src_activity, SRC_GPM);
+    assert_double_equal(F.r[0].smact, 0.405, 1e-9);
+    unsetenv("FAKE_DCGM_VALUES");
+}
+
+static void dcgm_failing_to_start_leaves_activity_unknown(void **state)
+{
+    (void)state;
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/dcgm/libdcgm.so.4", FAKE_NVML_DIR);
+    setenv("CARMA_DCGM_LIBRARY", lib, 1);
+    setenv("FAKE_DCGM_VALUES", "0:1:0.55:0.25:0.1:300:4200", 1);
+    setenv("FAKE_DCGM_FAIL", "dcgmWatchFields", 1);
+    open_and_sample("full", two_gpus);
+    assert_int_equal(F.r[1].src_activity, SRC_UNKNOWN);
+    assert_true(isnan(F.r[1].smact));
+    assert_non_null(strstr(nvml_backend_activity_note(F.b), "dcgmWatchFields failed"));
+    assert_non_null(strstr(nvml_backend_activity_note(F.b), "Profiling is not supported"));
+    unsetenv("FAKE_DCGM_FAIL");
+    unsetenv("FAKE_DCGM_VALUES");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +393,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(library_without_nvml_symbols_is_rejected, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(init_failure_is_reported_with_nvml_text, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(dcgm_fills_activity_where_gpm_is_missing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(dcgm_failing_to_start_leaves_activity_unknown, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
