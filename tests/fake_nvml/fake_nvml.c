@@ -6,6 +6,8 @@
  *   gpu uuid=U name=N total=MiB used=MiB reserved=MiB util=PCT power=MW energy=MJ
  *       gpm=0|1 smact=PCT smocc=PCT drama=PCT      (util/power/energy/sm*: "na" = not supported)
  *   proc gpu=I pid=P used=MiB|na                   (compute process list)
+ *   proc gpu=I match=TEXT used=MiB|na              (every live process whose command line,
+ *                                                   arguments joined by spaces, contains TEXT)
  *   mps gpu=I pid=P used=MiB|na                    (MPS client list)
  *   fail FUNCTION RC [gpu=I]                       (FUNCTION returns RC, for that GPU or all)
  *   lost I                                         (every query on GPU I: GPU_IS_LOST)
@@ -18,6 +20,7 @@
  *   FAKE_STRIDE32 _v3 process lists write the 32-byte records of drivers 535.43-535.86
  * The structs below are written from NVML's documentation, independently of src/gpu/nvml_api.h,
  * so a layout mistake there is caught here. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -47,6 +51,7 @@ typedef struct fake_proc {
     int gpu;
     unsigned pid;
     double used_mib; /* NA: not available */
+    char match[128]; /* non-empty: every live process whose command line contains this */
 } fake_proc;
 
 typedef struct fake_gpu {
@@ -144,6 +149,7 @@ static void parse_proc(char *rest, fake_proc *list, int *n)
         if (!strcmp(t, "gpu")) p->gpu = atoi(eq + 1);
         else if (!strcmp(t, "pid")) p->pid = (unsigned)strtoul(eq + 1, NULL, 10);
         else if (!strcmp(t, "used")) p->used_mib = num_or_na(eq + 1);
+        else if (!strcmp(t, "match")) snprintf(p->match, sizeof p->match, "%s", eq + 1);
     }
 }
 
@@ -408,11 +414,62 @@ EXPORT int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t dev, unsigned long l
 }
 #endif
 
+/* The pids of live processes whose command line contains `text` (not this process). */
+static int match_processes(const char *text, unsigned *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    int n = 0;
+    for (struct dirent *de; n < max && (de = readdir(d));) {
+        unsigned pid = (unsigned)strtoul(de->d_name, NULL, 10);
+        if (!pid || pid == (unsigned)getpid())
+            continue;
+        char path[64], buf[4096];
+        snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i + 1 < len; i++)
+            if (buf[i] == '\0')
+                buf[i] = ' ';
+        buf[len] = '\0';
+        if (len && strstr(buf, text))
+            pids[n++] = pid;
+    }
+    closedir(d);
+    return n;
+}
+
+/* The list with match entries replaced by the processes they match now. */
+static int expand_procs(const fake_proc *list, int n, fake_proc *out)
+{
+    int k = 0;
+    for (int i = 0; i < n && k < MAX_PROCS; i++) {
+        if (!list[i].match[0]) {
+            out[k++] = list[i];
+            continue;
+        }
+        unsigned pids[MAX_PROCS];
+        int m = match_processes(list[i].match, pids, MAX_PROCS - k);
+        for (int j = 0; j < m; j++) {
+            out[k] = list[i];
+            out[k].match[0] = '\0';
+            out[k++].pid = pids[j];
+        }
+    }
+    return k;
+}
+
 /* Writes the processes of GPU `gi` from `list` as records of `size` bytes (16: pid + memory;
  * 24: + instance ids; 32: + protected memory). */
-static int write_procs(const fake_proc *list, int n, int gi, unsigned *count, void *infos,
-                       size_t size)
+static int write_procs(const fake_proc *scripted, int nscripted, int gi, unsigned *count,
+                       void *infos, size_t size)
 {
+    fake_proc list[MAX_PROCS];
+    int n = expand_procs(scripted, nscripted, list);
     unsigned have = 0;
     for (int i = 0; i < n; i++)
         have += list[i].gpu == gi;

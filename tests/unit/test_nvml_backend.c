@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -286,6 +288,38 @@ static void stride32_process_records_are_read_right(void **state)
     }
 }
 
+/* The fake can attach live processes by their command line, as a driver would see them. */
+static void process_matched_by_command_line(void **state)
+{
+    (void)state;
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        execlp("sleep", "sleep", "7.25", (char *)NULL);
+        _exit(127);
+    }
+    /* wait until the child has become `sleep 7.25` */
+    char path[64], buf[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)child);
+    for (int i = 0; i < 500 && strcmp(buf, "sleep"); i++) {
+        FILE *f = fopen(path, "r");
+        size_t k = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[k] = '\0';
+        if (strcmp(buf, "sleep"))
+            sleep_ms(10);
+    }
+    open_and_sample("full", "gpu\nproc gpu=0 match=\"sleep 7.25\" used=333\n");
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    assert_int_equal(F.r[0].nprocs, 1);
+    assert_int_equal(F.r[0].procs[0].pid, child);
+    assert_int_equal(F.r[0].procs[0].used_mib, 333);
+    sample_again(); /* it is gone */
+    assert_int_equal(F.r[0].nprocs, 0);
+}
+
 static void missing_library_error_names_it(void **state)
 {
     (void)state;
@@ -389,6 +423,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(bare_library_gives_only_unknowns, setup, teardown),
         cmocka_unit_test_setup_teardown(stride32_process_records_are_read_right, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(process_matched_by_command_line, setup, teardown),
         cmocka_unit_test_setup_teardown(missing_library_error_names_it, setup, teardown),
         cmocka_unit_test_setup_teardown(library_without_nvml_symbols_is_rejected, setup,
                                         teardown),
