@@ -8,6 +8,7 @@
 const carma_command carma_commands[] = {
     {"help", cmd_help, "show the commands, or one command's help"},
     {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
+    {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
     {"gpu-probe", cmd_gpu_probe, "read this machine's GPUs directly through a GPU backend"},
     {NULL, NULL, NULL},
 };

@@ -4,6 +4,7 @@
 
 int cmd_help(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_task(int argc, char **argv);
 int cmd_gpu_probe(int argc, char **argv);
 
 #endif

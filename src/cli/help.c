@@ -17,6 +17,8 @@ int cmd_help(int argc, char **argv)
         fprintf(stderr, "carma help: '%s' is not a carma command.\n", argv[1]);
         return EXIT_USAGE;
     }
+    if (argc >= 2)
+        printf("usage: carma help [COMMAND]\n\n");
     printf("usage: carma [--version] [--help] COMMAND [ARGS]\n\n"
            "carma is a collocation-aware GPU resource manager for deep-learning training.\n\n"
            "Commands:\n");

@@ -1,0 +1,400 @@
+/* taskfile.c — YAML task files (see taskfile.h), read with libyaml's document API so every
+ * error can name the line of the offending node. */
+#include "core/taskfile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "util/strutil.h"
+
+typedef struct tf_ctx {
+    const char *path;
+    yaml_document_t *doc;
+    carma_err *err;
+} tf_ctx;
+
+/* Sets "path:line: message" for a node and returns -1. */
+static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+    char msg[CARMA_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return carma_err_set(c->err, "%s:%zu: %s", c->path, (size_t)n->start_mark.line + 1, msg);
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE:
+        return "a scalar";
+    case YAML_SEQUENCE_NODE:
+        return "a list";
+    case YAML_MAPPING_NODE:
+        return "a mapping";
+    default:
+        return "nothing";
+    }
+}
+
+/* The text of a scalar node, or an error naming the key and what was found instead. */
+static const char *scalar_of(tf_ctx *c, const yaml_node_t *n, const char *key, const char *want)
+{
+    if (n->type != YAML_SCALAR_NODE) {
+        node_err(c, n, "%s: expected %s, got %s", key, want, node_kind(n));
+        return NULL;
+    }
+    const char *v = (const char *)n->data.scalar.value;
+    /* An unquoted empty value, `~` or `null` is YAML's null, not the text "null". */
+    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+        (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
+         !strcmp(v, "NULL"))) {
+        node_err(c, n, "%s: expected %s, got no value", key, want);
+        return NULL;
+    }
+    return v;
+}
+
+static int get_string(tf_ctx *c, const yaml_node_t *n, const char *key, char **dst)
+{
+    const char *s = scalar_of(c, n, key, "a string");
+    if (!s)
+        return -1;
+    if (!*s)
+        return node_err(c, n, "%s: must not be empty", key);
+    if (*dst)
+        return node_err(c, n, "%s: given twice", key);
+    if (!(*dst = str_dup(s)))
+        return node_err(c, n, "out of memory");
+    return 0;
+}
+
+static int get_int(tf_ctx *c, const yaml_node_t *n, const char *key, int lo, int hi, int *out)
+{
+    const char *s = scalar_of(c, n, key, "a whole number");
+    int64_t v;
+    if (!s)
+        return -1;
+    if (parse_i64(s, &v))
+        return node_err(c, n, "%s: expected a whole number, got '%s'", key, s);
+    if (v < lo || v > hi)
+        return node_err(c, n, "%s: must be between %d and %d, got %lld", key, lo, hi,
+                        (long long)v);
+    *out = (int)v;
+    return 0;
+}
+
+static int get_number(tf_ctx *c, const yaml_node_t *n, const char *key, double lo, double hi,
+                      double *out)
+{
+    const char *s = scalar_of(c, n, key, "a number");
+    double v;
+    if (!s)
+        return -1;
+    if (parse_double(s, &v))
+        return node_err(c, n, "%s: expected a number, got '%s'", key, s);
+    if (v < lo || v > hi)
+        return node_err(c, n, "%s: must be between %g and %g, got %g", key, lo, hi, v);
+    *out = v;
+    return 0;
+}
+
+static int get_size(tf_ctx *c, const yaml_node_t *n, const char *key, uint64_t *out)
+{
+    const char *s = scalar_of(c, n, key, "a memory size");
+    if (!s)
+        return -1;
+    if (parse_size_mib(s, out))
+        return node_err(c, n, "%s: expected a memory size (MiB, or e.g. 512M, 20G), got '%s'",
+                        key, s);
+    return 0;
+}
+
+/* Iterates a mapping's pairs, rejecting non-scalar and duplicate keys. */
+typedef int (*pair_fn)(tf_ctx *c, const char *key, const yaml_node_t *keynode,
+                       const yaml_node_t *value, void *arg);
+
+static int each_pair(tf_ctx *c, const yaml_node_t *map, const char *what, pair_fn fn, void *arg)
+{
+    if (map->type != YAML_MAPPING_NODE)
+        return node_err(c, map, "%s: expected a mapping, got %s", what, node_kind(map));
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
+        const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+        if (k->type != YAML_SCALAR_NODE)
+            return node_err(c, k, "%s: keys must be plain words, got %s", what, node_kind(k));
+        const char *key = (const char *)k->data.scalar.value;
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            const yaml_node_t *prev = yaml_document_get_node(c->doc, q->key);
+            if (prev->type == YAML_SCALAR_NODE &&
+                !strcmp((const char *)prev->data.scalar.value, key))
+                return node_err(c, k, "duplicate key '%s' (first on line %zu)", key,
+                                (size_t)prev->start_mark.line + 1);
+        }
+        if (fn(c, key, k, v, arg))
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- command ------------------------------------------------------------------------------ */
+
+/* Appends one argument, single-quoted when it holds anything a shell would interpret. */
+static int append_arg(char **line, size_t *len, const char *arg)
+{
+    bool plain = *arg != '\0';
+    for (const char *p = arg; *p; p++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=@+%",
+                    *p))
+            plain = false;
+    size_t need = *len + 1 + 4 * strlen(arg) + 3;
+    char *nl = realloc(*line, need);
+    if (!nl)
+        return -1;
+    *line = nl;
+    char *w = nl + *len;
+    if (*len)
+        *w++ = ' ';
+    if (plain) {
+        w = stpcpy(w, arg);
+    } else {
+        *w++ = '\'';
+        for (const char *p = arg; *p; p++) {
+            if (*p == '\'')
+                w = stpcpy(w, "'\\''");
+            else
+                *w++ = *p;
+        }
+        *w++ = '\'';
+        *w = '\0';
+    }
+    *len = (size_t)(w - nl);
+    return 0;
+}
+
+static int get_command(tf_ctx *c, const yaml_node_t *n, task_spec *t)
+{
+    if (n->type == YAML_SCALAR_NODE)
+        return get_string(c, n, "command", &t->command);
+    if (n->type != YAML_SEQUENCE_NODE)
+        return node_err(c, n, "command: expected a string or a list of arguments, got %s",
+                        node_kind(n));
+    char *line = NULL;
+    size_t len = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        const yaml_node_t *a = yaml_document_get_node(c->doc, *it);
+        const char *s = scalar_of(c, a, "command", "a string argument");
+        if (!s || append_arg(&line, &len, s)) {
+            free(line);
+            return s ? node_err(c, a, "out of memory") : -1;
+        }
+    }
+    if (!line)
+        return node_err(c, n, "command: the list of arguments is empty");
+    t->command = line;
+    return 0;
+}
+
+/* ---- env, estimates, sim ------------------------------------------------------------------ */
+
+static int env_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml_node_t *v,
+                    void *arg)
+{
+    task_spec *t = arg;
+    bool ok = (*key >= 'A' && *key <= 'Z') || (*key >= 'a' && *key <= 'z') || *key == '_';
+    for (const char *p = key; *p && ok; p++)
+        ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+             *p == '_';
+    if (!ok)
+        return node_err(c, k, "env: '%s' is not a valid variable name", key);
+    const char *val = scalar_of(c, v, "env value", "a string");
+    if (!val)
+        return -1;
+    size_t n = strlen(key) + strlen(val) + 2;
+    char *kv = malloc(n);
+    if (!kv)
+        return node_err(c, v, "out of memory");
+    snprintf(kv, n, "%s=%s", key, val);
+    int rc = task_spec_add_env(t, kv, c->err);
+    free(kv);
+    return rc;
+}
+
+static int estimate_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml_node_t *v,
+                         void *arg)
+{
+    task_spec *t = arg;
+    mem_source src;
+    if (mem_source_from_estimator(key, &src) || src == MEM_ORACLE)
+        return node_err(c, k,
+                        "estimates: unknown estimator '%s' (expected horus, faketensor, "
+                        "gpumemnet or carma; the measured figure goes in `memory`)",
+                        key);
+    uint64_t mib;
+    if (get_size(c, v, key, &mib))
+        return -1;
+    mem_figures_set(&t->mem, src, mib);
+    return 0;
+}
+
+static int sim_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml_node_t *v,
+                    void *arg)
+{
+    task_sim_facts *s = arg;
+    if (!strcmp(key, "solo_runtime_s"))
+        return get_number(c, v, key, 0, 1e9, &s->solo_runtime_s);
+    if (!strcmp(key, "smact"))
+        return get_number(c, v, key, 0, 1, &s->smact);
+    if (!strcmp(key, "smocc"))
+        return get_number(c, v, key, 0, 1, &s->smocc);
+    if (!strcmp(key, "drama"))
+        return get_number(c, v, key, 0, 1, &s->drama);
+    return node_err(c, k, "sim: unknown key '%s' (expected solo_runtime_s, smact, smocc, drama)",
+                    key);
+}
+
+/* ---- top level ---------------------------------------------------------------------------- */
+
+static int top_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml_node_t *v,
+                    void *arg)
+{
+    task_spec *t = arg;
+    if (!strcmp(key, "name"))
+        return get_string(c, v, key, &t->name);
+    if (!strcmp(key, "command"))
+        return get_command(c, v, t);
+    if (!strcmp(key, "workdir"))
+        return get_string(c, v, key, &t->workdir);
+    if (!strcmp(key, "summary"))
+        return get_string(c, v, key, &t->summary_path);
+    if (!strcmp(key, "gpus"))
+        return get_int(c, v, key, 1, SCHED_MAX_TASK_GPUS, &t->ngpus);
+    if (!strcmp(key, "batch_size"))
+        return get_int(c, v, key, 1, 1 << 30, &t->batch_size);
+    if (!strcmp(key, "max_retries"))
+        return get_int(c, v, key, 0, 1000, &t->max_retries);
+    if (!strcmp(key, "memory")) {
+        uint64_t mib;
+        if (get_size(c, v, key, &mib))
+            return -1;
+        mem_figures_set(&t->mem, MEM_ORACLE, mib);
+        return 0;
+    }
+    if (!strcmp(key, "env"))
+        return each_pair(c, v, "env", env_pair, t);
+    if (!strcmp(key, "estimates"))
+        return each_pair(c, v, "estimates", estimate_pair, t);
+    if (!strcmp(key, "sim"))
+        return each_pair(c, v, "sim", sim_pair, &t->sim);
+    return node_err(c, k,
+                    "unknown key '%s' (expected name, command, workdir, env, gpus, memory, "
+                    "estimates, summary, batch_size, max_retries, sim)",
+                    key);
+}
+
+/* The file name without directory and extension: the default task name. */
+static char *default_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char *name = str_dup(base);
+    char *dot = name ? strrchr(name, '.') : NULL;
+    if (dot && dot != name)
+        *dot = '\0';
+    return name;
+}
+
+static int fill_from_doc(tf_ctx *c, task_spec *t)
+{
+    yaml_node_t *root = yaml_document_get_root_node(c->doc);
+    if (!root)
+        return carma_err_set(c->err, "%s: empty task file (expected at least `command:`)",
+                             c->path);
+    if (root->type != YAML_MAPPING_NODE)
+        return node_err(c, root, "expected a mapping of keys (name, command, gpus, ...), got %s",
+                        node_kind(root));
+    t->ngpus = 1;
+    if (each_pair(c, root, "task file", top_pair, t))
+        return -1;
+    if (!t->command)
+        return node_err(c, root, "missing required key 'command'");
+    if (!t->name && !(t->name = default_name(c->path)))
+        return carma_err_set(c->err, "%s: out of memory", c->path);
+    if (!(t->source_path = str_dup(c->path)))
+        return carma_err_set(c->err, "%s: out of memory", c->path);
+    return task_spec_validate(t, c->path, c->err);
+}
+
+int taskfile_parse(const char *name, const char *text, size_t len, task_spec *out,
+                   carma_err *err)
+{
+    task_spec_init(out);
+    if (len > TASKFILE_MAX_BYTES)
+        return carma_err_set(err, "%s: %zu bytes is more than a task file may have (%d)", name,
+                             len, TASKFILE_MAX_BYTES);
+    if (memchr(text, '\0', len))
+        return carma_err_set(err, "%s: contains NUL bytes (not a text file?)", name);
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser))
+        return carma_err_set(err, "%s: out of memory", name);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int rc = 0;
+    if (!yaml_parser_load(&parser, &doc)) {
+        if (parser.context)
+            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s (%s on line %zu)", name,
+                               (size_t)parser.problem_mark.line + 1,
+                               parser.problem ? parser.problem : "unknown problem",
+                               parser.context, (size_t)parser.context_mark.line + 1);
+        else
+            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s", name,
+                               (size_t)parser.problem_mark.line + 1,
+                               parser.problem ? parser.problem : "unknown problem");
+        yaml_parser_delete(&parser);
+        return rc;
+    }
+    tf_ctx c = {name, &doc, err};
+    rc = fill_from_doc(&c, out);
+    if (rc == 0) { /* a second document is a mistake, not something to ignore */
+        yaml_document_t extra;
+        if (!yaml_parser_load(&parser, &extra)) {
+            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s", name,
+                               (size_t)parser.problem_mark.line + 1,
+                               parser.problem ? parser.problem : "unknown problem");
+        } else {
+            yaml_node_t *r = yaml_document_get_root_node(&extra);
+            if (r)
+                rc = carma_err_set(err, "%s:%zu: a task file holds one YAML document", name,
+                                   (size_t)r->start_mark.line + 1);
+            yaml_document_delete(&extra);
+        }
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (rc)
+        task_spec_free(out);
+    return rc;
+}
+
+int taskfile_load(const char *path, task_spec *out, carma_err *err)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) {
+        task_spec_init(out);
+        return carma_err_set(err, "%s: %s", path, strerror(errno));
+    }
+    int rc = taskfile_parse(path, text, len, out, err);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,12 @@
+/* taskload.h — reads a task file of either kind, chosen by its extension:
+ * `.rad` (CARMA's positional format, rad.h) or `.yaml` / `.yml` (carma's keyed format,
+ * taskfile.h). Any other extension is an error that names both kinds. */
+#ifndef CARMA_CORE_TASKLOAD_H
+#define CARMA_CORE_TASKLOAD_H
+
+#include "core/task.h"
+#include "util/err.h"
+
+int task_load_file(const char *path, task_spec *out, carma_err *err);
+
+#endif

@@ -1,0 +1,168 @@
+/* trace.c — reading and atomically writing job traces (see trace.h). */
+#include "core/trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/csv.h"
+#include "util/strutil.h"
+
+void trace_free(trace *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->entries[i].task_file);
+    free(t->entries);
+    free(t->path);
+    memset(t, 0, sizeof *t);
+}
+
+/* Checks one entry against the previous one; `where` is "file:line". */
+static int check_entry(const trace_entry *e, const trace_entry *prev, const char *where,
+                       carma_err *err)
+{
+    if (e->seq < 0)
+        return carma_err_set(err, "%s: seq %d is negative", where, e->seq);
+    if (!(e->submit_offset_s >= 0) || !isfinite(e->submit_offset_s))
+        return carma_err_set(err, "%s: submit_offset_s must be a number >= 0", where);
+    if (prev && e->submit_offset_s < prev->submit_offset_s)
+        return carma_err_set(err,
+                             "%s: submit_offset_s %g is before the previous row's %g (offsets "
+                             "must not decrease)",
+                             where, e->submit_offset_s, prev->submit_offset_s);
+    if (!e->task_file || !*e->task_file)
+        return carma_err_set(err, "%s: empty task_file", where);
+    return 0;
+}
+
+static int load_rows(const csv_table *csv, trace *out, carma_err *err)
+{
+    int cseq, coff, cfile;
+    if ((cseq = csv_require_column(csv, "seq", err)) < 0 ||
+        (coff = csv_require_column(csv, "submit_offset_s", err)) < 0 ||
+        (cfile = csv_require_column(csv, "task_file", err)) < 0)
+        return -1;
+    if (csv->nrows == 0)
+        return carma_err_set(err, "%s: no entries (only a header)", csv->path);
+    if (!(out->entries = calloc(csv->nrows, sizeof *out->entries)))
+        return carma_err_set(err, "%s: out of memory", csv->path);
+    for (size_t i = 0; i < csv->nrows; i++) {
+        const csv_row *r = &csv->rows[i];
+        trace_entry *e = &out->entries[i];
+        char where[600];
+        snprintf(where, sizeof where, "%s:%zu", csv->path, r->line);
+        int64_t seq;
+        if (parse_i64(r->fields[cseq], &seq) || seq < 0 || seq > 1000000000)
+            return carma_err_set(err, "%s: seq: expected a whole number >= 0, got '%s'", where,
+                                 r->fields[cseq]);
+        e->seq = (int)seq;
+        if (parse_double(r->fields[coff], &e->submit_offset_s))
+            return carma_err_set(err, "%s: submit_offset_s: expected seconds, got '%s'", where,
+                                 r->fields[coff]);
+        if (!(e->task_file = str_dup(str_trim(r->fields[cfile]))))
+            return carma_err_set(err, "%s: out of memory", csv->path);
+        out->n++;
+        if (check_entry(e, i ? e - 1 : NULL, where, err))
+            return -1;
+    }
+    return 0;
+}
+
+int trace_load(const char *path, trace *out, carma_err *err)
+{
+    memset(out, 0, sizeof *out);
+    csv_table csv;
+    if (csv_load(path, &csv, err))
+        return -1;
+    int rc = 0;
+    if (!(out->path = str_dup(path)))
+        rc = carma_err_set(err, "%s: out of memory", path);
+    if (rc == 0)
+        rc = load_rows(&csv, out, err);
+    csv_free(&csv);
+    if (rc)
+        trace_free(out);
+    return rc;
+}
+
+/* A CSV field, quoted when it holds a comma, a quote or a line break. */
+static void write_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The shortest of %.15g / %.17g that reads back as the same double. */
+static void write_seconds(FILE *f, double v)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    if (strtod(buf, NULL) != v)
+        snprintf(buf, sizeof buf, "%.17g", v);
+    fputs(buf, f);
+}
+
+int trace_write(const char *path, const trace *t, carma_err *err)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        char where[600];
+        snprintf(where, sizeof where, "%s: entry %zu", path, i + 1);
+        if (check_entry(&t->entries[i], i ? &t->entries[i - 1] : NULL, where, err))
+            return -1;
+    }
+    size_t n = strlen(path);
+    char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
+    if (!tmp)
+        return carma_err_set(err, "%s: out of memory", path);
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int rc = carma_err_set(err, "%s: cannot create a temporary file: %s", path,
+                               strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    fchmod(fd, 0644); /* mkstemp's 0600 would make a trace only its writer can read */
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+    } else {
+        fputs("seq,submit_offset_s,task_file\n", f);
+        for (size_t i = 0; i < t->n; i++) {
+            fprintf(f, "%d,", t->entries[i].seq);
+            write_seconds(f, t->entries[i].submit_offset_s);
+            fputc(',', f);
+            write_field(f, t->entries[i].task_file);
+            fputc('\n', f);
+        }
+    }
+    int saved = 0;
+    errno = 0;
+    if (!f || fflush(f) || fsync(fileno(f)) || ferror(f))
+        saved = errno ? errno : EIO;
+    if (f && fclose(f) && !saved)
+        saved = errno ? errno : EIO;
+    if (!saved && rename(tmp, path))
+        saved = errno;
+    int rc = 0;
+    if (saved) {
+        unlink(tmp);
+        rc = carma_err_set(err, "%s: cannot write the trace: %s", path, strerror(saved));
+    }
+    free(tmp);
+    return rc;
+}

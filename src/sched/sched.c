@@ -1,0 +1,381 @@
+/* sched.c — the scheduling core: strict FIFO with head-of-line blocking, the recovery queue's
+ * priority, the exclusive-first rule, each policy's filters and order (policy.c), the per-GPU
+ * grace state, and the bounded recovery rules. See sched.h for the contract. */
+#include "sched/sched.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/policy.h"
+#include "sched/queue.h"
+
+struct sched {
+    sched_config cfg;
+    const policy_desc *policy;
+    int ngpus;
+    gpu_grace *grace;
+    task_queue main_q, recovery_q;
+    int rr_cursor;       /* or-rr: next GPU to look at, persistent across tasks */
+    int ngrace;          /* GPUs in GPU_GRACE, to skip the expiry scan when there are none */
+    double next_expiry;  /* earliest grace expiry among them */
+    int *scratch;        /* candidate GPU indices */
+};
+
+sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err)
+{
+    if (sched_config_validate(cfg, err))
+        return NULL;
+    if (ngpus < 1) {
+        carma_err_set(err, "a server needs at least one GPU (got %d)", ngpus);
+        return NULL;
+    }
+    sched *s = calloc(1, sizeof *s);
+    if (s) {
+        s->grace = calloc((size_t)ngpus, sizeof *s->grace);
+        s->scratch = calloc((size_t)ngpus, sizeof *s->scratch);
+    }
+    if (!s || !s->grace || !s->scratch) {
+        sched_destroy(s);
+        carma_err_set(err, "out of memory");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    s->policy = policy_describe(cfg->policy);
+    s->ngpus = ngpus;
+    s->next_expiry = INFINITY;
+    return s;
+}
+
+void sched_destroy(sched *s)
+{
+    if (!s)
+        return;
+    free(s->grace);
+    free(s->scratch);
+    free(s);
+}
+
+const sched_config *sched_get_config(const sched *s) { return &s->cfg; }
+int sched_ngpus(const sched *s) { return s->ngpus; }
+size_t sched_main_len(const sched *s) { return s->main_q.len; }
+size_t sched_recovery_len(const sched *s) { return s->recovery_q.len; }
+sched_task *sched_main_head(const sched *s) { return s->main_q.head; }
+sched_task *sched_recovery_head(const sched *s) { return s->recovery_q.head; }
+
+/* ---- queues ---------------------------------------------------------------------------------- */
+
+static int check_new_task(const sched *s, const sched_task *t, carma_err *err)
+{
+    if (t->where != SCHED_NOWHERE)
+        return carma_err_set(err, "task %llu is already queued or running",
+                             (unsigned long long)t->id);
+    if (t->ngpus < 1 || t->ngpus > SCHED_MAX_TASK_GPUS)
+        return carma_err_set(err, "task %llu asks for %d GPUs (1..%d allowed)",
+                             (unsigned long long)t->id, t->ngpus, SCHED_MAX_TASK_GPUS);
+    if (t->ngpus > s->ngpus)
+        return carma_err_set(err, "task %llu asks for %d GPUs but the server has %d",
+                             (unsigned long long)t->id, t->ngpus, s->ngpus);
+    return 0;
+}
+
+int sched_submit(sched *s, sched_task *t, carma_err *err)
+{
+    if (check_new_task(s, t, err))
+        return -1;
+    queue_push_back(&s->main_q, t);
+    t->where = SCHED_IN_MAIN;
+    return 0;
+}
+
+int sched_submit_recovery(sched *s, sched_task *t, carma_err *err)
+{
+    if (check_new_task(s, t, err))
+        return -1;
+    queue_push_back(&s->recovery_q, t);
+    t->where = SCHED_IN_RECOVERY;
+    return 0;
+}
+
+bool sched_remove_queued(sched *s, sched_task *t)
+{
+    if (t->where == SCHED_IN_MAIN)
+        queue_remove(&s->main_q, t);
+    else if (t->where == SCHED_IN_RECOVERY)
+        queue_remove(&s->recovery_q, t);
+    else
+        return false;
+    t->where = SCHED_NOWHERE;
+    return true;
+}
+
+/* ---- grace state (CARMA §5) ---------------------------------------------------------------- */
+
+static void grace_release(sched *s, int gpu)
+{
+    if (s->grace[gpu].state == GPU_GRACE)
+        s->ngrace--;
+    s->grace[gpu] = (gpu_grace){GPU_AVAILABLE, NULL, 0.0};
+}
+
+void sched_advance(sched *s, double now)
+{
+    if (s->ngrace == 0 || now < s->next_expiry)
+        return;
+    double next = INFINITY;
+    for (int g = 0; g < s->ngpus; g++) {
+        if (s->grace[g].state != GPU_GRACE)
+            continue;
+        double expiry = s->grace[g].seen_at + s->cfg.grace_s;
+        if (now >= expiry)
+            grace_release(s, g);
+        else if (expiry < next)
+            next = expiry;
+    }
+    s->next_expiry = next;
+}
+
+static void grace_enter(sched *s, int gpu, double seen_at)
+{
+    if (s->grace[gpu].state != GPU_GRACE)
+        s->ngrace++;
+    s->grace[gpu].state = GPU_GRACE;
+    s->grace[gpu].seen_at = seen_at;
+    double expiry = seen_at + s->cfg.grace_s;
+    if (expiry < s->next_expiry)
+        s->next_expiry = expiry;
+}
+
+void sched_process_seen(sched *s, const sched_task *t, int gpu, double now)
+{
+    if (gpu < 0 || gpu >= s->ngpus)
+        return;
+    gpu_grace *g = &s->grace[gpu];
+    if (g->state == GPU_LAUNCHING && g->task == t)
+        grace_enter(s, gpu, now);
+}
+
+gpu_grace sched_gpu_grace(const sched *s, int gpu)
+{
+    gpu_grace none = {GPU_AVAILABLE, NULL, 0.0};
+    return gpu >= 0 && gpu < s->ngpus ? s->grace[gpu] : none;
+}
+
+/* ---- placement ------------------------------------------------------------------------------ */
+
+bool sched_task_requirement(const sched_config *cfg, const sched_task *t, uint64_t *mib)
+{
+    const policy_desc *p = policy_describe(cfg->policy);
+    switch (p ? p->memory : PMEM_NONE) {
+    case PMEM_NONE:
+        *mib = 0;
+        return true;
+    case PMEM_FIXED:
+        *mib = cfg->or_min_free_mib;
+        return true;
+    case PMEM_ORACLE:
+        return mem_figures_get(&t->mem, MEM_ORACLE, mib);
+    case PMEM_ESTIMATE:
+        return mem_figures_get(&t->mem, cfg->estimator, mib);
+    }
+    return false;
+}
+
+/* The memory a GPU must offer (after the reserve) for this policy and requirement. */
+static uint64_t memory_needed(const sched *s, uint64_t requirement)
+{
+    switch (s->policy->memory) {
+    case PMEM_ORACLE:
+    case PMEM_ESTIMATE:
+        return requirement + s->cfg.margin_mib;
+    case PMEM_FIXED:
+        return s->cfg.or_min_free_mib;
+    case PMEM_NONE:
+        break;
+    }
+    return 0;
+}
+
+/* Exclusive-first: the first n GPUs, in index order, that are idle and available. */
+static int pick_exclusive(const sched *s, const gpu_view *views, int n, int *out)
+{
+    int found = 0;
+    for (int g = 0; g < s->ngpus && found < n; g++)
+        if (views[g].idle && s->grace[g].state == GPU_AVAILABLE)
+            out[found++] = g;
+    return found == n ? n : 0;
+}
+
+/* or-rr: walk at most ngpus GPUs from the cursor collecting available ones. The cursor moves
+ * past every GPU looked at, also when too few are found (as in the reference). */
+static int pick_round_robin(sched *s, int n, int *out)
+{
+    int found = 0, looked = 0;
+    while (looked < s->ngpus && found < n) {
+        int g = (s->rr_cursor + looked) % s->ngpus;
+        looked++;
+        if (s->grace[g].state == GPU_AVAILABLE)
+            out[found++] = g;
+    }
+    s->rr_cursor = (s->rr_cursor + looked) % s->ngpus;
+    return found == n ? n : 0;
+}
+
+/* Sort key of a candidate for the policy's order; smaller comes first. Ties keep index order
+ * because candidates are scanned in index order and only a strictly better key wins. */
+static double order_key(const sched *s, const gpu_view *v, uint64_t avail, int gpu)
+{
+    switch (s->policy->order) {
+    case PORDER_MEM_ASC:
+        return (double)avail;
+    case PORDER_MEM_DESC:
+        return -(double)avail;
+    case PORDER_SMACT_ASC:
+        return isnan(v->smact) ? INFINITY : v->smact; /* unknown activity sorts last */
+    case PORDER_INDEX:
+    case PORDER_ROUND_ROBIN:
+        break;
+    }
+    return (double)gpu;
+}
+
+/* Memory filter -> utilization gate -> availability, then the n best by the policy's order. */
+static int pick_by_policy(sched *s, const gpu_view *views, uint64_t need, int n, int *out)
+{
+    int *cand = s->scratch, ncand = 0;
+    for (int g = 0; g < s->ngpus; g++) {
+        const gpu_view *v = &views[g];
+        uint64_t avail = 0;
+        if (s->policy->memory != PMEM_NONE) {
+            if (!sched_available_mib(&s->cfg, v, &avail) || avail < need)
+                continue;
+        }
+        if (s->policy->gate && !sched_gate_passes(&s->cfg, v))
+            continue;
+        if (s->grace[g].state != GPU_AVAILABLE)
+            continue;
+        cand[ncand++] = g;
+    }
+    if (ncand < n)
+        return 0;
+    /* Partial selection: n <= SCHED_MAX_TASK_GPUS, so n linear passes beat a full sort. */
+    for (int k = 0; k < n; k++) {
+        int best = -1;
+        double best_key = INFINITY;
+        for (int i = 0; i < ncand; i++) {
+            int g = cand[i];
+            if (g < 0)
+                continue;
+            uint64_t avail = 0;
+            sched_available_mib(&s->cfg, &views[g], &avail);
+            double key = order_key(s, &views[g], avail, g);
+            if (best < 0 || key < best_key) {
+                best = i;
+                best_key = key;
+            }
+        }
+        out[k] = cand[best];
+        cand[best] = -1;
+    }
+    return n;
+}
+
+static void mark_launching(sched *s, sched_task *t, const int *gpus, int n)
+{
+    for (int k = 0; k < n; k++) {
+        int g = gpus[k];
+        if (s->grace[g].state == GPU_GRACE)
+            s->ngrace--;
+        s->grace[g] = (gpu_grace){GPU_LAUNCHING, t, 0.0};
+        t->gpus[k] = g;
+    }
+}
+
+bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out)
+{
+    sched_advance(s, now);
+    bool from_recovery = s->recovery_q.head != NULL;
+    sched_task *t = from_recovery ? s->recovery_q.head : s->main_q.head;
+    if (!t)
+        return false;
+    int n = t->ngpus;
+    int gpus[SCHED_MAX_TASK_GPUS];
+    place_rule rule = PLACE_EXCLUSIVE_FIRST;
+    uint64_t requirement = 0;
+    int got = pick_exclusive(s, views, n, gpus);
+    /* Collocation only for main-queue tasks while no recovered task waits (CARMA §1.3). */
+    if (!got && s->policy->collocates && !from_recovery) {
+        rule = PLACE_POLICY;
+        if (s->policy->order == PORDER_ROUND_ROBIN)
+            got = pick_round_robin(s, n, gpus);
+        else if (sched_task_requirement(&s->cfg, t, &requirement))
+            got = pick_by_policy(s, views, memory_needed(s, requirement), n, gpus);
+    }
+    if (!got)
+        return false;
+
+    queue_remove(from_recovery ? &s->recovery_q : &s->main_q, t);
+    t->where = SCHED_RUNNING;
+    t->attempts++;
+    mark_launching(s, t, gpus, n);
+
+    memset(out, 0, sizeof *out);
+    out->task = t;
+    out->ngpus = n;
+    memcpy(out->gpus, gpus, (size_t)n * sizeof *gpus);
+    out->rule = rule;
+    out->from_recovery = from_recovery;
+    out->requirement_mib = rule == PLACE_POLICY ? requirement : 0;
+    for (int k = 0; k < n; k++)
+        if (!views[gpus[k]].idle)
+            out->collocated = true;
+    return true;
+}
+
+/* ---- endings and recovery (CARMA §7, with a retry cap) ------------------------------------- */
+
+sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double now)
+{
+    (void)now;
+    for (int k = 0; k < t->ngpus; k++) {
+        int g = t->gpus[k];
+        if (g >= 0 && g < s->ngpus && s->grace[g].task == t)
+            grace_release(s, g);
+    }
+    t->where = SCHED_NOWHERE;
+    if (outcome != TASK_OOM)
+        return SCHED_END_FINAL;
+    int cap = t->max_retries >= 0 ? t->max_retries : s->cfg.retry_cap;
+    int retries_used = t->attempts > 0 ? t->attempts - 1 : 0;
+    if (retries_used >= cap)
+        return SCHED_END_FINAL;
+    queue_push_back(&s->recovery_q, t);
+    t->where = SCHED_IN_RECOVERY;
+    return SCHED_END_RETRY;
+}
+
+int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
+                          gpu_grace_state state, double seen_at, carma_err *err)
+{
+    if (check_new_task(s, t, err))
+        return -1;
+    if (ngpus != t->ngpus)
+        return carma_err_set(err, "task %llu: restored on %d GPUs, asks for %d",
+                             (unsigned long long)t->id, ngpus, t->ngpus);
+    for (int k = 0; k < ngpus; k++)
+        if (gpus[k] < 0 || gpus[k] >= s->ngpus)
+            return carma_err_set(err, "task %llu: GPU %d does not exist",
+                                 (unsigned long long)t->id, gpus[k]);
+    t->where = SCHED_RUNNING;
+    for (int k = 0; k < ngpus; k++) {
+        int g = gpus[k];
+        t->gpus[k] = g;
+        /* A GPU held by another restored task keeps that hold; availability is per GPU. */
+        if (s->grace[g].state != GPU_AVAILABLE || state == GPU_AVAILABLE)
+            continue;
+        s->grace[g] = (gpu_grace){GPU_LAUNCHING, t, 0.0};
+        if (state == GPU_GRACE)
+            grace_enter(s, g, seen_at);
+    }
+    return 0;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The `carma` command table: help, --version, and exit status 2 for unknown commands/options.
+set -u
+CARMA=$1
+fails=0
+check() { # check DESCRIPTION EXPECTED_STATUS COMMAND...
+    local desc=$1 want=$2; shift 2
+    local out rc
+    out=$("$@" 2>&1); rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL: $desc: exit $rc, expected $want; output: $out"; fails=$((fails + 1))
+    fi
+    LAST_OUT=$out
+}
+expect_text() { # expect_text DESCRIPTION TEXT
+    case "$LAST_OUT" in *"$2"*) ;; *) echo "FAIL: $1: no '$2' in: $LAST_OUT"; fails=$((fails + 1)) ;; esac
+}
+
+check "help" 0 "$CARMA" help
+expect_text "help lists config" "config"
+check "no arguments prints help" 0 "$CARMA"
+expect_text "no-args help" "Commands:"
+check "--version" 0 "$CARMA" --version
+expect_text "--version" "carma "
+check "unknown command" 2 "$CARMA" frobnicate
+expect_text "unknown command names it" "'frobnicate' is not a carma command"
+check "help of unknown command" 2 "$CARMA" help frobnicate
+check "unknown long option" 2 "$CARMA" config --bogus
+expect_text "unknown option names it" "unknown option '--bogus'"
+check "unknown short option" 2 "$CARMA" config -z
+expect_text "unknown short option names it" "unknown option '-z'"
+check "missing option value" 2 "$CARMA" config --set
+expect_text "missing value" "needs a value"
+check "help of a command" 0 "$CARMA" help config
+expect_text "command help" "usage: carma config"
+
+# Every command in the table answers --help with its usage and status 0.
+for cmd in $("$CARMA" help | awk '/^Commands:/{on=1; next} on && NF {print $1}'); do
+    [ "$cmd" = "See" ] && continue
+    check "$cmd --help" 0 "$CARMA" "$cmd" --help
+    expect_text "$cmd --help shows usage" "usage: carma $cmd"
+done
+
+[ "$fails" -eq 0 ] && echo "cli contract: all checks passed"
+exit "$fails"

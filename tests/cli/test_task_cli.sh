@@ -1,0 +1,46 @@
+#!/bin/bash
+# test_task_cli.sh — `carma task check|show`: exit statuses, messages and JSON keys.
+set -u
+carma=$1
+src=$2
+rad=$src/tests/data/rad
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+out=$("$carma" task check "$rad/resnet18_cifar100_20e_1.rad" "$src/examples/resnet18.yaml" 2>&1)
+[ $? -eq 0 ] || fail "check of good files exited non-zero: $out"
+grep -q "resnet18.yaml: ok" <<<"$out" || fail "no ok line: $out"
+
+out=$("$carma" task check "$rad/resnet18_cifar100_20e_1.rad" "$rad/gpt2_xl.rad" 2>&1)
+[ $? -eq 1 ] || fail "check with a bad file must exit 1"
+grep -q "gpt2_xl.rad:9: expected the measured peak memory in MiB (line 9), file has only 8 lines" \
+    <<<"$out" || fail "gpt2_xl message: $out"
+grep -q "resnet18_cifar100_20e_1.rad: ok" <<<"$out" || fail "good file not reported ok"
+
+"$carma" task check "$src/tests/data/yaml/unknown_key.yaml" 2>&1 |
+    grep -q "unknown_key.yaml:3: unknown key 'memroy'" || fail "unknown key message"
+
+json=$("$carma" task show --json "$rad/gpt2_large_2.rad")
+[ $? -eq 0 ] || fail "show --json failed"
+for key in '"id": 0' '"name": "gpt2_large_2.rad"' '"gpus": 2' '"oracle": 28356' \
+    '"horus": 40000' '"workdir": null' '"env": \[\]' '"summary": "gpt2_large.model"' \
+    '"batch_size": 8' '"max_retries": null' '"command": "python workloads/gpt2_large_on_wiki.py"'; do
+    grep -q "$key" <<<"$json" || fail "JSON lacks $key: $json"
+done
+
+"$carma" task show "$src/examples/resnet18.yaml" | grep -q "^gpus: *1$" || fail "text show"
+
+"$carma" task show --bogus x.rad >/dev/null 2>&1
+[ $? -eq 2 ] || fail "unknown option must exit 2"
+"$carma" task frobnicate >/dev/null 2>&1
+[ $? -eq 2 ] || fail "unknown subcommand must exit 2"
+"$carma" task check >/dev/null 2>&1
+[ $? -eq 2 ] || fail "check without files must exit 2"
+"$carma" task show a.rad b.rad >/dev/null 2>&1
+[ $? -eq 2 ] || fail "show with two files must exit 2"
+"$carma" task show "$src/tasks.txt" 2>&1 | grep -q "unknown task file type" ||
+    fail "unknown extension message"
+"$carma" task --help | grep -q "carma task check FILE" || fail "--help"
+"$carma" help task | grep -q "carma task show" || fail "help task"
+
+exit $((fails > 0))

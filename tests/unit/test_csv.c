@@ -1,0 +1,88 @@
+/* test_csv.c — the CSV reader: quoting, CRLF, BOM, blank lines, header lookup, and every
+ * malformed input with its file and line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util/csv.h"
+
+static void expect_error(const char *text, const char *frag)
+{
+    csv_table t;
+    carma_err err = {{0}};
+    if (csv_parse("in.csv", text, &t, &err) != -1)
+        fail_msg("accepted: %s", text);
+    if (!strstr(err.msg, frag))
+        fail_msg("message '%s' lacks '%s'", err.msg, frag);
+    assert_int_equal(t.nrows, 0);
+    assert_null(t.rows);
+}
+
+static void test_quoting_and_line_numbers(void **state)
+{
+    (void)state;
+    const char *text = "\xEF\xBB\xBF"
+                       "a,b,c\r\n"
+                       "1,\"x,y\",\"say \"\"hi\"\"\"\r\n"
+                       "\n"
+                       "2,\"multi\nline\",\r\n"
+                       "3,,last";
+    csv_table t;
+    carma_err err;
+    if (csv_parse("in.csv", text, &t, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.header.nfields, 3);
+    assert_string_equal(t.header.fields[0], "a"); /* BOM stripped */
+    assert_int_equal(t.nrows, 3);
+    assert_string_equal(t.rows[0].fields[1], "x,y");
+    assert_string_equal(t.rows[0].fields[2], "say \"hi\"");
+    assert_int_equal(t.rows[0].line, 2);
+    assert_string_equal(t.rows[1].fields[1], "multi\nline");
+    assert_string_equal(t.rows[1].fields[2], "");
+    assert_int_equal(t.rows[1].line, 4); /* the blank line 3 is skipped but counted */
+    assert_int_equal(t.rows[2].line, 6); /* the quoted line break counts as a line */
+    assert_string_equal(t.rows[2].fields[2], "last");
+    assert_int_equal(csv_column(&t, "b"), 1);
+    assert_int_equal(csv_column(&t, "B"), -1);
+    assert_int_equal(csv_require_column(&t, "c", &err), 2);
+    assert_int_equal(csv_require_column(&t, "zz", &err), -1);
+    assert_string_equal(err.msg, "in.csv: missing column 'zz'");
+    csv_free(&t);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    expect_error("", "in.csv: empty file");
+    expect_error("\n", "in.csv: empty file");
+    expect_error("a,b\n1,2\n3\n", "in.csv:3: expected 2 fields as in the header, found 1");
+    expect_error("a,b\n1,2,3\n", "in.csv:2: expected 2 fields");
+    expect_error("a,b\n1,\"open\n", "in.csv:2: unterminated quoted field");
+    expect_error("a,b\n1,ab\"c\n", "in.csv:2: stray quote");
+    expect_error("a,b\n1,\"ab\"c\n", "in.csv:2: text after a closing quote");
+    expect_error("a,\"b\n", "in.csv:1: unterminated");
+}
+
+static void test_load_missing(void **state)
+{
+    (void)state;
+    csv_table t;
+    carma_err err;
+    assert_int_equal(csv_load("/nonexistent/x.csv", &t, &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent/x.csv"));
+    csv_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quoting_and_line_numbers),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_load_missing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
