@@ -1,7 +1,7 @@
 #!/bin/bash
-# gpu_probe.sh — `carma gpu-probe` against the fake libnvidia-ml.so.1: text and JSON output with
+# test_gpu_probe_cli.sh — `carma gpu-probe` against the fake libnvidia-ml.so.1: text and JSON output with
 # sources, unknowns printed as unknown/null, a missing library as a clear error (exit 1) and bad
-# usage as exit 2. Usage: gpu_probe.sh CARMA SOURCE_DIR
+# usage as exit 2. Usage: test_gpu_probe_cli.sh CARMA SOURCE_DIR
 set -u
 CARMA=$1
 FAKE_DIR=$(dirname "$CARMA")/tests/fake_nvml
