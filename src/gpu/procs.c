@@ -40,10 +40,6 @@ static int pid_set_add(pid_set *s, pid_t pid)
     return 0;
 }
 
-typedef struct proc_entry {
-    pid_t pid, ppid, sid;
-} proc_entry;
-
 /* Parses /proc/PID/stat: "pid (comm) state ppid pgrp session ...". comm may hold spaces and
  * parentheses, so the fields start after the last ')'. */
 static bool read_stat(const char *proc_root, pid_t pid, proc_entry *e)
@@ -77,9 +73,10 @@ static bool all_digits(const char *s)
     return true;
 }
 
-/* Every process under proc_root. */
-static int scan_processes(const char *proc_root, proc_entry **out, int *n, carma_err *err)
+int proc_table_scan(const char *proc_root, proc_table *t, carma_err *err)
 {
+    t->e = NULL;
+    t->n = 0;
     DIR *d = opendir(proc_root);
     if (!d)
         return carma_err_set(err, "cannot read %s: %s", proc_root, strerror(errno));
@@ -104,27 +101,31 @@ static int scan_processes(const char *proc_root, proc_entry **out, int *n, carma
         list[len++] = e;
     }
     closedir(d);
-    *out = list;
-    *n = len;
+    t->e = list;
+    t->n = len;
     return 0;
 }
 
-int proc_task_tree(const char *proc_root, pid_t root, pid_set *out, carma_err *err)
+void proc_table_free(proc_table *t)
+{
+    free(t->e);
+    t->e = NULL;
+    t->n = 0;
+}
+
+int proc_table_task_tree(const proc_table *t, pid_t root, pid_set *out, carma_err *err)
 {
     out->n = 0;
-    proc_entry *all = NULL;
-    int n = 0;
-    if (scan_processes(proc_root, &all, &n, err))
-        return -1;
+    const proc_entry *all = t->e;
+    int n = t->n, rc = 0;
     /* A session whose id is root's pid was created by root with setsid; its members belong to
      * the task even after root exits. */
-    bool grew = false;
-    int rc = 0;
     for (int i = 0; i < n && !rc; i++)
         if (all[i].pid == root || all[i].sid == root)
             rc = pid_set_add(out, all[i].pid);
     /* descendants: repeat until no new child is found */
-    do {
+    bool grew = true;
+    while (grew && !rc) {
         grew = false;
         for (int i = 0; i < n && !rc; i++)
             if (!pid_set_has(out, all[i].pid) &&
@@ -132,11 +133,18 @@ int proc_task_tree(const char *proc_root, pid_t root, pid_set *out, carma_err *e
                 rc = pid_set_add(out, all[i].pid);
                 grew = true;
             }
-    } while (grew && !rc);
-    free(all);
-    if (rc)
-        return carma_err_set(err, "out of memory");
-    return 0;
+    }
+    return rc ? carma_err_set(err, "out of memory") : 0;
+}
+
+int proc_task_tree(const char *proc_root, pid_t root, pid_set *out, carma_err *err)
+{
+    proc_table t;
+    if (proc_table_scan(proc_root, &t, err))
+        return -1;
+    int rc = proc_table_task_tree(&t, root, out, err);
+    proc_table_free(&t);
+    return rc;
 }
 
 void proc_match_task(const pid_set *pids, const gpu_reading *readings, int n,

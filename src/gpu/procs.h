@@ -22,11 +22,27 @@ typedef struct pid_set {
 void pid_set_free(pid_set *s);
 bool pid_set_has(const pid_set *s, pid_t pid);
 
+/* One reading of every process's parent and session, so that a tick with several running
+ * tasks scans /proc once. */
+typedef struct proc_entry {
+    pid_t pid, ppid, sid;
+} proc_entry;
+typedef struct proc_table {
+    proc_entry *e;
+    int n;
+} proc_table;
+
+/* Reads every process under proc_root; errors only when proc_root cannot be read. */
+int proc_table_scan(const char *proc_root, proc_table *t, carma_err *err);
+void proc_table_free(proc_table *t);
+/* The task tree of `root` (as proc_task_tree below) from a table. */
+int proc_table_task_tree(const proc_table *t, pid_t root, pid_set *out, carma_err *err);
+
 /* The processes of a task whose launched process is `root`: root itself if it still runs, its
  * descendants, and, when root leads its own session (the daemon launches tasks with setsid),
  * every process of that session, so workers that outlived their parent are still counted.
  * `proc_root` is "/proc" (PROC_ROOT) or a directory laid out like it (tests). Replaces *out's
- * contents; errors only when proc_root cannot be read. */
+ * contents; errors only when proc_root cannot be read. Scans /proc each call. */
 int proc_task_tree(const char *proc_root, pid_t root, pid_set *out, carma_err *err);
 
 /* Where a task's processes are on the GPUs. */

@@ -126,6 +126,32 @@ static void tree_of_a_root_outside_any_own_session(void **state)
     pid_set_free(&s);
 }
 
+static void one_scan_serves_several_tasks(void **state)
+{
+    (void)state;
+    fake_proc(10, "daemon", 1, 10);
+    fake_proc(20, "task A", 10, 20);
+    fake_proc(21, "A worker", 20, 20);
+    fake_proc(30, "task B", 10, 30);
+    fake_proc(31, "B worker", 30, 30);
+    proc_table t;
+    carma_err err;
+    assert_int_equal(proc_table_scan(root_dir, &t, &err), 0);
+    assert_int_equal(t.n, 5);
+    pid_set a = {0}, b = {0};
+    assert_int_equal(proc_table_task_tree(&t, 20, &a, &err), 0);
+    assert_int_equal(proc_table_task_tree(&t, 30, &b, &err), 0);
+    assert_int_equal(a.n, 2);
+    assert_true(pid_set_has(&a, 21) && !pid_set_has(&a, 31));
+    assert_int_equal(b.n, 2);
+    assert_true(pid_set_has(&b, 31) && !pid_set_has(&b, 21));
+    assert_int_equal(proc_table_task_tree(&t, 99, &a, &err), 0); /* gone: nothing */
+    assert_int_equal(a.n, 0);
+    pid_set_free(&a);
+    pid_set_free(&b);
+    proc_table_free(&t);
+}
+
 static void unreadable_proc_root_is_an_error(void **state)
 {
     (void)state;
@@ -252,6 +278,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(tree_survives_its_root, make_root, remove_root),
         cmocka_unit_test_setup_teardown(tree_of_a_root_outside_any_own_session, make_root,
                                         remove_root),
+        cmocka_unit_test_setup_teardown(one_scan_serves_several_tasks, make_root, remove_root),
         cmocka_unit_test(unreadable_proc_root_is_an_error),
         cmocka_unit_test(real_proc_tree),
         cmocka_unit_test(match_sums_memory_per_gpu),
