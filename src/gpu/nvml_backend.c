@@ -286,6 +286,8 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
     for (int i = 0; i < b->n; i++) {
         nvml_gpu *g = &b->gpus[i];
         gpu_reading *r = &out[i];
+        if (!g->dev && b->lib.device_handle((unsigned)i, &g->dev) != NVML_SUCCESS)
+            g->dev = NULL; /* still no handle: try again next sample */
         if (g->dev)
             read_static(b, g);
         reading_unknown(r, i, g);

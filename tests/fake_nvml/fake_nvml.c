@@ -9,7 +9,9 @@
  *   proc gpu=I match=TEXT used=MiB|na              (every live process whose command line,
  *                                                   arguments joined by spaces, contains TEXT)
  *   mps gpu=I pid=P used=MiB|na                    (MPS client list)
- *   fail FUNCTION RC [gpu=I]                       (FUNCTION returns RC, for that GPU or all)
+ *   fail FUNCTION RC [gpu=I]                       (FUNCTION returns RC, for that GPU or all;
+ *                                                   nvmlInit / nvmlDeviceGetHandleByIndex name
+ *                                                   both versions)
  *   lost I                                         (every query on GPU I: GPU_IS_LOST)
  *   init_fail RC                                   (nvmlInit returns RC)
  *
@@ -214,7 +216,7 @@ static void refresh(void)
 
 typedef struct fake_gpu *nvmlDevice_t;
 
-__attribute__((unused)) static int failure(const char *fn, int gpu)
+static int failure(const char *fn, int gpu)
 {
     for (int i = 0; i < S.nfails; i++)
         if (!strcmp(S.fails[i].fn, fn) && (S.fails[i].gpu < 0 || S.fails[i].gpu == gpu))
@@ -279,6 +281,9 @@ static int do_handle(unsigned index, nvmlDevice_t *dev)
         return E_UNINITIALIZED;
     if (!dev || index >= (unsigned)S.ngpus)
         return E_INVALID_ARGUMENT;
+    int rc = failure("nvmlDeviceGetHandleByIndex", (int)index); /* either version */
+    if (rc)
+        return rc;
     *dev = &S.gpus[index];
     return OK;
 }

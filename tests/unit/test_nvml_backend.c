@@ -220,6 +220,23 @@ static void gpu_lost_at_start_is_all_unknown(void **state)
     assert_true(F.r[1].mem_known);
 }
 
+static void gpu_without_handle_keeps_its_index(void **state)
+{
+    (void)state;
+    char text[2048];
+    snprintf(text, sizeof text, "%sfail nvmlDeviceGetHandleByIndex 15 gpu=0\n", two_gpus);
+    open_and_sample("full", text);
+    assert_int_equal(gpu_backend_nvml.count(F.b), 2);
+    assert_int_equal(F.r[0].index, 0);
+    assert_string_equal(F.r[0].uuid, "");
+    assert_all_unknown_but_identity(&F.r[0]);
+    assert_string_equal(F.r[1].uuid, "GPU-bbbb-0002");
+    fake_nvml_replace(F.scenario, two_gpus); /* the handle can be had now */
+    sample_again();
+    assert_string_equal(F.r[0].uuid, "GPU-aaaa-0001");
+    assert_true(F.r[0].mem_known);
+}
+
 static void gpu_lost_mid_run_then_back(void **state)
 {
     (void)state;
@@ -418,6 +435,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(memory_unknown_when_both_queries_fail, setup, teardown),
         cmocka_unit_test_setup_teardown(scripted_failure_on_one_gpu_only, setup, teardown),
         cmocka_unit_test_setup_teardown(gpu_lost_at_start_is_all_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(gpu_without_handle_keeps_its_index, setup, teardown),
         cmocka_unit_test_setup_teardown(gpu_lost_mid_run_then_back, setup, teardown),
         cmocka_unit_test_setup_teardown(old_library_uses_fallback_entry_points, setup, teardown),
         cmocka_unit_test_setup_teardown(bare_library_gives_only_unknowns, setup, teardown),
