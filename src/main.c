@@ -19,6 +19,7 @@ const carma_command carma_commands[] = {
     {"simulate", cmd_simulate, "replay a job trace on a simulated server through the scheduling core"},
     {"trace", cmd_trace, "job traces: `trace synth` writes a Philly-like synthetic trace"},
     {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
+    {"gpu-probe", cmd_gpu_probe, "read this machine's GPUs directly through a GPU backend"},
     {NULL, NULL, NULL},
 };
 

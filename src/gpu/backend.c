@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpu/nvml_backend.h"
 #include "gpu/sim.h"
 
 static const gpu_backend_ops *const backends[] = {
     &gpu_backend_sim,
+    &gpu_backend_nvml,
 };
 
 #define NBACKENDS (sizeof backends / sizeof backends[0])

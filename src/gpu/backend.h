@@ -43,6 +43,7 @@ typedef struct gpu_reading {
     bool procs_known;
     int nprocs;
     gpu_proc procs[GPU_MAX_PROCS];
+    metric_source src_power;    /* where power_w and energy_mj came from (NVML, or DCGM 155/156) */
 } gpu_reading;
 
 typedef struct gpu_backend gpu_backend;

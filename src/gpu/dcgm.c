@@ -1,0 +1,204 @@
+/* dcgm.c — DCGM in embedded mode through dlopen (see dcgm.h). */
+#include "gpu/dcgm.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/dcgm_api.h"
+
+struct dcgm_reader {
+    void *dl;
+    char path[256];
+    bool inited, started, have_group, have_fgroup;
+    dcgmHandle_t h;
+    dcgmGpuGrp_t group;
+    dcgmFieldGrp_t fgroup;
+    dcgm_init_fn init, shutdown;
+    dcgm_start_embedded_fn start_embedded;
+    dcgm_stop_embedded_fn stop_embedded;
+    dcgm_group_create_fn group_create;
+    dcgm_group_destroy_fn group_destroy;
+    dcgm_field_group_create_fn field_group_create;
+    dcgm_field_group_destroy_fn field_group_destroy;
+    dcgm_watch_fields_fn watch_fields;
+    dcgm_get_latest_values_fn get_latest_values;
+    dcgm_error_string_fn error_string;
+};
+
+static const char *const default_libraries[] = {"libdcgm.so.4", "libdcgm.so.3", NULL};
+
+static const char *dcgm_strerror(const dcgm_reader *d, dcgmReturn_t rc)
+{
+    const char *s = d->error_string ? d->error_string(rc) : NULL;
+    if (s)
+        return s;
+    static _Thread_local char buf[32];
+    snprintf(buf, sizeof buf, "DCGM error %d", rc);
+    return buf;
+}
+
+/* Loads the first library that opens; the error lists every one tried. */
+static int load_library(dcgm_reader *d, carma_err *err)
+{
+    const char *env = getenv(DCGM_LIBRARY_ENV);
+    const char *const only_env[] = {env, NULL};
+    const char *const *names = env && *env ? only_env : default_libraries;
+    char why[CARMA_ERR_MAX] = "";
+    for (int i = 0; names[i]; i++) {
+        d->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (d->dl) {
+            snprintf(d->path, sizeof d->path, "%s", names[i]);
+            return 0;
+        }
+        const char *e = dlerror();
+        size_t used = strlen(why);
+        snprintf(why + used, sizeof why - used, "%s%s", used ? "; " : "", e ? e : names[i]);
+    }
+    return carma_err_set(err, "cannot load DCGM (%s)", why);
+}
+
+#define RESOLVE(field, sym)                                                                   \
+    do {                                                                                      \
+        void *p_ = dlsym(d->dl, sym);                                                         \
+        memcpy(&d->field, &p_, sizeof d->field);                                              \
+        if (!p_ && !missing)                                                                  \
+            missing = sym;                                                                    \
+    } while (0)
+
+static int resolve(dcgm_reader *d, carma_err *err)
+{
+    const char *missing = NULL;
+    RESOLVE(init, "dcgmInit");
+    RESOLVE(shutdown, "dcgmShutdown");
+    RESOLVE(start_embedded, "dcgmStartEmbedded");
+    RESOLVE(stop_embedded, "dcgmStopEmbedded");
+    RESOLVE(group_create, "dcgmGroupCreate");
+    RESOLVE(group_destroy, "dcgmGroupDestroy");
+    RESOLVE(field_group_create, "dcgmFieldGroupCreate");
+    RESOLVE(field_group_destroy, "dcgmFieldGroupDestroy");
+    RESOLVE(watch_fields, "dcgmWatchFields");
+    RESOLVE(get_latest_values, "dcgmGetLatestValues");
+    const char *optional_missing = missing;
+    missing = NULL;
+    RESOLVE(error_string, "errorString");
+    if (optional_missing)
+        return carma_err_set(err, "DCGM library %s lacks %s", d->path, optional_missing);
+    return 0;
+}
+
+#define CHECK(call, what)                                                                     \
+    do {                                                                                      \
+        dcgmReturn_t rc_ = (call);                                                            \
+        if (rc_ != DCGM_ST_OK) {                                                              \
+            carma_err_set(err, "%s failed in %s: %s", what, d->path, dcgm_strerror(d, rc_));  \
+            dcgm_reader_close(d);                                                             \
+            return -1;                                                                        \
+        }                                                                                     \
+    } while (0)
+
+int dcgm_reader_open(dcgm_reader **out, carma_err *err)
+{
+    *out = NULL;
+    dcgm_reader *d = calloc(1, sizeof *d);
+    if (!d)
+        return carma_err_set(err, "out of memory");
+    if (load_library(d, err) || resolve(d, err)) {
+        dcgm_reader_close(d);
+        return -1;
+    }
+    CHECK(d->init(), "dcgmInit");
+    d->inited = true;
+    CHECK(d->start_embedded(DCGM_OPERATION_MODE_AUTO, &d->h), "dcgmStartEmbedded");
+    d->started = true;
+    CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, "carma", &d->group), "dcgmGroupCreate");
+    d->have_group = true;
+    unsigned short fields[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_PROF_SM_ACTIVE,
+                               DCGM_FI_PROF_SM_OCCUPANCY, DCGM_FI_PROF_DRAM_ACTIVE,
+                               DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION};
+    CHECK(d->field_group_create(d->h, (int)(sizeof fields / sizeof fields[0]), fields, "carma",
+                                &d->fgroup),
+          "dcgmFieldGroupCreate");
+    d->have_fgroup = true;
+    /* every second, keeping a few samples: the daemon reads about that often */
+    CHECK(d->watch_fields(d->h, d->group, d->fgroup, 1000000LL, 10.0, 4), "dcgmWatchFields");
+    *out = d;
+    return 0;
+}
+
+void dcgm_reader_close(dcgm_reader *d)
+{
+    if (!d)
+        return;
+    if (d->have_fgroup)
+        d->field_group_destroy(d->h, d->fgroup);
+    if (d->have_group)
+        d->group_destroy(d->h, d->group);
+    if (d->started)
+        d->stop_embedded(d->h);
+    if (d->inited)
+        d->shutdown();
+    if (d->dl)
+        dlclose(d->dl);
+    free(d);
+}
+
+/* One field value as a double, NaN when blank, failed or of an unexpected type. */
+static double field_double(const dcgmFieldValue_v1 *v)
+{
+    if (v->status != DCGM_ST_OK)
+        return NAN;
+    if (v->fieldType == DCGM_FT_DOUBLE)
+        return v->value.dbl >= DCGM_FP64_BLANK ? NAN : v->value.dbl;
+    if (v->fieldType == DCGM_FT_INT64)
+        return v->value.i64 >= DCGM_INT64_BLANK ? NAN : (double)v->value.i64;
+    return NAN;
+}
+
+typedef struct collect_ctx {
+    dcgm_gpu_values *vals;
+    int n;
+} collect_ctx;
+
+static int collect_gpu(unsigned int gpu_id, dcgmFieldValue_v1 *values, int nvalues, void *user)
+{
+    collect_ctx *c = user;
+    double idx = NAN, smact = NAN, smocc = NAN, drama = NAN, power = NAN, energy = NAN;
+    for (int i = 0; i < nvalues; i++) {
+        double x = field_double(&values[i]);
+        switch (values[i].fieldId) {
+        case DCGM_FI_DEV_NVML_INDEX: idx = x; break;
+        case DCGM_FI_PROF_SM_ACTIVE: smact = x; break;
+        case DCGM_FI_PROF_SM_OCCUPANCY: smocc = x; break;
+        case DCGM_FI_PROF_DRAM_ACTIVE: drama = x; break;
+        case DCGM_FI_DEV_POWER_USAGE: power = x; break;
+        case DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION: energy = x; break;
+        default: break;
+        }
+    }
+    /* DCGM's GPU ids follow NVML order; field 52 says so explicitly when it is there */
+    int index = isnan(idx) ? (int)gpu_id : (int)idx;
+    if (index < 0 || index >= c->n)
+        return 0;
+    dcgm_gpu_values *v = &c->vals[index];
+    v->present = true;
+    v->smact = smact;
+    v->smocc = smocc;
+    v->drama = drama;
+    v->power_w = power;
+    v->energy_mj = energy;
+    return 0;
+}
+
+int dcgm_reader_read(dcgm_reader *d, dcgm_gpu_values *vals, int n, carma_err *err)
+{
+    for (int i = 0; i < n; i++)
+        vals[i] = (dcgm_gpu_values){false, NAN, NAN, NAN, NAN, NAN};
+    collect_ctx c = {vals, n};
+    dcgmReturn_t rc = d->get_latest_values(d->h, d->group, d->fgroup, collect_gpu, &c);
+    if (rc != DCGM_ST_OK)
+        return carma_err_set(err, "dcgmGetLatestValues failed: %s", dcgm_strerror(d, rc));
+    return 0;
+}

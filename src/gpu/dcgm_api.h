@@ -1,0 +1,69 @@
+/* dcgm_api.h — our own declarations of the part of DCGM carma uses (dcgm_structs.h,
+ * dcgm_agent.h, dcgm_fields.h as summarised in the project's ecosystem notes); no DCGM header is
+ * installed on the build machines, so libdcgm is reached with dlopen/dlsym against these. */
+#ifndef CARMA_GPU_DCGM_API_H
+#define CARMA_GPU_DCGM_API_H
+
+#include <stdint.h>
+
+typedef int dcgmReturn_t;
+typedef uintptr_t dcgmHandle_t;
+typedef uintptr_t dcgmGpuGrp_t;
+typedef uintptr_t dcgmFieldGrp_t;
+
+#define DCGM_ST_OK 0
+#define DCGM_OPERATION_MODE_AUTO 1
+#define DCGM_GROUP_DEFAULT 0 /* every GPU of the node */
+
+/* Field ids (dcgm_fields.h). */
+#define DCGM_FI_DEV_NVML_INDEX 52
+#define DCGM_FI_DEV_POWER_USAGE 155              /* W, double */
+#define DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION 156 /* mJ, int64 */
+#define DCGM_FI_PROF_SM_ACTIVE 1002              /* ratio 0..1 */
+#define DCGM_FI_PROF_SM_OCCUPANCY 1003
+#define DCGM_FI_PROF_DRAM_ACTIVE 1005
+
+#define DCGM_FT_DOUBLE 'd'
+#define DCGM_FT_INT64 'i'
+
+/* Blank values mark "no data"; anything at or above these is a blank of some kind. */
+#define DCGM_INT64_BLANK 0x7ffffffffffffff0LL
+#define DCGM_FP64_BLANK 140737488355328.0
+
+#define DCGM_MAX_STR_LENGTH 256
+#define DCGM_MAX_BLOB_LENGTH 4096
+
+typedef struct dcgmFieldValue_v1 {
+    unsigned int version;
+    unsigned short fieldId;
+    unsigned short fieldType;
+    int status;
+    int64_t ts; /* usec since the epoch */
+    union {
+        int64_t i64;
+        double dbl;
+        char str[DCGM_MAX_STR_LENGTH];
+        char blob[DCGM_MAX_BLOB_LENGTH];
+    } value;
+} dcgmFieldValue_v1;
+
+typedef int (*dcgmFieldValueEnumeration_f)(unsigned int gpuId, dcgmFieldValue_v1 *values,
+                                           int numValues, void *userData);
+
+typedef dcgmReturn_t (*dcgm_init_fn)(void);
+typedef dcgmReturn_t (*dcgm_start_embedded_fn)(int opMode, dcgmHandle_t *handle);
+typedef dcgmReturn_t (*dcgm_stop_embedded_fn)(dcgmHandle_t handle);
+typedef dcgmReturn_t (*dcgm_group_create_fn)(dcgmHandle_t, int type, const char *name,
+                                             dcgmGpuGrp_t *group);
+typedef dcgmReturn_t (*dcgm_group_destroy_fn)(dcgmHandle_t, dcgmGpuGrp_t);
+typedef dcgmReturn_t (*dcgm_field_group_create_fn)(dcgmHandle_t, int n, unsigned short *ids,
+                                                   const char *name, dcgmFieldGrp_t *fgroup);
+typedef dcgmReturn_t (*dcgm_field_group_destroy_fn)(dcgmHandle_t, dcgmFieldGrp_t);
+typedef dcgmReturn_t (*dcgm_watch_fields_fn)(dcgmHandle_t, dcgmGpuGrp_t, dcgmFieldGrp_t,
+                                             long long updateFreqUsec, double maxKeepAgeS,
+                                             int maxKeepSamples);
+typedef dcgmReturn_t (*dcgm_get_latest_values_fn)(dcgmHandle_t, dcgmGpuGrp_t, dcgmFieldGrp_t,
+                                                  dcgmFieldValueEnumeration_f, void *user);
+typedef const char *(*dcgm_error_string_fn)(dcgmReturn_t);
+
+#endif

@@ -1,0 +1,63 @@
+/* mps.h — CUDA MPS helpers for the daemon's `mps = on` mode: the per-task client environment
+ * (memory cap = the task's memory figure + margin, optional SM thread percentage), starting and
+ * stopping an MPS control daemon with its own pipe and log directories (fork/exec of
+ * nvidia-cuda-mps-control), and recognising MPS server processes in NVML's lists (under MPS
+ * NVML shows the server holding the context, not the tasks). */
+#ifndef CARMA_GPU_MPS_H
+#define CARMA_GPU_MPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/err.h"
+
+#define MPS_CONTROL_BIN "nvidia-cuda-mps-control"
+#define MPS_CONTROL_ENV "CARMA_MPS_CONTROL" /* overrides the binary (a path) */
+#define MPS_PID_FILE "nvidia-cuda-mps-control.pid"
+
+typedef struct mps_options {
+    const char *control_bin;     /* NULL: $CARMA_MPS_CONTROL, else MPS_CONTROL_BIN via PATH */
+    const char *pipe_dir;        /* CUDA_MPS_PIPE_DIRECTORY (required) */
+    const char *log_dir;         /* CUDA_MPS_LOG_DIRECTORY (required) */
+    const char *visible_devices; /* CUDA_VISIBLE_DEVICES for the daemon; NULL: all GPUs */
+    int default_thread_pct;      /* daemon-wide CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 0: unset */
+    double timeout_s;            /* per control call; 0: 10 s */
+} mps_options;
+
+/* Creates the pipe and log directories (mode 0700) and runs `nvidia-cuda-mps-control -d` with
+ * them in its environment; succeeds when that exits 0. Errors say when the binary is absent
+ * and quote the start log (LOG_DIR/carma-mps-start.log) otherwise. */
+int mps_control_start(const mps_options *o, carma_err *err);
+
+/* Sends one command (e.g. "get_server_list") to the control daemon through
+ * nvidia-cuda-mps-control's stdin; its output (NUL-terminated, cut to cap) goes to reply. */
+int mps_control_command(const mps_options *o, const char *cmd, char *reply, size_t cap,
+                        carma_err *err);
+
+/* `quit`: the control daemon and its servers exit. */
+int mps_control_stop(const mps_options *o, carma_err *err);
+
+/* True when PIPE_DIR/nvidia-cuda-mps-control.pid names a live process. */
+bool mps_control_running(const mps_options *o);
+
+/* Environment for one client task, as "KEY=VALUE" strings for its exec: the pipe directory,
+ * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT with (figure + margin) MiB on each of its GPUs (named by
+ * UUID, so CUDA_VISIBLE_DEVICES order does not matter), and, when thread_pct is 1..100,
+ * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
+#define MPS_ENV_MAX 4
+#define MPS_ENV_LEN 2048
+typedef struct mps_env {
+    int n;
+    char vars[MPS_ENV_MAX][MPS_ENV_LEN];
+} mps_env;
+int mps_client_env(const mps_options *o, const char *const *uuids, int ngpus,
+                   uint64_t figure_mib, uint64_t margin_mib, int thread_pct, mps_env *out,
+                   carma_err *err);
+
+/* True when `pid` is an MPS server: argv[0] or the executable is nvidia-cuda-mps-server, or
+ * (when those cannot be read) its comm is the kernel's 15-character cut "nvidia-cuda-mps". */
+bool mps_is_server_process(const char *proc_root, pid_t pid);
+
+#endif

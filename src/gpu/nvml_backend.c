@@ -1,0 +1,321 @@
+/* nvml_backend.c — the "nvml" GPU backend (see nvml_backend.h). Every query that fails, or whose
+ * entry point the library lacks, leaves its metric unknown (NaN / known = false), never zero.
+ * A GPU that answers GPU_IS_LOST is queried no further in that sample: all its metrics unknown. */
+#include "gpu/nvml_backend.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu/dcgm.h"
+#include "gpu/gpm.h"
+#include "gpu/nvml_lib.h"
+#include "gpu/nvml_procs.h"
+
+typedef struct nvml_gpu {
+    nvmlDevice_t dev;
+    char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
+    char name[NVML_DEVICE_NAME_BUFFER_SIZE];
+    bool static_known; /* uuid/name read and GPM set up */
+    gpm_reader gpm;
+} nvml_gpu;
+
+struct gpu_backend {
+    nvml_lib lib;
+    int n;
+    nvml_gpu *gpus;
+    dcgm_reader *dcgm;        /* NULL when every GPU has GPM, or DCGM is absent */
+    dcgm_gpu_values *dvals;   /* n entries, refilled each sample */
+    char activity_note[CARMA_ERR_MAX + 128];
+};
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t bytes_to_mib(unsigned long long b)
+{
+    return (uint64_t)(b >> 20);
+}
+
+static void nvml_close(gpu_backend *b)
+{
+    if (!b)
+        return;
+    for (int i = 0; i < b->n; i++)
+        gpm_reader_free(&b->gpus[i].gpm, &b->lib);
+    dcgm_reader_close(b->dcgm);
+    nvml_lib_close(&b->lib);
+    free(b->gpus);
+    free(b->dvals);
+    free(b);
+}
+
+/* Static facts, read at open and again at each sample until they are known (a GPU lost at
+ * start cannot tell its UUID). A missing symbol or failed query leaves the string empty. */
+static void read_static(gpu_backend *b, nvml_gpu *g)
+{
+    if (g->static_known)
+        return;
+    bool uuid_ok = b->lib.device_uuid &&
+                   b->lib.device_uuid(g->dev, g->uuid, sizeof g->uuid) == NVML_SUCCESS;
+    bool name_ok = b->lib.device_name &&
+                   b->lib.device_name(g->dev, g->name, sizeof g->name) == NVML_SUCCESS;
+    if (!uuid_ok)
+        g->uuid[0] = '\0';
+    if (!name_ok)
+        g->name[0] = '\0';
+    g->uuid[sizeof g->uuid - 1] = g->name[sizeof g->name - 1] = '\0';
+    if (!uuid_ok && b->lib.device_uuid)
+        return; /* try again next sample */
+    g->static_known = true;
+    gpm_reader_init(&g->gpm, &b->lib, g->dev);
+}
+
+static void open_dcgm_if_needed(gpu_backend *b)
+{
+    bool needed = false;
+    for (int i = 0; i < b->n; i++)
+        needed |= b->gpus[i].dev && !b->gpus[i].gpm.supported;
+    if (!needed)
+        return;
+    carma_err err;
+    if (dcgm_reader_open(&b->dcgm, &err)) {
+        b->dcgm = NULL;
+        snprintf(b->activity_note, sizeof b->activity_note,
+                 "no GPM on some GPUs and no DCGM (%s): SM activity unknown there", err.msg);
+        return;
+    }
+    b->dvals = calloc((size_t)b->n, sizeof *b->dvals);
+    if (!b->dvals) {
+        dcgm_reader_close(b->dcgm);
+        b->dcgm = NULL;
+        snprintf(b->activity_note, sizeof b->activity_note, "out of memory for DCGM values");
+    }
+}
+
+static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
+{
+    *out = NULL;
+    gpu_backend *b = calloc(1, sizeof *b);
+    if (!b)
+        return carma_err_set(err, "out of memory");
+    if (nvml_lib_open(&b->lib, arg, err)) {
+        free(b);
+        return -1;
+    }
+    unsigned count = 0;
+    nvmlReturn_t rc = b->lib.device_count(&count);
+    if (rc != NVML_SUCCESS) {
+        carma_err_set(err, "nvmlDeviceGetCount failed: %s", nvml_lib_strerror(&b->lib, rc));
+        nvml_close(b);
+        return -1;
+    }
+    b->gpus = calloc(count ? count : 1, sizeof *b->gpus);
+    if (!b->gpus) {
+        nvml_close(b);
+        return carma_err_set(err, "out of memory");
+    }
+    for (unsigned i = 0; i < count; i++) {
+        nvml_gpu *g = &b->gpus[i];
+        b->n = (int)i + 1;
+        /* A GPU without a handle (lost at start) keeps its index, with every metric unknown. */
+        if (b->lib.device_handle(i, &g->dev) != NVML_SUCCESS)
+            g->dev = NULL;
+        else
+            read_static(b, g);
+    }
+    open_dcgm_if_needed(b);
+    *out = b;
+    return 0;
+}
+
+static int nvml_count(gpu_backend *b)
+{
+    return b->n;
+}
+
+static void reading_unknown(gpu_reading *r, int index, const nvml_gpu *g)
+{
+    memset(r, 0, sizeof *r);
+    r->index = index;
+    snprintf(r->uuid, sizeof r->uuid, "%s", g->uuid);
+    snprintf(r->name, sizeof r->name, "%s", g->name);
+    r->util_gpu = r->smact = r->smocc = r->drama = NAN;
+    r->power_w = r->energy_mj = NAN;
+    r->src_activity = r->src_power = SRC_UNKNOWN;
+}
+
+/* Each read_* returns false when the GPU is lost (stop querying it). */
+static bool read_memory(gpu_backend *b, nvml_gpu *g, gpu_reading *r)
+{
+    nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (b->lib.memory_v2) {
+        nvmlMemory_v2_t m = {.version = NVML_MEMORY_V2_VERSION};
+        rc = b->lib.memory_v2(g->dev, &m);
+        if (rc == NVML_SUCCESS) {
+            r->mem_known = true;
+            r->total_mib = bytes_to_mib(m.total);
+            r->used_mib = bytes_to_mib(m.used);
+            r->free_mib = bytes_to_mib(m.free);
+            return true;
+        }
+        if (rc == NVML_ERROR_GPU_IS_LOST)
+            return false;
+    }
+    if (b->lib.memory_v1) {
+        nvmlMemory_t m;
+        rc = b->lib.memory_v1(g->dev, &m);
+        if (rc == NVML_SUCCESS) {
+            r->mem_known = true;
+            r->total_mib = bytes_to_mib(m.total);
+            r->used_mib = bytes_to_mib(m.used);
+            r->free_mib = bytes_to_mib(m.free);
+        }
+    }
+    return rc != NVML_ERROR_GPU_IS_LOST;
+}
+
+static bool read_activity_and_power(gpu_backend *b, nvml_gpu *g, gpu_reading *r)
+{
+    nvmlReturn_t rc;
+    if (b->lib.utilization) {
+        nvmlUtilization_t u;
+        rc = b->lib.utilization(g->dev, &u);
+        if (rc == NVML_ERROR_GPU_IS_LOST)
+            return false;
+        if (rc == NVML_SUCCESS)
+            r->util_gpu = u.gpu > 100 ? 1.0 : u.gpu / 100.0;
+    }
+    if (b->lib.power_usage) {
+        unsigned mw;
+        rc = b->lib.power_usage(g->dev, &mw);
+        if (rc == NVML_ERROR_GPU_IS_LOST)
+            return false;
+        if (rc == NVML_SUCCESS) {
+            r->power_w = mw / 1000.0;
+            r->src_power = SRC_NVML;
+        }
+    }
+    if (b->lib.total_energy) {
+        unsigned long long mj;
+        rc = b->lib.total_energy(g->dev, &mj);
+        if (rc == NVML_ERROR_GPU_IS_LOST)
+            return false;
+        if (rc == NVML_SUCCESS) {
+            r->energy_mj = (double)mj;
+            r->src_power = SRC_NVML;
+        }
+    }
+    return true;
+}
+
+/* Compute processes plus MPS clients (under MPS the compute list shows only the server). */
+static bool read_procs(gpu_backend *b, nvml_gpu *g, gpu_reading *r)
+{
+    int n = 0;
+    nvmlReturn_t rc = nvml_read_proc_list(b->lib.compute_procs, b->lib.compute_layout, g->dev,
+                                          r->procs, &n, GPU_MAX_PROCS);
+    if (rc == NVML_ERROR_GPU_IS_LOST)
+        return false;
+    bool known = rc == NVML_SUCCESS;
+    if (known && b->lib.mps_procs) {
+        rc = nvml_read_proc_list(b->lib.mps_procs, b->lib.mps_layout, g->dev, r->procs, &n,
+                                 GPU_MAX_PROCS);
+        if (rc == NVML_ERROR_GPU_IS_LOST)
+            return false;
+        /* NOT_SUPPORTED here just means no MPS on this GPU */
+        known = rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_SUPPORTED;
+    }
+    r->procs_known = known;
+    r->nprocs = known ? n : 0;
+    if (!known)
+        memset(r->procs, 0, sizeof r->procs);
+    return true;
+}
+
+static bool read_gpm(gpu_backend *b, nvml_gpu *g, gpu_reading *r, double now)
+{
+    nvmlReturn_t rc;
+    double a, o, d;
+    if (gpm_reader_sample(&g->gpm, &b->lib, g->dev, now, &a, &o, &d, &rc)) {
+        r->smact = a;
+        r->smocc = o;
+        r->drama = d;
+        r->src_activity = SRC_GPM;
+    }
+    return rc != NVML_ERROR_GPU_IS_LOST;
+}
+
+/* DCGM's activity is used only on GPUs without GPM (on Hopper DCGM reads GPM itself, and one
+ * source per GPU keeps readings comparable); its power and energy only where NVML gave none. */
+static void apply_dcgm(const nvml_gpu *g, const dcgm_gpu_values *v, gpu_reading *r)
+{
+    if (!v->present)
+        return;
+    if (!g->gpm.supported &&
+        !(isnan(v->smact) && isnan(v->smocc) && isnan(v->drama))) {
+        r->smact = v->smact;
+        r->smocc = v->smocc;
+        r->drama = v->drama;
+        r->src_activity = SRC_DCGM;
+    }
+    if (isnan(r->power_w) && isnan(r->energy_mj) && !(isnan(v->power_w) && isnan(v->energy_mj))) {
+        r->power_w = v->power_w;
+        r->energy_mj = v->energy_mj;
+        r->src_power = SRC_DCGM;
+    }
+}
+
+static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
+{
+    double now = monotonic_s();
+    bool dcgm_ok = false;
+    if (b->dcgm) {
+        carma_err derr;
+        dcgm_ok = dcgm_reader_read(b->dcgm, b->dvals, b->n, &derr) == 0;
+        if (!dcgm_ok)
+            snprintf(b->activity_note, sizeof b->activity_note, "DCGM read failed: %s",
+                     derr.msg);
+    }
+    for (int i = 0; i < b->n; i++) {
+        nvml_gpu *g = &b->gpus[i];
+        gpu_reading *r = &out[i];
+        if (!g->dev && b->lib.device_handle((unsigned)i, &g->dev) != NVML_SUCCESS)
+            g->dev = NULL; /* still no handle: try again next sample */
+        if (g->dev)
+            read_static(b, g);
+        reading_unknown(r, i, g);
+        if (!g->dev)
+            continue;
+        gpu_reading keep = *r;
+        if (!read_memory(b, g, r) || !read_activity_and_power(b, g, r) || !read_procs(b, g, r) ||
+            !read_gpm(b, g, r, now)) {
+            *r = keep; /* lost: nothing from this sample counts */
+            gpm_reader_reset(&g->gpm);
+            continue;
+        }
+        if (dcgm_ok)
+            apply_dcgm(g, &b->dvals[i], r);
+    }
+    (void)err; /* per-GPU failures are unknowns, not errors */
+    return 0;
+}
+
+const char *nvml_backend_activity_note(const gpu_backend *b)
+{
+    return b->activity_note;
+}
+
+const gpu_backend_ops gpu_backend_nvml = {
+    .name = "nvml",
+    .open = nvml_open,
+    .count = nvml_count,
+    .sample = nvml_sample,
+    .close = nvml_close,
+};

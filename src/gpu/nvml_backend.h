@@ -1,0 +1,16 @@
+/* nvml_backend.h — the "nvml" GPU backend: real GPUs through libnvidia-ml loaded at run time,
+ * SM activity/occupancy/DRAM activity through GPM (Hopper+) or DCGM (older GPUs). The backend
+ * table (backend.c) lists it; tests call it directly. open()'s arg is the library path (NULL:
+ * $CARMA_NVML_LIBRARY, else libnvidia-ml.so.1). */
+#ifndef CARMA_GPU_NVML_BACKEND_H
+#define CARMA_GPU_NVML_BACKEND_H
+
+#include "gpu/backend.h"
+
+extern const gpu_backend_ops gpu_backend_nvml;
+
+/* Why SM activity is unknown on GPUs without GPM (e.g. "DCGM: cannot load libdcgm.so.4 ..."),
+ * or "" when every GPU has a source. For `carma gpu-probe` and the daemon's log. */
+const char *nvml_backend_activity_note(const gpu_backend *b);
+
+#endif

@@ -1,0 +1,122 @@
+/* print.c — GPU readings as text or JSON (see print.h). */
+#include "gpu/print.h"
+
+#include <jansson.h>
+#include <math.h>
+
+static void print_fraction(FILE *out, const char *label, double v)
+{
+    if (isnan(v))
+        fprintf(out, " %s unknown", label);
+    else
+        fprintf(out, " %s %.3f", label, v);
+}
+
+static void print_text(FILE *out, const gpu_reading *r)
+{
+    fprintf(out, "gpu %d  %s  %s\n", r->index, *r->name ? r->name : "(name unknown)",
+            *r->uuid ? r->uuid : "(uuid unknown)");
+    if (r->mem_known)
+        fprintf(out, "  memory    %llu / %llu MiB used, %llu MiB free\n",
+                (unsigned long long)r->used_mib, (unsigned long long)r->total_mib,
+                (unsigned long long)r->free_mib);
+    else
+        fprintf(out, "  memory    unknown\n");
+    if (isnan(r->util_gpu))
+        fprintf(out, "  util      unknown\n");
+    else
+        fprintf(out, "  util      %.2f (nvml)\n", r->util_gpu);
+    fprintf(out, "  activity ");
+    print_fraction(out, "smact", r->smact);
+    print_fraction(out, "smocc", r->smocc);
+    print_fraction(out, "drama", r->drama);
+    fprintf(out, "  (%s)\n", metric_source_name(r->src_activity));
+    fprintf(out, "  power     ");
+    if (isnan(r->power_w))
+        fprintf(out, "unknown");
+    else
+        fprintf(out, "%.1f W", r->power_w);
+    if (isnan(r->energy_mj))
+        fprintf(out, ", energy unknown");
+    else
+        fprintf(out, ", energy %.1f J", r->energy_mj / 1000.0);
+    fprintf(out, "  (%s)\n", metric_source_name(r->src_power));
+    if (!r->procs_known) {
+        fprintf(out, "  processes unknown\n");
+        return;
+    }
+    fprintf(out, "  processes %d", r->nprocs);
+    for (int i = 0; i < r->nprocs; i++) {
+        if (r->procs[i].used_known)
+            fprintf(out, "%s pid %d %llu MiB", i ? "," : ":", (int)r->procs[i].pid,
+                    (unsigned long long)r->procs[i].used_mib);
+        else
+            fprintf(out, "%s pid %d memory unknown", i ? "," : ":", (int)r->procs[i].pid);
+    }
+    fprintf(out, "\n");
+}
+
+static json_t *real_or_null(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *source_or_null(metric_source s)
+{
+    return s == SRC_UNKNOWN ? json_null() : json_string(metric_source_name(s));
+}
+
+static json_t *reading_json(const gpu_reading *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(r->index));
+    json_object_set_new(o, "uuid", *r->uuid ? json_string(r->uuid) : json_null());
+    json_object_set_new(o, "name", *r->name ? json_string(r->name) : json_null());
+    json_t *mem = json_null();
+    if (r->mem_known) {
+        mem = json_object();
+        json_object_set_new(mem, "total_mib", json_integer((json_int_t)r->total_mib));
+        json_object_set_new(mem, "used_mib", json_integer((json_int_t)r->used_mib));
+        json_object_set_new(mem, "free_mib", json_integer((json_int_t)r->free_mib));
+    }
+    json_object_set_new(o, "memory", mem);
+    json_object_set_new(o, "util_gpu", real_or_null(r->util_gpu));
+    json_object_set_new(o, "smact", real_or_null(r->smact));
+    json_object_set_new(o, "smocc", real_or_null(r->smocc));
+    json_object_set_new(o, "drama", real_or_null(r->drama));
+    json_object_set_new(o, "activity_source", source_or_null(r->src_activity));
+    json_object_set_new(o, "power_w", real_or_null(r->power_w));
+    json_object_set_new(o, "energy_mj", real_or_null(r->energy_mj));
+    json_object_set_new(o, "power_source", source_or_null(r->src_power));
+    json_t *procs = json_null();
+    if (r->procs_known) {
+        procs = json_array();
+        for (int i = 0; i < r->nprocs; i++) {
+            json_t *p = json_object();
+            json_object_set_new(p, "pid", json_integer(r->procs[i].pid));
+            json_object_set_new(p, "used_mib", r->procs[i].used_known
+                                                   ? json_integer((json_int_t)r->procs[i].used_mib)
+                                                   : json_null());
+            json_array_append_new(procs, p);
+        }
+    }
+    json_object_set_new(o, "processes", procs);
+    return o;
+}
+
+int gpu_print_readings(FILE *out, const gpu_reading *r, int n, bool json)
+{
+    if (json) {
+        json_t *a = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(a, reading_json(&r[i]));
+        int rc = json_dumpf(a, out, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        json_decref(a);
+        if (rc || fputc('\n', out) == EOF)
+            return -1;
+    } else {
+        for (int i = 0; i < n; i++)
+            print_text(out, &r[i]);
+    }
+    return ferror(out) ? -1 : 0;
+}

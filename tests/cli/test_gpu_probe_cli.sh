@@ -1,0 +1,68 @@
+#!/bin/bash
+# test_gpu_probe_cli.sh — `carma gpu-probe` against the fake libnvidia-ml.so.1: text and JSON output with
+# sources, unknowns printed as unknown/null, a missing library as a clear error (exit 1) and bad
+# usage as exit 2. Usage: test_gpu_probe_cli.sh CARMA SOURCE_DIR
+set -u
+CARMA=$1
+FAKE_DIR=$(dirname "$CARMA")/tests/fake_nvml
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+unset CARMA_NVML_LIBRARY
+export CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4
+
+cat >"$TMP/scenario" <<'SCN'
+gpu uuid=GPU-aaaa-0001 name="NVIDIA H100 80GB HBM3" total=81559 used=20480 util=35 power=251500 energy=987654321 gpm=1 smact=40.5 smocc=20 drama=30
+gpu uuid=GPU-bbbb-0002 name="NVIDIA A100-SXM4-40GB" total=40960 used=0 util=na power=61000 gpm=0
+proc gpu=0 pid=4242 used=10240
+SCN
+export FAKE_NVML_SCENARIO=$TMP/scenario
+
+out=$("$CARMA" gpu-probe --library "$FAKE_DIR/full/libnvidia-ml.so.1" --interval-ms 120) \
+    || fail "gpu-probe exited $?"
+grep -q 'gpu 0  NVIDIA H100 80GB HBM3  GPU-aaaa-0001' <<<"$out" || fail "no GPU 0 line: $out"
+grep -q 'smact 0.405 smocc 0.200 drama 0.300  (gpm)' <<<"$out" || fail "no GPM activity: $out"
+grep -q 'memory    20480 / 81559 MiB used' <<<"$out" || fail "memory: $out"
+grep -q 'processes 1: pid 4242 10240 MiB' <<<"$out" || fail "processes: $out"
+grep -q 'util      unknown' <<<"$out" || fail "unsupported util not unknown: $out"
+grep -q 'smact unknown smocc unknown drama unknown  (unknown)' <<<"$out" || fail "A100: $out"
+grep -q 'note: .*libdcgm' <<<"$out" || fail "no note on the missing DCGM: $out"
+
+# one sample: GPM has no interval yet
+out=$(CARMA_NVML_LIBRARY="$FAKE_DIR/full/libnvidia-ml.so.1" "$CARMA" gpu-probe --samples 1 --json \
+      2>/dev/null) || fail "json probe exited $?"
+grep -q '"uuid": "GPU-aaaa-0001"' <<<"$out" || fail "json uuid: $out"
+grep -q '"smact": null' <<<"$out" || fail "one sample gave an SM activity: $out"
+grep -q '"power_w": 251.5' <<<"$out" || fail "json power: $out"
+grep -q '"util_gpu": null' <<<"$out" || fail "json unknown util: $out"
+
+# the bare library: everything unknown, nothing zero
+out=$("$CARMA" gpu-probe --library "$FAKE_DIR/bare/libnvidia-ml.so.1" --samples 1) \
+    || fail "bare probe exited $?"
+grep -q 'memory    unknown' <<<"$out" || fail "bare memory: $out"
+grep -q 'processes unknown' <<<"$out" || fail "bare processes: $out"
+grep -q 'power     unknown, energy unknown' <<<"$out" || fail "bare power: $out"
+
+# no library: exit 1 and a message naming it
+err=$(CARMA_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$CARMA" gpu-probe 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 1 ] || fail "missing library exit $rc"
+grep -q 'cannot load NVML library /nonexistent/libnvidia-ml.so.1' <<<"$err" || fail "error: $err"
+if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1 '; then
+    err=$("$CARMA" gpu-probe 2>&1 >/dev/null)
+    [ $? -eq 1 ] || fail "no system library: wrong exit"
+    grep -q 'libnvidia-ml.so.1' <<<"$err" || fail "default error does not name the library: $err"
+fi
+
+# nvmlInit failing
+echo "init_fail 9" >>"$TMP/scenario"
+err=$("$CARMA" gpu-probe --library "$FAKE_DIR/full/libnvidia-ml.so.1" 2>&1 >/dev/null)
+[ $? -eq 1 ] || fail "init failure exit"
+grep -q 'nvmlInit failed.*Driver Not Loaded' <<<"$err" || fail "init error: $err"
+
+# usage
+"$CARMA" gpu-probe --bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown option not exit 2"
+"$CARMA" gpu-probe --samples 0 2>/dev/null; [ $? -eq 2 ] || fail "--samples 0 not exit 2"
+"$CARMA" gpu-probe --gpu-backend nope 2>/dev/null; [ $? -eq 2 ] || fail "bad backend not exit 2"
+"$CARMA" gpu-probe --help | grep -q 'usage: carma gpu-probe' || fail "--help"
+exit 0

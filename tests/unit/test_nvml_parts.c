@@ -1,0 +1,96 @@
+/* test_nvml_parts.c — the pieces under the nvml backend on their own: the process-record stride
+ * probe, GPM's percent-to-fraction edge, the memory version word, DCGM's absent path. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gpu/dcgm.h"
+#include "gpu/gpm.h"
+#include "gpu/nvml_procs.h"
+
+/* n records of `size` bytes written the way a driver would, over the sentinel. */
+static void fill(unsigned char *buf, unsigned n, size_t size)
+{
+    memset(buf, NVML_PROC_SENTINEL, 8 * 32);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned char rec[32] = {0};
+        unsigned pid = 1000 + i;
+        unsigned long long used = 0; /* zeros, as a CC-off driver writes */
+        memcpy(rec, &pid, 4);
+        memcpy(rec + 8, &used, 8);
+        memcpy(buf + i * size, rec, size);
+    }
+}
+
+static void stride_probe_tells_24_from_32(void **state)
+{
+    (void)state;
+    unsigned char buf[8 * 32];
+    for (unsigned n = 1; n <= 4; n++) {
+        fill(buf, n, 24);
+        assert_int_equal(nvml_proc_stride(NVML_PROCS_V3, buf, n), 24);
+        fill(buf, n, 32);
+        assert_int_equal(nvml_proc_stride(NVML_PROCS_V3, buf, n), 32);
+    }
+    /* fixed layouts are never probed */
+    fill(buf, 2, 32);
+    assert_int_equal(nvml_proc_stride(NVML_PROCS_V2, buf, 2), 24);
+    assert_int_equal(nvml_proc_stride(NVML_PROCS_V1, buf, 2), 16);
+    assert_int_equal(nvml_proc_stride(NVML_PROCS_V3, buf, 0), 24);
+}
+
+static void memory_v2_version_word_is_nvmls(void **state)
+{
+    (void)state;
+    assert_int_equal(sizeof(nvmlMemory_v2_t), 40);
+    assert_int_equal(NVML_MEMORY_V2_VERSION, 0x02000028u);
+    assert_int_equal(sizeof(nvmlProcessInfo_v1_t), 16);
+    assert_int_equal(sizeof(nvmlProcessInfo_v2_t), 24);
+    assert_int_equal(offsetof(nvmlGpmMetricsGet_t, metrics), 24);
+    assert_int_equal(sizeof(nvmlGpmMetric_t), 40);
+}
+
+static void gpm_percent_becomes_fraction(void **state)
+{
+    (void)state;
+    assert_true(fabs(gpm_percent_to_fraction(40.5) - 0.405) < 1e-12);
+    assert_true(gpm_percent_to_fraction(0) == 0.0);
+    assert_true(gpm_percent_to_fraction(100.4) == 1.0);
+    assert_true(gpm_percent_to_fraction(-0.1) == 0.0);
+    assert_true(isnan(gpm_percent_to_fraction(NAN)));
+}
+
+static void dcgm_absent_is_a_clear_error(void **state)
+{
+    (void)state;
+    carma_err err = {""};
+    dcgm_reader *d = (dcgm_reader *)1;
+    setenv(DCGM_LIBRARY_ENV, "/nonexistent/libdcgm.so.4", 1);
+    assert_int_equal(dcgm_reader_open(&d, &err), -1);
+    assert_null(d);
+    assert_non_null(strstr(err.msg, "cannot load DCGM"));
+    assert_non_null(strstr(err.msg, "/nonexistent/libdcgm.so.4"));
+    /* a library that is not DCGM */
+    setenv(DCGM_LIBRARY_ENV, "libm.so.6", 1);
+    assert_int_equal(dcgm_reader_open(&d, &err), -1);
+    assert_non_null(strstr(err.msg, "lacks dcgmInit"));
+    unsetenv(DCGM_LIBRARY_ENV);
+    dcgm_reader_close(NULL); /* harmless */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stride_probe_tells_24_from_32),
+        cmocka_unit_test(memory_v2_version_word_is_nvmls),
+        cmocka_unit_test(gpm_percent_becomes_fraction),
+        cmocka_unit_test(dcgm_absent_is_a_clear_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
