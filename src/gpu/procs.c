@@ -59,6 +59,7 @@ static bool read_stat(const char *proc_root, pid_t pid, proc_entry *e)
         return false;
     e->pid = pid;
     e->ppid = ppid;
+    e->pgrp = pgrp;
     e->sid = sid;
     return true;
 }
@@ -118,10 +119,10 @@ int proc_table_task_tree(const proc_table *t, pid_t root, pid_set *out, carma_er
     out->n = 0;
     const proc_entry *all = t->e;
     int n = t->n, rc = 0;
-    /* A session whose id is root's pid was created by root with setsid; its members belong to
-     * the task even after root exits. */
+    /* A process group or session whose id is root's pid was created by root (setpgid,
+     * setsid); its members belong to the task even after root exits. */
     for (int i = 0; i < n && !rc; i++)
-        if (all[i].pid == root || all[i].sid == root)
+        if (all[i].pid == root || all[i].pgrp == root || all[i].sid == root)
             rc = pid_set_add(out, all[i].pid);
     /* descendants: repeat until no new child is found */
     bool grew = true;

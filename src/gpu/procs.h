@@ -22,10 +22,10 @@ typedef struct pid_set {
 void pid_set_free(pid_set *s);
 bool pid_set_has(const pid_set *s, pid_t pid);
 
-/* One reading of every process's parent and session, so that a tick with several running
- * tasks scans /proc once. */
+/* One reading of every process's parent, process group and session, so that a tick with
+ * several running tasks scans /proc once. */
 typedef struct proc_entry {
-    pid_t pid, ppid, sid;
+    pid_t pid, ppid, pgrp, sid;
 } proc_entry;
 typedef struct proc_table {
     proc_entry *e;
@@ -39,8 +39,9 @@ void proc_table_free(proc_table *t);
 int proc_table_task_tree(const proc_table *t, pid_t root, pid_set *out, carma_err *err);
 
 /* The processes of a task whose launched process is `root`: root itself if it still runs, its
- * descendants, and, when root leads its own session (the daemon launches tasks with setsid),
- * every process of that session, so workers that outlived their parent are still counted.
+ * descendants, and every process of the process group or session that root leads (the
+ * daemon's supervisors start each task as a process-group leader), so workers that outlived
+ * their parent are still counted.
  * `proc_root` is "/proc" (PROC_ROOT) or a directory laid out like it (tests). Replaces *out's
  * contents; errors only when proc_root cannot be read. Scans /proc each call. */
 int proc_task_tree(const char *proc_root, pid_t root, pid_set *out, carma_err *err);

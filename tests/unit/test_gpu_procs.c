@@ -35,13 +35,18 @@ static void write_file(const char *rel, const char *text, size_t len)
 }
 
 /* A /proc/PID/stat line: "pid (comm) S ppid pgrp session ..." */
-static void fake_proc(int pid, const char *comm, int ppid, int sid)
+static void fake_proc_group(int pid, const char *comm, int ppid, int pgrp, int sid)
 {
     char rel[64], text[256];
     snprintf(rel, sizeof rel, "%d/stat", pid);
     int n = snprintf(text, sizeof text, "%d (%s) S %d %d %d 0 -1 4194304 0 0\n", pid, comm, ppid,
-                     sid, sid);
+                     pgrp, sid);
     write_file(rel, text, (size_t)n);
+}
+
+static void fake_proc(int pid, const char *comm, int ppid, int sid)
+{
+    fake_proc_group(pid, comm, ppid, sid, sid);
 }
 
 static int make_root(void **state)
@@ -123,6 +128,25 @@ static void tree_of_a_root_outside_any_own_session(void **state)
     assert_int_equal(s.n, 2);
     assert_int_equal(s.pids[0], 20);
     assert_int_equal(s.pids[1], 21);
+    pid_set_free(&s);
+}
+
+/* As the daemon launches: the supervisor leads the session, the task leads its own process
+ * group; a worker reparented to init after the task's shell exited still counts. */
+static void tree_keeps_the_process_group_of_a_group_leader(void **state)
+{
+    (void)state;
+    fake_proc(50, "supervisor", 1, 50);
+    fake_proc_group(52, "worker", 1, 51, 50);    /* root 51 exited */
+    fake_proc_group(53, "grandchild", 52, 51, 50);
+    fake_proc_group(54, "other task", 50, 54, 50);
+    pid_set s = {0};
+    carma_err err;
+    assert_int_equal(proc_task_tree(root_dir, 51, &s, &err), 0);
+    sort_pids(&s);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.pids[0], 52);
+    assert_int_equal(s.pids[1], 53);
     pid_set_free(&s);
 }
 
@@ -278,6 +302,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(tree_survives_its_root, make_root, remove_root),
         cmocka_unit_test_setup_teardown(tree_of_a_root_outside_any_own_session, make_root,
                                         remove_root),
+        cmocka_unit_test_setup_teardown(tree_keeps_the_process_group_of_a_group_leader,
+                                        make_root, remove_root),
         cmocka_unit_test_setup_teardown(one_scan_serves_several_tasks, make_root, remove_root),
         cmocka_unit_test(unreadable_proc_root_is_an_error),
         cmocka_unit_test(real_proc_tree),
