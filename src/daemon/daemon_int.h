@@ -36,6 +36,11 @@ typedef struct dtask {
     double att_started, att_ended;
     exit_status att_exit;
     bool seen[SCHED_MAX_TASK_GPUS];
+    int64_t history_mib; /* memory figure learned from an earlier identical run; -1 none */
+    int64_t peak_mib;    /* this attempt's largest per-GPU memory; -1 unknown */
+    bool peak_lost;      /* a matched process's memory was unknown: no peak this attempt */
+    bool att_collocated; /* placed next to other tasks (MPS caps it) */
+    uint64_t att_req_mib;/* the figure the policy placed it with (0 none) */
     bool cancel_requested, cancel_sent;
     bool launch_pending; /* written, supervisor not forked yet */
     int running_idx;     /* index in d->running, -1 when not running */
@@ -103,7 +108,7 @@ int d_cancel(daemon_state *d, dtask *t, carma_err *err);
 void d_schedule(daemon_state *d);
 void d_reap(daemon_state *d);
 int d_restore(daemon_state *d, carma_err *err);
-bool d_task_mem(const daemon_state *d, const dtask *t, uint64_t *mib);
+bool d_task_mem(const daemon_state *d, const dtask *t, uint64_t *mib, const char **source);
 json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail);
 
 /* monitor.c */

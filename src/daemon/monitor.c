@@ -1,12 +1,15 @@
 /* monitor.c — the daemon's sampler: each tick reads every GPU through the backend, pushes the
  * activity into the core's rolling window, rebuilds the GPU views the core places with, and
- * notices when a launched task's process appears on its GPUs (LAUNCHING -> GRACE). */
+ * follows each running task's processes (its tree read from /proc, matched against the GPUs'
+ * process lists, the same for every backend): a process seen on one of its GPUs moves that GPU
+ * from LAUNCHING to GRACE, and the memory its processes hold gives the attempt's peak. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon/daemon_int.h"
+#include "gpu/procs.h"
 
 int d_monitor_open(daemon_state *d, carma_err *err)
 {
@@ -51,29 +54,66 @@ void d_monitor_close(daemon_state *d)
         d->ops->close(d->backend);
 }
 
-/* True when pid is the task's process or in its process group. */
-static bool belongs_to(pid_t pid, pid_t task_pid)
+static int task_gpu_pos(const dtask *t, int gpu)
 {
-    return task_pid > 0 && (pid == task_pid || getpgid(pid) == task_pid);
+    for (int k = 0; k < t->att_ngpus; k++)
+        if (t->att_gpus[k] == gpu)
+            return k;
+    return -1;
 }
 
-static void notice_processes(daemon_state *d, double now)
+/* One task's processes on the GPUs of this sample. */
+static void track_task(daemon_state *d, dtask *t, const task_gpu_usage *u, double now)
 {
+    for (int i = 0; i < u->ngpus; i++) {
+        int k = task_gpu_pos(t, u->gpus[i]);
+        if (k < 0)
+            continue; /* not one of its GPUs (it chose its own device): not counted */
+        if (!t->seen[k]) {
+            t->seen[k] = true;
+            sched_process_seen(d->core, &t->st, u->gpus[i], now);
+        }
+        if (t->peak_lost)
+            continue;
+        if (!u->used_known[i]) {
+            /* Under MPS, or on drivers that do not report it, a process's memory can be
+             * unknown; the GPU's own total mixes in its neighbours, so no peak is kept. */
+            t->peak_lost = true;
+            t->peak_mib = -1;
+            dlog(d, "task %llu: GPU %d does not report its processes' memory; no peak recorded",
+                 (unsigned long long)t->st.id, u->gpus[i]);
+            continue;
+        }
+        if ((int64_t)u->used_mib[i] > t->peak_mib)
+            t->peak_mib = (int64_t)u->used_mib[i];
+    }
+}
+
+static void track_tasks(daemon_state *d, double now)
+{
+    if (d->nrunning == 0)
+        return;
+    carma_err err;
+    proc_table pt;
+    if (proc_table_scan(PROC_ROOT, &pt, &err)) {
+        dlog(d, "cannot follow task processes: %s", err.msg);
+        return;
+    }
+    pid_set pids = {0};
     for (int i = 0; i < d->nrunning; i++) {
         dtask *t = d->running[i];
-        for (int k = 0; k < t->att_ngpus; k++) {
-            int g = t->att_gpus[k];
-            if (t->seen[k] || g < 0 || g >= d->ngpus)
-                continue;
-            const gpu_reading *r = &d->readings[g];
-            for (int p = 0; p < r->nprocs; p++)
-                if (belongs_to(r->procs[p].pid, t->task_pid)) {
-                    t->seen[k] = true;
-                    sched_process_seen(d->core, &t->st, g, now);
-                    break;
-                }
+        if (t->launch_pending || t->task_pid <= 0)
+            continue;
+        if (proc_table_task_tree(&pt, t->task_pid, &pids, &err)) {
+            dlog(d, "task %llu: %s", (unsigned long long)t->st.id, err.msg);
+            continue;
         }
+        task_gpu_usage u;
+        proc_match_task(&pids, d->readings, d->ngpus, &u);
+        track_task(d, t, &u, now);
     }
+    pid_set_free(&pids);
+    proc_table_free(&pt);
 }
 
 void d_monitor_tick(daemon_state *d)
@@ -96,11 +136,11 @@ void d_monitor_tick(daemon_state *d)
         d->views[g] = (gpu_view){
             .total_mib = r->total_mib, .free_mib = r->free_mib, .free_known = r->mem_known,
             .smact = a.smact, .smocc = a.smocc, .drama = a.drama,
-            .idle = r->procs_known && r->nprocs == 0,
+            .idle = gpu_reading_idle(r, PROC_ROOT), /* MPS servers do not make a GPU busy */
         };
     }
     d->have_sample = true;
-    notice_processes(d, now);
+    track_tasks(d, now);
     d->need_schedule = true;
 }
 
@@ -129,7 +169,9 @@ json_t *d_gpus_json(const daemon_state *d)
         json_object_set_new(j, "smocc", num_or_null(v->smocc));
         json_object_set_new(j, "drama", num_or_null(v->drama));
         json_object_set_new(j, "activity_source", json_string(metric_source_name(r->src_activity)));
+        json_object_set_new(j, "util_gpu", num_or_null(r->util_gpu));
         json_object_set_new(j, "power_w", num_or_null(r->power_w));
+        json_object_set_new(j, "power_source", json_string(metric_source_name(r->src_power)));
         json_t *tasks = json_array();
         for (int i = 0; i < d->nrunning; i++) {
             const dtask *t = d->running[i];

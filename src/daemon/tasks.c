@@ -14,6 +14,7 @@
 
 #include "daemon/daemon_int.h"
 #include "daemon/supervisor.h"
+#include "sched/policy.h"
 #include "util/strutil.h"
 
 static const char *const state_names[] = {"queued", "running", "done", "failed", "cancelled"};
@@ -72,14 +73,21 @@ static dtask *new_task(void)
     if (t) {
         submission_init(&t->sub);
         t->running_idx = -1;
+        t->history_mib = -1;
+        t->peak_mib = -1;
     }
     return t;
 }
 
+/* The core's view of the task: the submitted figures, and, when no measured figure was
+ * submitted, the peak measured on an earlier identical run. */
 static void fill_sched_task(dtask *t)
 {
     t->st.ngpus = t->sub.ngpus;
     t->st.mem = t->sub.mem;
+    uint64_t mib;
+    if (t->history_mib >= 0 && !mem_figures_get(&t->st.mem, MEM_ORACLE, &mib))
+        mem_figures_set(&t->st.mem, MEM_ORACLE, (uint64_t)t->history_mib);
     t->st.max_retries = t->sub.max_retries;
 }
 
@@ -157,6 +165,7 @@ static bool save_attempt(daemon_state *d, const dtask *t, const char *state, boo
         .task_pid = t->task_pid, .started_at = t->att_started, .ended_at = t->att_ended,
         .exited = t->att_exit.exited, .exit_code = t->att_exit.exit_code,
         .term_signal = t->att_exit.term_signal, .outcome = t->outcome, .tail = "",
+        .peak_mib = t->peak_mib,
     };
     carma_err err;
     if (!d_txn(d))
@@ -193,12 +202,22 @@ int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, ca
     t->gid = c->gid;
     t->state = DS_QUEUED;
     t->submitted_at = daemon_wall_now();
+    uint64_t mib;
+    int rc = d_txn(d) ? 0 : carma_err_set(err, "%s", d->fatal.msg);
+    if (rc == 0 && !mem_figures_get(&t->sub.mem, MEM_ORACLE, &mib)) {
+        int found = store_history_get(d->db, t->sub.command, t->sub.batch, t->sub.ngpus, &mib,
+                                      err);
+        if (found > 0)
+            t->history_mib = (int64_t)mib;
+        rc = found < 0 ? -1 : 0;
+    }
     fill_sched_task(t);
     store_task_row row = {
         .uid = t->uid, .gid = t->gid, .user = t->user, .spec = spec_text, .state = "queued",
-        .submitted_at = t->submitted_at, .outcome = "",
+        .submitted_at = t->submitted_at, .outcome = "", .history_mib = t->history_mib,
     };
-    int rc = d_txn(d) ? store_insert_task(d->db, &row, err) : carma_err_set(err, "%s", d->fatal.msg);
+    if (rc == 0)
+        rc = store_insert_task(d->db, &row, err);
     free(spec_text);
     if (rc) {
         d_free_task(t);
@@ -213,7 +232,11 @@ int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, ca
         d_fail(d, err);
         return -1;
     }
-    d_event(d, t, "submitted", "");
+    char detail[96] = "";
+    if (t->history_mib >= 0)
+        snprintf(detail, sizeof detail, "memory figure %lld MiB from an earlier identical run",
+                 (long long)t->history_mib);
+    d_event(d, t, "submitted", detail);
     d->need_schedule = true;
     *id = row.id;
     return 0;
@@ -240,6 +263,12 @@ static void finish_attempt(daemon_state *d, dtask *t, task_outcome outcome, cons
     }
     save_attempt(d, t, "ended", false);
     d_save_task(d, t);
+    if (outcome == TASK_DONE && t->peak_mib >= 0 && d_txn(d)) {
+        carma_err err;
+        if (store_history_put(d->db, t->sub.command, t->sub.batch, t->sub.ngpus,
+                              (uint64_t)t->peak_mib, daemon_wall_now(), &err))
+            d_fail(d, &err);
+    }
     char detail[160];
     snprintf(detail, sizeof detail, "attempt %d: %s%s%s", t->att_n, t->outcome, why ? ", " : "",
              why ? why : "");
@@ -414,6 +443,10 @@ void d_schedule(daemon_state *d)
         t->att_ngpus = dec.ngpus;
         memcpy(t->att_gpus, dec.gpus, sizeof dec.gpus);
         memset(t->seen, 0, sizeof t->seen);
+        t->peak_mib = -1;
+        t->peak_lost = false;
+        t->att_collocated = dec.collocated;
+        t->att_req_mib = dec.requirement_mib;
         t->task_pid = 0;
         t->att_started = daemon_wall_now();
         t->att_ended = 0;
@@ -474,14 +507,29 @@ int d_cancel(daemon_state *d, dtask *t, carma_err *err)
 /* ---- what a task looks like to clients ---------------------------------------------------- */
 
 /* The figure the configured policy places the task with; for policies that use none, the
- * measured figure, else the first estimate known. */
-bool d_task_mem(const daemon_state *d, const dtask *t, uint64_t *mib)
+ * measured figure, else the first estimate known. *source names where it came from: "oracle"
+ * (submitted), "history" (measured on an earlier identical run), an estimator's name, or
+ * "policy" (the fixed floor of the or-* policies). */
+bool d_task_mem(const daemon_state *d, const dtask *t, uint64_t *mib, const char **source)
 {
-    if (sched_task_requirement(sched_get_config(d->core), &t->st, mib) && *mib > 0)
+    const sched_config *cfg = sched_get_config(d->core);
+    const policy_desc *p = policy_describe(cfg->policy);
+    if (p && p->memory == PMEM_FIXED) {
+        *mib = cfg->or_min_free_mib;
+        *source = "policy";
         return true;
-    for (int k = 0; k < MEM_SOURCE_COUNT; k++)
-        if (mem_figures_get(&t->st.mem, (mem_source)k, mib))
-            return true;
+    }
+    int want = p && p->memory == PMEM_ESTIMATE ? (int)cfg->estimator : (int)MEM_ORACLE;
+    for (int k = -1; k < MEM_SOURCE_COUNT; k++) {
+        mem_source src = (mem_source)(k < 0 ? want : k);
+        if (!mem_figures_get(&t->st.mem, src, mib))
+            continue;
+        uint64_t submitted;
+        *source = src == MEM_ORACLE && !mem_figures_get(&t->sub.mem, MEM_ORACLE, &submitted)
+                      ? "history"
+                      : proto_mem_source_name(src);
+        return true;
+    }
     return false;
 }
 
@@ -502,8 +550,13 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
         json_array_append_new(gpus, json_integer(t->att_gpus[i]));
     json_object_set_new(j, "gpus", gpus);
     uint64_t mib;
-    json_object_set_new(j, "mem_mib", d_task_mem(d, t, &mib) ? json_integer((json_int_t)mib)
-                                                             : json_null());
+    const char *source = NULL;
+    bool have = d_task_mem(d, t, &mib, &source);
+    json_object_set_new(j, "mem_mib", have ? json_integer((json_int_t)mib) : json_null());
+    json_object_set_new(j, "mem_source", have ? json_string(source) : json_null());
+    json_object_set_new(j, "peak_mib", t->att_n > 0 && t->peak_mib >= 0
+                                           ? json_integer((json_int_t)t->peak_mib)
+                                           : json_null());
     json_object_set_new(j, "outcome", t->outcome[0] ? json_string(t->outcome) : json_null());
     json_object_set_new(j, "submitted_at", json_real(t->submitted_at));
     json_object_set_new(j, "ended_at", t->ended_at > 0 ? json_real(t->ended_at) : json_null());
@@ -598,6 +651,7 @@ static int restore_row(void *ctx, const store_task_row *row, const store_attempt
     t->submitted_at = row->submitted_at;
     t->ended_at = row->ended_at;
     snprintf(t->outcome, sizeof t->outcome, "%s", row->outcome);
+    t->history_mib = row->history_mib;
     fill_sched_task(t);
     if (a) {
         t->att_n = a->n;
@@ -607,6 +661,7 @@ static int restore_row(void *ctx, const store_task_row *row, const store_attempt
         t->att_started = a->started_at;
         t->att_ended = a->ended_at;
         t->att_exit = (exit_status){a->exited, a->exit_code, a->term_signal};
+        t->peak_mib = a->peak_mib;
     }
     if (d_put_task(d, t, err)) {
         d_free_task(t);

@@ -96,6 +96,7 @@ static int sim_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
         r->drama = fmin(1, drama);
         r->util_gpu = r->nprocs ? fmin(1, 1.25 * smact) : 0;
         r->src_activity = SRC_SIM;
+        r->src_power = SRC_SIM;
         r->power_w = sg->tdp_w * (0.15 + 0.85 * r->smact);
         b->energy_mj[g] += r->power_w * dt * 1000.0;
         r->energy_mj = b->energy_mj[g];

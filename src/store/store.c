@@ -6,22 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_DEL_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT, NQ };
+enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_DEL_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT,
+       Q_HIST_PUT, Q_HIST_GET, NQ };
 
 static const char *const sql[NQ] = {
     [Q_INS_TASK] = "INSERT INTO tasks(uid, gid, user, spec, state, recovery, queue_seq, attempts,"
-                   " submitted_at, ended_at, outcome) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                   " submitted_at, ended_at, outcome, history_mib) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_TASK] = "UPDATE tasks SET state=?, recovery=?, queue_seq=?, attempts=?, ended_at=?,"
                    " outcome=? WHERE id=?",
     [Q_INS_ATT] = "INSERT INTO attempts(task_id, n, gpus, dir, state, sup_pid, task_pid,"
-                  " started_at, ended_at, exited, exit_code, signal, outcome, tail)"
-                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  " started_at, ended_at, exited, exit_code, signal, outcome, tail, peak_mib)"
+                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_ATT] = "UPDATE attempts SET state=?, sup_pid=?, task_pid=?, ended_at=?, exited=?,"
-                  " exit_code=?, signal=?, outcome=?, tail=? WHERE task_id=? AND n=?",
+                  " exit_code=?, signal=?, outcome=?, tail=?, peak_mib=? WHERE task_id=? AND n=?",
     [Q_DEL_ATT] = "DELETE FROM attempts WHERE task_id=? AND n=?",
     [Q_EVENT] = "INSERT INTO events(task_id, at, kind, detail) VALUES(?,?,?,?)",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
+    [Q_HIST_PUT] = "INSERT INTO mem_history(command, batch, ngpus, peak_mib, updated_at)"
+                   " VALUES(?,?,?,?,?) ON CONFLICT(command, batch, ngpus) DO UPDATE SET"
+                   " peak_mib=max(peak_mib, excluded.peak_mib), updated_at=excluded.updated_at",
+    [Q_HIST_GET] = "SELECT peak_mib FROM mem_history WHERE command=? AND batch=? AND ngpus=?",
 };
 
 static const char *const schema =
@@ -41,7 +46,46 @@ static const char *const schema =
     " PRIMARY KEY(task_id, n));"
     "CREATE TABLE IF NOT EXISTS events("
     " seq INTEGER PRIMARY KEY, task_id INTEGER NOT NULL, at REAL NOT NULL, kind TEXT NOT NULL,"
-    " detail TEXT NOT NULL DEFAULT '');";
+    " detail TEXT NOT NULL DEFAULT '');"
+    "CREATE TABLE IF NOT EXISTS mem_history("
+    " command TEXT NOT NULL, batch INTEGER NOT NULL, ngpus INTEGER NOT NULL,"
+    " peak_mib INTEGER NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY(command, batch, ngpus));";
+
+/* Columns added after the first release: added to an older database when missing. */
+static const char *const added_columns[][2] = {
+    {"tasks", "history_mib INTEGER"},
+    {"attempts", "peak_mib INTEGER"},
+};
+
+static bool has_column(sqlite3 *db, const char *table, const char *column)
+{
+    char q[128];
+    snprintf(q, sizeof q, "SELECT 1 FROM pragma_table_info('%s') WHERE name=?", table);
+    sqlite3_stmt *st;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    return found;
+}
+
+static int add_missing_columns(sqlite3 *db, char **msg)
+{
+    for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
+        char column[64], q[160];
+        snprintf(column, sizeof column, "%.*s", (int)strcspn(added_columns[i][1], " "),
+                 added_columns[i][1]);
+        if (has_column(db, added_columns[i][0], column))
+            continue;
+        snprintf(q, sizeof q, "ALTER TABLE %s ADD COLUMN %s", added_columns[i][0],
+                 added_columns[i][1]);
+        if (sqlite3_exec(db, q, NULL, NULL, msg) != SQLITE_OK)
+            return -1;
+    }
+    return 0;
+}
 
 struct store {
     sqlite3 *db;
@@ -68,7 +112,8 @@ int store_open(store **out, const char *path, carma_err *err)
     }
     sqlite3_busy_timeout(s->db, 5000);
     char *msg = NULL;
-    if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+    if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+        add_missing_columns(s->db, &msg)) {
         carma_err_set(err, "state database %s: %s", path, msg ? msg : "schema failed");
         sqlite3_free(msg);
         store_close(s);
@@ -131,6 +176,14 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
     sqlite3_bind_text(st, i, v ? v : "", -1, SQLITE_STATIC);
 }
 
+static void bind_mib(sqlite3_stmt *st, int i, int64_t mib)
+{
+    if (mib >= 0)
+        sqlite3_bind_int64(st, i, mib);
+    else
+        sqlite3_bind_null(st, i);
+}
+
 static void bind_time(sqlite3_stmt *st, int i, double t)
 {
     if (t > 0)
@@ -154,6 +207,7 @@ int store_insert_task(store *s, store_task_row *t, carma_err *err)
     sqlite3_bind_double(st, 9, t->submitted_at);
     bind_time(st, 10, t->ended_at);
     bind_text(st, 11, t->outcome);
+    bind_mib(st, 12, t->history_mib);
     if (run(s, Q_INS_TASK, err, "insert task"))
         return -1;
     t->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -187,6 +241,7 @@ static void bind_attempt_result(sqlite3_stmt *st, int i, const store_attempt_row
     }
     bind_text(st, i + 4, a->outcome);
     bind_text(st, i + 5, a->tail);
+    bind_mib(st, i + 6, a->peak_mib);
 }
 
 int store_insert_attempt(store *s, const store_attempt_row *a, carma_err *err)
@@ -211,8 +266,8 @@ int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err)
     sqlite3_bind_int(st, 2, a->sup_pid);
     sqlite3_bind_int(st, 3, a->task_pid);
     bind_attempt_result(st, 4, a);
-    sqlite3_bind_int64(st, 10, (sqlite3_int64)a->task_id);
-    sqlite3_bind_int(st, 11, a->n);
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)a->task_id);
+    sqlite3_bind_int(st, 12, a->n);
     return run(s, Q_UPD_ATT, err, "update attempt");
 }
 
@@ -235,6 +290,38 @@ int store_event(store *s, uint64_t task_id, double at, const char *kind, const c
     return run(s, Q_EVENT, err, "insert event");
 }
 
+int store_history_put(store *s, const char *command, int batch, int ngpus, uint64_t peak_mib,
+                      double at, carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_HIST_PUT];
+    bind_text(st, 1, command);
+    sqlite3_bind_int(st, 2, batch);
+    sqlite3_bind_int(st, 3, ngpus);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)peak_mib);
+    sqlite3_bind_double(st, 5, at);
+    return run(s, Q_HIST_PUT, err, "record peak memory");
+}
+
+int store_history_get(store *s, const char *command, int batch, int ngpus, uint64_t *peak_mib,
+                      carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_HIST_GET];
+    bind_text(st, 1, command);
+    sqlite3_bind_int(st, 2, batch);
+    sqlite3_bind_int(st, 3, ngpus);
+    int rc = sqlite3_step(st);
+    int found = 0;
+    if (rc == SQLITE_ROW) {
+        *peak_mib = (uint64_t)sqlite3_column_int64(st, 0);
+        found = 1;
+    } else if (rc != SQLITE_DONE) {
+        found = db_error(s, err, "read peak memory");
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return found;
+}
+
 int64_t store_next_seq(store *s)
 {
     return s->next_seq++;
@@ -253,7 +340,8 @@ int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
         " t.attempts, t.submitted_at, ifnull(t.ended_at, 0), t.outcome,"
         " a.n, a.gpus, a.dir, a.state, ifnull(a.sup_pid, 0), ifnull(a.task_pid, 0),"
         " a.started_at, ifnull(a.ended_at, 0), ifnull(a.exited, 0), ifnull(a.exit_code, 0),"
-        " ifnull(a.signal, 0), a.outcome, a.tail"
+        " ifnull(a.signal, 0), a.outcome, a.tail, ifnull(t.history_mib, -1),"
+        " ifnull(a.peak_mib, -1)"
         " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.n = t.attempts"
         " ORDER BY t.id";
     sqlite3_stmt *st;
@@ -274,6 +362,7 @@ int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
             .submitted_at = sqlite3_column_double(st, 9),
             .ended_at = sqlite3_column_double(st, 10),
             .outcome = col_text(st, 11),
+            .history_mib = sqlite3_column_int64(st, 25),
         };
         store_attempt_row a, *ap = NULL;
         if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
@@ -292,6 +381,7 @@ int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
                 .term_signal = sqlite3_column_int(st, 22),
                 .outcome = col_text(st, 23),
                 .tail = col_text(st, 24),
+                .peak_mib = sqlite3_column_int64(st, 26),
             };
             ap = &a;
         }
@@ -306,7 +396,8 @@ int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
 int64_t store_count(store *s, const char *table)
 {
     char q[96];
-    if (strcmp(table, "tasks") && strcmp(table, "attempts") && strcmp(table, "events"))
+    if (strcmp(table, "tasks") && strcmp(table, "attempts") && strcmp(table, "events") &&
+        strcmp(table, "mem_history"))
         return -1;
     snprintf(q, sizeof q, "SELECT count(*) FROM %s", table);
     sqlite3_stmt *st;

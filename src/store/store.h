@@ -4,7 +4,9 @@
  *
  * A task row keeps the submission as JSON (spec) plus the mutable columns; an attempt row is
  * one launch: 'starting' (written, supervisor not yet forked), 'running' or 'ended'; one found
- * never started after a crash is deleted (an event records it). */
+ * never started after a crash is deleted (an event records it). The memory history keeps the
+ * largest peak GPU memory measured for a task (command, batch size, GPU count) that ran to
+ * completion, so a later identical submission can be placed with it. */
 #ifndef CARMA_STORE_STORE_H
 #define CARMA_STORE_STORE_H
 
@@ -27,6 +29,7 @@ typedef struct store_task_row {
     int attempts;
     double submitted_at, ended_at;
     const char *outcome;   /* last attempt's class, "" if none */
+    int64_t history_mib;   /* memory figure taken from the history at submission; -1 none */
 } store_task_row;
 
 typedef struct store_attempt_row {
@@ -41,6 +44,7 @@ typedef struct store_attempt_row {
     int exit_code, term_signal;
     const char *outcome;
     const char *tail;
+    int64_t peak_mib;      /* largest per-GPU memory of the task's processes; -1 unknown */
 } store_attempt_row;
 
 int store_open(store **out, const char *path, carma_err *err);
@@ -59,6 +63,14 @@ int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err);
 int store_delete_attempt(store *s, uint64_t task_id, int n, carma_err *err);
 int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
                 carma_err *err);
+/* Records a measured peak for (command, batch, ngpus); the history keeps the largest. */
+int store_history_put(store *s, const char *command, int batch, int ngpus, uint64_t peak_mib,
+                      double at, carma_err *err);
+/* The history's peak for (command, batch, ngpus): 1 and *peak_mib when there is one, 0 when
+ * not, -1 on a database error. */
+int store_history_get(store *s, const char *command, int batch, int ngpus, uint64_t *peak_mib,
+                      carma_err *err);
+
 /* The next queue sequence number (one above any in use). */
 int64_t store_next_seq(store *s);
 
@@ -68,7 +80,8 @@ typedef int (*store_task_fn)(void *ctx, const store_task_row *t, const store_att
                              carma_err *err);
 int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err);
 
-/* Counts rows of a table ("tasks", "attempts", "events") — for tests and benchmarks. */
+/* Counts rows of a table ("tasks", "attempts", "events", "mem_history") — for tests and
+ * benchmarks. */
 int64_t store_count(store *s, const char *table);
 
 #endif
