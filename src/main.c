@@ -14,12 +14,11 @@ const carma_command carma_commands[] = {
     {"show", cmd_show, "show one task"},
     {"cancel", cmd_cancel, "cancel a task"},
     {"logs", cmd_logs, "print a task's output"},
-    {"gpus", cmd_gpus, "show the GPUs as the daemon sees them"},
+    {"gpus", cmd_gpus, "show the GPUs as the daemon sees them, or read them directly"},
     {"estimate", cmd_estimate, "estimate a training task's peak GPU memory from its model summary"},
     {"simulate", cmd_simulate, "replay a job trace on a simulated server through the scheduling core"},
     {"trace", cmd_trace, "job traces: `trace synth` writes a Philly-like synthetic trace"},
     {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
-    {"gpu-probe", cmd_gpu_probe, "read this machine's GPUs directly through a GPU backend"},
     {NULL, NULL, NULL},
 };
 

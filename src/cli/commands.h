@@ -15,6 +15,5 @@ int cmd_estimate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_task(int argc, char **argv);
-int cmd_gpu_probe(int argc, char **argv);
 
 #endif

@@ -1,15 +1,92 @@
-/* gpus.c — `carma gpus`: per GPU, memory, aggregated activity, power, tasks, grace state. */
+/* gpus.c — `carma gpus`: the GPUs as the daemon sees them (memory, aggregated activity and its
+ * source, power, tasks, grace state), or, with --gpu-backend, read directly through a GPU
+ * backend without a daemon. GPM metrics need two samples at least 100 ms apart, so a direct
+ * read samples twice by default. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "cli/commands.h"
 #include "cli/daemon_client.h"
+#include "gpu/nvml_backend.h"
+#include "gpu/print.h"
+#include "util/strutil.h"
 
 static const char *const usage =
-    "usage: carma gpus [--socket PATH] [--json]\n\n"
+    "usage: carma gpus [--socket PATH] [--json]\n"
+    "       carma gpus --gpu-backend nvml [--library PATH] [--samples N] [--interval-ms MS]\n"
+    "                  [--json]\n\n"
     "Shows each GPU as the daemon sees it: memory used/total (MiB), SMACT/SMOCC/DRAMA as\n"
-    "aggregated over the monitoring window (- = unknown), power, the tasks on it and its\n"
-    "grace state (available, launching, grace with the seconds left).\n\n" CLIENT_USAGE;
+    "aggregated over the monitoring window (- = unknown) and where they came from (gpm,\n"
+    "dcgm, sim or unknown), power, the tasks on it and its grace state (available,\n"
+    "launching, grace with the seconds left).\n\n"
+    "With --gpu-backend, reads this machine's GPUs directly instead (no daemon): nvml loads\n"
+    "libnvidia-ml.so.1 (or PATH, or $CARMA_NVML_LIBRARY), samples N times (default 2), MS\n"
+    "milliseconds apart (default 200, at least 100 for GPM), and prints the last reading:\n"
+    "memory, utilization, SM activity/occupancy and DRAM activity, power and energy, each\n"
+    "with its source, and the GPU processes. Unknown metrics print as 'unknown' (JSON: null).\n\n"
+    "  --gpu-backend NAME  read the GPUs directly through this backend (nvml)\n"
+    "  --library PATH      the NVML library to load\n"
+    "  --samples N         readings to take (1..1000)\n"
+    "  --interval-ms MS    milliseconds between readings (0..60000)\n" CLIENT_USAGE;
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts))
+        ;
+}
+
+typedef struct direct_opts {
+    const char *backend, *library;
+    int64_t samples, interval_ms;
+    bool json;
+} direct_opts;
+
+/* Reads the GPUs through the backend, no daemon involved. */
+static int gpus_direct(const direct_opts *o)
+{
+    const gpu_backend_ops *ops = gpu_backend_find(o->backend);
+    if (!ops)
+        return cli_usage_error("gpus", "unknown GPU backend '%s' (available: %s)", o->backend,
+                               gpu_backend_names());
+    if (ops != &gpu_backend_nvml)
+        return cli_usage_error("gpus", "the %s backend's GPUs live in the daemon; run `carma "
+                                       "gpus` without --gpu-backend", ops->name);
+    carma_err err;
+    gpu_backend *b;
+    if (ops->open(&b, o->library, &err))
+        return cli_fail("gpus", &err);
+    int n = ops->count(b);
+    gpu_reading *r = calloc(n > 0 ? (size_t)n : 1, sizeof *r);
+    int rc = 0;
+    if (!r) {
+        carma_err_set(&err, "out of memory");
+        rc = cli_fail("gpus", &err);
+        goto out;
+    }
+    for (int64_t s = 0; s < o->samples; s++) {
+        if (s)
+            sleep_ms((long)o->interval_ms);
+        if (ops->sample(b, r, &err)) {
+            rc = cli_fail("gpus", &err);
+            goto out;
+        }
+    }
+    if (n == 0 && !o->json)
+        printf("no GPUs\n");
+    else if (gpu_print_readings(stdout, r, n, o->json))
+        rc = 1;
+    const char *note = nvml_backend_activity_note(b);
+    if (*note)
+        fprintf(o->json ? stderr : stdout, "note: %s\n", note);
+out:
+    free(r);
+    ops->close(b);
+    return rc;
+}
 
 static void fmt_num(char *buf, size_t cap, const json_t *v, const char *fmt)
 {
@@ -19,11 +96,55 @@ static void fmt_num(char *buf, size_t cap, const json_t *v, const char *fmt)
         snprintf(buf, cap, "-");
 }
 
+static void print_daemon_view(const json_t *gpus)
+{
+    printf("%-3s %-18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %s\n", "GPU", "NAME", "MEM_MIB",
+           "SMACT", "SMOCC", "DRAMA", "SOURCE", "POWER", "GRACE", "TASKS");
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        char mem[32], a[16], o[16], dr[16], pw[16], grace[24], tasks[256] = "";
+        json_t *used = json_object_get(g, "mem_used_mib"), *total = json_object_get(g, "mem_total_mib");
+        if (json_is_integer(used) && json_is_integer(total))
+            snprintf(mem, sizeof mem, "%lld/%lld", (long long)json_integer_value(used),
+                     (long long)json_integer_value(total));
+        else
+            snprintf(mem, sizeof mem, "-");
+        fmt_num(a, sizeof a, json_object_get(g, "smact"), "%.2f");
+        fmt_num(o, sizeof o, json_object_get(g, "smocc"), "%.2f");
+        fmt_num(dr, sizeof dr, json_object_get(g, "drama"), "%.2f");
+        fmt_num(pw, sizeof pw, json_object_get(g, "power_w"), "%.0fW");
+        const char *src = json_string_value(json_object_get(g, "activity_source"));
+        json_t *left = json_object_get(g, "grace_left_s");
+        if (json_is_number(left))
+            snprintf(grace, sizeof grace, "grace %.0fs", json_number_value(left));
+        else
+            snprintf(grace, sizeof grace, "%s", json_string_value(json_object_get(g, "grace")));
+        size_t k, n = 0;
+        json_t *t;
+        json_array_foreach(json_object_get(g, "tasks"), k, t) n += (size_t)snprintf(
+            tasks + n, n < sizeof tasks ? sizeof tasks - n : 0, "%s%lld", k ? "," : "",
+            (long long)json_integer_value(t));
+        printf("%-3lld %-18.18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %s\n",
+               (long long)json_integer_value(json_object_get(g, "index")),
+               json_string_value(json_object_get(g, "name")), mem, a, o, dr, src ? src : "-", pw,
+               grace, tasks[0] ? tasks : "-");
+    }
+}
+
 int cmd_gpus(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS, {NULL, 0, NULL, 0}};
+        {"help", no_argument, NULL, 'h'},
+        {"gpu-backend", required_argument, NULL, 'b'},
+        {"library", required_argument, NULL, 'L'},
+        {"samples", required_argument, NULL, 'n'},
+        {"interval-ms", required_argument, NULL, 'i'},
+        CLIENT_LONGOPTS,
+        {NULL, 0, NULL, 0}};
     client_opts co = {0};
+    direct_opts d = {.samples = 2, .interval_ms = 200};
+    bool direct_only = false; /* an option that means nothing to the daemon was given */
     int opt, rc;
     opterr = 0;
     optind = 1;
@@ -33,53 +154,51 @@ int cmd_gpus(int argc, char **argv)
                 return rc - 2;
             continue;
         }
-        if (opt == 'h') {
+        switch (opt) {
+        case 'h':
             fputs(usage, stdout);
             return 0;
+        case 'b':
+            d.backend = optarg;
+            break;
+        case 'L':
+            d.library = optarg;
+            direct_only = true;
+            break;
+        case 'n':
+            if (parse_i64(optarg, &d.samples) || d.samples < 1 || d.samples > 1000)
+                return cli_usage_error("gpus", "--samples wants 1..1000, not '%s'", optarg);
+            direct_only = true;
+            break;
+        case 'i':
+            if (parse_i64(optarg, &d.interval_ms) || d.interval_ms < 0 || d.interval_ms > 60000)
+                return cli_usage_error("gpus", "--interval-ms wants 0..60000, not '%s'", optarg);
+            direct_only = true;
+            break;
+        default:
+            return cli_bad_option("gpus", argv, optopt, opt);
         }
-        return cli_bad_option("gpus", argv, optopt, opt);
     }
     if (optind < argc)
         return cli_usage_error("gpus", "unexpected argument '%s'", argv[optind]);
+    if (d.backend) {
+        if (co.socket)
+            return cli_usage_error("gpus", "--socket asks the daemon; --gpu-backend reads the "
+                                           "GPUs directly: give one of them");
+        d.json = co.json;
+        return gpus_direct(&d);
+    }
+    if (direct_only)
+        return cli_usage_error("gpus", "--library, --samples and --interval-ms go with "
+                                       "--gpu-backend");
     json_t *reply, *req = json_pack("{ss}", "verb", "gpus");
     if ((rc = client_request("gpus", &co, req, &reply)) != 0)
         return rc;
     json_t *gpus = json_object_get(reply, "gpus");
-    if (co.json) {
+    if (co.json)
         client_print_json(gpus);
-    } else {
-        printf("%-3s %-18s %-13s %-6s %-6s %-6s %-7s %-10s %s\n", "GPU", "NAME", "MEM_MIB",
-               "SMACT", "SMOCC", "DRAMA", "POWER", "GRACE", "TASKS");
-        size_t i;
-        json_t *g;
-        json_array_foreach(gpus, i, g) {
-            char mem[32], a[16], o[16], dr[16], pw[16], grace[24], tasks[256] = "";
-            json_t *used = json_object_get(g, "mem_used_mib"), *total = json_object_get(g, "mem_total_mib");
-            if (json_is_integer(used) && json_is_integer(total))
-                snprintf(mem, sizeof mem, "%lld/%lld", (long long)json_integer_value(used),
-                         (long long)json_integer_value(total));
-            else
-                snprintf(mem, sizeof mem, "-");
-            fmt_num(a, sizeof a, json_object_get(g, "smact"), "%.2f");
-            fmt_num(o, sizeof o, json_object_get(g, "smocc"), "%.2f");
-            fmt_num(dr, sizeof dr, json_object_get(g, "drama"), "%.2f");
-            fmt_num(pw, sizeof pw, json_object_get(g, "power_w"), "%.0fW");
-            json_t *left = json_object_get(g, "grace_left_s");
-            if (json_is_number(left))
-                snprintf(grace, sizeof grace, "grace %.0fs", json_number_value(left));
-            else
-                snprintf(grace, sizeof grace, "%s", json_string_value(json_object_get(g, "grace")));
-            size_t k, n = 0;
-            json_t *t;
-            json_array_foreach(json_object_get(g, "tasks"), k, t) n += (size_t)snprintf(
-                tasks + n, n < sizeof tasks ? sizeof tasks - n : 0, "%s%lld", k ? "," : "",
-                (long long)json_integer_value(t));
-            printf("%-3lld %-18.18s %-13s %-6s %-6s %-6s %-7s %-10s %s\n",
-                   (long long)json_integer_value(json_object_get(g, "index")),
-                   json_string_value(json_object_get(g, "name")), mem, a, o, dr, pw, grace,
-                   tasks[0] ? tasks : "-");
-        }
-    }
+    else
+        print_daemon_view(gpus);
     json_decref(reply);
     return 0;
 }

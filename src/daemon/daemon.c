@@ -151,6 +151,11 @@ static void shutdown_daemon(daemon_state *d)
 static int start(daemon_state *d, carma_err *err)
 {
     char path[4400];
+    /* The GPUs first, so a daemon that cannot read them (no libnvidia-ml) leaves nothing
+     * behind; only the sim backend keeps its GPUs in the state directory. */
+    bool sim = d->opts->backend && !strcmp(d->opts->backend, "sim");
+    if (!sim && d_monitor_open(d, err))
+        return -1;
     if (make_dirs(d->opts->state_dir, 0755, err))
         return -1;
     snprintf(path, sizeof path, "%s/attempts", d->opts->state_dir);
@@ -167,7 +172,7 @@ static int start(daemon_state *d, carma_err *err)
     snprintf(path, sizeof path, "%s/carma.db", d->opts->state_dir);
     if (store_open(&d->db, path, err))
         return -1;
-    if (d_monitor_open(d, err))
+    if (sim && d_monitor_open(d, err))
         return -1;
     if (!(d->core = sched_create(&d->cfg.sched, d->ngpus, err)))
         return -1;

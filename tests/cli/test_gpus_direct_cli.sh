@@ -1,7 +1,8 @@
 #!/bin/bash
-# test_gpu_probe_cli.sh — `carma gpu-probe` against the fake libnvidia-ml.so.1: text and JSON output with
-# sources, unknowns printed as unknown/null, a missing library as a clear error (exit 1) and bad
-# usage as exit 2. Usage: test_gpu_probe_cli.sh CARMA SOURCE_DIR
+# test_gpus_direct_cli.sh — `carma gpus --gpu-backend nvml` (no daemon) against the fake
+# libnvidia-ml.so.1: text and JSON output with sources, unknowns printed as unknown/null, a
+# missing library as a clear error (exit 1) and bad usage as exit 2.
+# Usage: test_gpus_direct_cli.sh CARMA SOURCE_DIR
 set -u
 CARMA=$1
 FAKE_DIR=$(dirname "$CARMA")/tests/fake_nvml
@@ -18,8 +19,8 @@ proc gpu=0 pid=4242 used=10240
 SCN
 export FAKE_NVML_SCENARIO=$TMP/scenario
 
-out=$("$CARMA" gpu-probe --library "$FAKE_DIR/full/libnvidia-ml.so.1" --interval-ms 120) \
-    || fail "gpu-probe exited $?"
+out=$("$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --interval-ms 120) \
+    || fail "gpus --gpu-backend nvml exited $?"
 grep -q 'gpu 0  NVIDIA H100 80GB HBM3  GPU-aaaa-0001' <<<"$out" || fail "no GPU 0 line: $out"
 grep -q 'smact 0.405 smocc 0.200 drama 0.300  (gpm)' <<<"$out" || fail "no GPM activity: $out"
 grep -q 'memory    20480 / 81559 MiB used' <<<"$out" || fail "memory: $out"
@@ -29,7 +30,7 @@ grep -q 'smact unknown smocc unknown drama unknown  (unknown)' <<<"$out" || fail
 grep -q 'note: .*libdcgm' <<<"$out" || fail "no note on the missing DCGM: $out"
 
 # one sample: GPM has no interval yet
-out=$(CARMA_NVML_LIBRARY="$FAKE_DIR/full/libnvidia-ml.so.1" "$CARMA" gpu-probe --samples 1 --json \
+out=$(CARMA_NVML_LIBRARY="$FAKE_DIR/full/libnvidia-ml.so.1" "$CARMA" gpus --gpu-backend nvml --samples 1 --json \
       2>/dev/null) || fail "json probe exited $?"
 grep -q '"uuid": "GPU-aaaa-0001"' <<<"$out" || fail "json uuid: $out"
 grep -q '"smact": null' <<<"$out" || fail "one sample gave an SM activity: $out"
@@ -37,32 +38,37 @@ grep -q '"power_w": 251.5' <<<"$out" || fail "json power: $out"
 grep -q '"util_gpu": null' <<<"$out" || fail "json unknown util: $out"
 
 # the bare library: everything unknown, nothing zero
-out=$("$CARMA" gpu-probe --library "$FAKE_DIR/bare/libnvidia-ml.so.1" --samples 1) \
+out=$("$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/bare/libnvidia-ml.so.1" --samples 1) \
     || fail "bare probe exited $?"
 grep -q 'memory    unknown' <<<"$out" || fail "bare memory: $out"
 grep -q 'processes unknown' <<<"$out" || fail "bare processes: $out"
 grep -q 'power     unknown, energy unknown' <<<"$out" || fail "bare power: $out"
 
 # no library: exit 1 and a message naming it
-err=$(CARMA_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$CARMA" gpu-probe 2>&1 >/dev/null)
+err=$(CARMA_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$CARMA" gpus --gpu-backend nvml 2>&1 >/dev/null)
 rc=$?
 [ $rc -eq 1 ] || fail "missing library exit $rc"
 grep -q 'cannot load NVML library /nonexistent/libnvidia-ml.so.1' <<<"$err" || fail "error: $err"
 if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1 '; then
-    err=$("$CARMA" gpu-probe 2>&1 >/dev/null)
+    err=$("$CARMA" gpus --gpu-backend nvml 2>&1 >/dev/null)
     [ $? -eq 1 ] || fail "no system library: wrong exit"
     grep -q 'libnvidia-ml.so.1' <<<"$err" || fail "default error does not name the library: $err"
 fi
 
 # nvmlInit failing
 echo "init_fail 9" >>"$TMP/scenario"
-err=$("$CARMA" gpu-probe --library "$FAKE_DIR/full/libnvidia-ml.so.1" 2>&1 >/dev/null)
+err=$("$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" 2>&1 >/dev/null)
 [ $? -eq 1 ] || fail "init failure exit"
 grep -q 'nvmlInit failed.*Driver Not Loaded' <<<"$err" || fail "init error: $err"
 
 # usage
-"$CARMA" gpu-probe --bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown option not exit 2"
-"$CARMA" gpu-probe --samples 0 2>/dev/null; [ $? -eq 2 ] || fail "--samples 0 not exit 2"
-"$CARMA" gpu-probe --gpu-backend nope 2>/dev/null; [ $? -eq 2 ] || fail "bad backend not exit 2"
-"$CARMA" gpu-probe --help | grep -q 'usage: carma gpu-probe' || fail "--help"
+"$CARMA" gpus --gpu-backend nvml --bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown option not exit 2"
+"$CARMA" gpus --gpu-backend nvml --samples 0 2>/dev/null; [ $? -eq 2 ] || fail "--samples 0 not exit 2"
+"$CARMA" gpus --gpu-backend nope 2>/dev/null; [ $? -eq 2 ] || fail "bad backend not exit 2"
+err=$("$CARMA" gpus --gpu-backend sim 2>&1); [ $? -eq 2 ] || fail "sim read directly not exit 2"
+grep -q 'live in the daemon' <<<"$err" || fail "sim direct message: $err"
+"$CARMA" gpus --samples 3 2>/dev/null; [ $? -eq 2 ] || fail "--samples without --gpu-backend not exit 2"
+"$CARMA" gpus --gpu-backend nvml --socket /x 2>/dev/null; [ $? -eq 2 ] || fail "--socket with --gpu-backend not exit 2"
+"$CARMA" gpus --help | grep -q 'carma gpus --gpu-backend nvml' || fail "--help"
+"$CARMA" gpu-probe >/dev/null 2>&1; [ $? -eq 2 ] || fail "gpu-probe is gone; it should be an unknown command"
 exit 0
