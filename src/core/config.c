@@ -59,6 +59,15 @@ static const config_option options[] = {
      "daemon monitoring tick in seconds"},
     {"kill_grace_s", OPT_SECONDS, DAEMON_FIELD(kill_grace_s),
      "seconds between SIGTERM and SIGKILL when a task is cancelled"},
+    {"mps", OPT_BOOL, DAEMON_FIELD(mps),
+     "daemon: run tasks as CUDA MPS clients (on/off); a collocated task is capped at its memory "
+     "figure plus margin_mib, so an estimate that is too low fails that task alone"},
+    {"mps_pipe_dir", OPT_STRING, DAEMON_FIELD(mps_pipe_dir),
+     "daemon: MPS pipe directory (empty: STATE/mps/pipe)"},
+    {"mps_log_dir", OPT_STRING, DAEMON_FIELD(mps_log_dir),
+     "daemon: MPS log directory (empty: STATE/mps/log)"},
+    {"mps_active_thread_percentage", OPT_COUNT, DAEMON_FIELD(mps_thread_pct),
+     "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not set)"},
     {"sim_startup_s", OPT_SECONDS, SIM_FIELD(startup_s),
      "simulator: CPU start-up seconds before a task touches its GPUs"},
     {"sim_interference", OPT_BOOL, SIM_FIELD(interference),
@@ -243,6 +252,9 @@ int config_validate(const carma_config *cfg, carma_err *err)
 {
     if (cfg->daemon.sample_interval_s < 0.01 || cfg->daemon.sample_interval_s > 3600)
         return carma_err_set(err, "sample_interval_s: expected 0.01..3600 seconds");
+    if (cfg->daemon.mps_thread_pct < 0 || cfg->daemon.mps_thread_pct > 100)
+        return carma_err_set(err, "mps_active_thread_percentage: expected 0..100, got %d",
+                             cfg->daemon.mps_thread_pct);
     if (sched_config_validate(&cfg->sched, err))
         return -1;
     return sim_params_validate(&cfg->sim, err);

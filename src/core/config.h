@@ -20,6 +20,10 @@ typedef struct daemon_config {
     char sim_gpus[CONFIG_STR_MAX];    /* sim backend's GPUs, e.g. "2xA100-40GB" */
     double sample_interval_s; /* monitoring tick */
     double kill_grace_s;      /* SIGTERM -> SIGKILL delay when a task is cancelled */
+    bool mps;                 /* run tasks as CUDA MPS clients with a memory cap each */
+    char mps_pipe_dir[CONFIG_STR_MAX]; /* "" = STATE/mps/pipe */
+    char mps_log_dir[CONFIG_STR_MAX];  /* "" = STATE/mps/log */
+    int mps_thread_pct;       /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per task; 0 = not set */
 } daemon_config;
 
 typedef struct carma_config {

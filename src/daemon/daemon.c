@@ -137,6 +137,7 @@ static int make_dirs(const char *path, mode_t mode, carma_err *err)
 static void shutdown_daemon(daemon_state *d)
 {
     d_server_close(d);
+    d_mps_stop(d);
     if (d->in_txn)
         d_commit(d);
     for (uint64_t i = 0; i < d->ntasks_cap; i++)
@@ -175,6 +176,8 @@ static int start(daemon_state *d, carma_err *err)
     if (sim && d_monitor_open(d, err))
         return -1;
     if (!(d->core = sched_create(&d->cfg.sched, d->ngpus, err)))
+        return -1;
+    if (d_mps_start(d, err))
         return -1;
     /* The first sample before anything is placed: the core needs GPU views. */
     d_monitor_tick(d);

@@ -10,6 +10,7 @@
 #include "daemon/oomclass.h"
 #include "daemon/proto.h"
 #include "gpu/backend.h"
+#include "gpu/mps.h"
 #include "sched/sched.h"
 #include "sched/window.h"
 #include "store/store.h"
@@ -84,6 +85,11 @@ typedef struct daemon_state {
     double next_tick, next_reap;
     carma_err fatal;
     bool failed;
+    /* mps = on */
+    bool mps_on;
+    bool mps_started;    /* this daemon started the control daemon */
+    char mps_pipe[1024], mps_log[1024];
+    mps_options mps;
 } daemon_state;
 
 /* time */
@@ -116,6 +122,14 @@ int d_monitor_open(daemon_state *d, carma_err *err);
 void d_monitor_close(daemon_state *d);
 void d_monitor_tick(daemon_state *d);
 json_t *d_gpus_json(const daemon_state *d);
+
+/* mps_tasks.c */
+int d_mps_start(daemon_state *d, carma_err *err);
+void d_mps_stop(daemon_state *d);
+/* Adds the MPS client variables to a launching task's environment ("KEY=VALUE" each). */
+int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err);
+/* Asks the MPS servers to end a task's clients cleanly before it is signalled. */
+void d_mps_terminate(daemon_state *d, const dtask *t);
 
 /* server.c */
 int d_listen(daemon_state *d, carma_err *err);

@@ -318,6 +318,7 @@ void d_reap(daemon_state *d)
                            "its supervisor died without a result");
         } else if (t->cancel_requested && !t->cancel_sent) {
             carma_err err;
+            d_mps_terminate(d, t);
             if (supervisor_cancel(t->att_dir, &err) == 0)
                 t->cancel_sent = true;
         }
@@ -371,7 +372,7 @@ static void env_free(env_list *e)
     free(e->v);
 }
 
-static void build_env(const daemon_state *d, const dtask *t, env_list *e)
+static void build_env(daemon_state *d, const dtask *t, env_list *e)
 {
     struct passwd *pw = getpwuid(t->uid);
     env_setf(e, "PATH", "/usr/local/bin:/usr/bin:/bin");
@@ -393,6 +394,12 @@ static void build_env(const daemon_state *d, const dtask *t, env_list *e)
     env_setf(e, "CARMA_ATTEMPT", num);
     if (d->sim_state[0])
         env_setf(e, "CARMA_SIM_STATE", d->sim_state);
+    mps_env mps;
+    carma_err err;
+    if (d_mps_task_env(d, t, &mps, &err))
+        dlog(d, "task %llu: no MPS limits: %s", (unsigned long long)t->st.id, err.msg);
+    for (int i = 0; i < mps.n; i++)
+        env_set(e, mps.vars[i]);
 }
 
 static void launch_one(daemon_state *d, dtask *t)

@@ -1,0 +1,133 @@
+/* mps_tasks.c — the daemon's `mps = on` mode: it starts an MPS control daemon with its own pipe
+ * and log directories (unless one already runs there), gives each task the pipe directory and
+ * each collocated task a pinned-memory cap of its figure plus margin_mib (and the configured
+ * active thread percentage), so a task whose estimate was too low fails alone; a cancelled
+ * task's clients are terminated through the control daemon before the task is signalled, as
+ * the MPS documentation asks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon_int.h"
+#include "gpu/procs.h"
+
+#define MPS_CALL_TIMEOUT_S 3.0
+
+int d_mps_start(daemon_state *d, carma_err *err)
+{
+    const daemon_config *c = &d->cfg.daemon;
+    d->mps_on = c->mps;
+    if (!d->mps_on)
+        return 0;
+    if (c->mps_pipe_dir[0])
+        snprintf(d->mps_pipe, sizeof d->mps_pipe, "%s", c->mps_pipe_dir);
+    else
+        snprintf(d->mps_pipe, sizeof d->mps_pipe, "%s/mps/pipe", d->opts->state_dir);
+    if (c->mps_log_dir[0])
+        snprintf(d->mps_log, sizeof d->mps_log, "%s", c->mps_log_dir);
+    else
+        snprintf(d->mps_log, sizeof d->mps_log, "%s/mps/log", d->opts->state_dir);
+    d->mps = (mps_options){.pipe_dir = d->mps_pipe, .log_dir = d->mps_log,
+                           .timeout_s = MPS_CALL_TIMEOUT_S};
+    if (mps_control_running(&d->mps)) {
+        dlog(d, "MPS: control daemon already running with pipe directory %s", d->mps_pipe);
+        return 0;
+    }
+    if (mps_control_start(&d->mps, err))
+        return carma_err_prefix(err, "mps = on");
+    d->mps_started = true;
+    dlog(d, "MPS: control daemon started (pipes %s, logs %s)", d->mps_pipe, d->mps_log);
+    return 0;
+}
+
+void d_mps_stop(daemon_state *d)
+{
+    if (!d->mps_started)
+        return;
+    if (d->nrunning > 0) {
+        /* Running tasks outlive the daemon (their supervisors adopt them again); their MPS
+         * server must too. */
+        dlog(d, "MPS: control daemon left running for %d running task(s)", d->nrunning);
+        return;
+    }
+    carma_err err;
+    if (mps_control_stop(&d->mps, &err))
+        dlog(d, "MPS: %s", err.msg);
+    else
+        dlog(d, "MPS: control daemon stopped");
+}
+
+int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err)
+{
+    memset(env, 0, sizeof *env);
+    if (!d->mps_on)
+        return 0;
+    uint64_t figure = t->att_req_mib;
+    const char *source = NULL;
+    if (figure == 0 && !d_task_mem(d, t, &figure, &source))
+        figure = 0;
+    if (!t->att_collocated || figure == 0) {
+        /* Alone on its GPUs (or no figure to cap it with): an MPS client without a cap. */
+        if (t->att_collocated)
+            dlog(d, "task %llu: collocated without a memory figure; no MPS memory cap",
+                 (unsigned long long)t->st.id);
+        env->n = 1;
+        snprintf(env->vars[0], MPS_ENV_LEN, "CUDA_MPS_PIPE_DIRECTORY=%s", d->mps_pipe);
+        return 0;
+    }
+    const char *uuids[SCHED_MAX_TASK_GPUS];
+    for (int i = 0; i < t->att_ngpus; i++)
+        uuids[i] = d->readings[t->att_gpus[i]].uuid;
+    return mps_client_env(&d->mps, uuids, t->att_ngpus, figure, d->cfg.sched.margin_mib,
+                          d->cfg.daemon.mps_thread_pct, env, err);
+}
+
+/* The task's processes that the last sample saw on its GPUs. */
+static int task_clients(daemon_state *d, const dtask *t, pid_t *out, int cap)
+{
+    carma_err err;
+    pid_set pids = {0};
+    if (t->task_pid <= 0 || proc_task_tree(PROC_ROOT, t->task_pid, &pids, &err))
+        return 0;
+    int n = 0;
+    for (int k = 0; k < t->att_ngpus; k++) {
+        const gpu_reading *r = &d->readings[t->att_gpus[k]];
+        for (int i = 0; i < r->nprocs && n < cap; i++) {
+            bool dup = false;
+            for (int j = 0; j < n; j++)
+                dup |= out[j] == r->procs[i].pid;
+            if (!dup && pid_set_has(&pids, r->procs[i].pid))
+                out[n++] = r->procs[i].pid;
+        }
+    }
+    pid_set_free(&pids);
+    return n;
+}
+
+void d_mps_terminate(daemon_state *d, const dtask *t)
+{
+    if (!d->mps_on)
+        return;
+    pid_t clients[GPU_MAX_PROCS];
+    int nclients = task_clients(d, t, clients, GPU_MAX_PROCS);
+    if (nclients == 0)
+        return;
+    char reply[1024], cmd[96];
+    carma_err err;
+    if (mps_control_command(&d->mps, "get_server_list", reply, sizeof reply, &err)) {
+        dlog(d, "task %llu: MPS: %s", (unsigned long long)t->st.id, err.msg);
+        return;
+    }
+    /* One server per line; a client belongs to one of them, the others refuse. */
+    for (char *line = strtok(reply, "\n"); line; line = strtok(NULL, "\n")) {
+        long server = strtol(line, NULL, 10);
+        if (server <= 0)
+            continue;
+        for (int i = 0; i < nclients; i++) {
+            snprintf(cmd, sizeof cmd, "terminate_client %ld %d", server, (int)clients[i]);
+            if (mps_control_command(&d->mps, cmd, NULL, 0, &err) == 0)
+                dlog(d, "task %llu: MPS client %d terminated", (unsigned long long)t->st.id,
+                     (int)clients[i]);
+        }
+    }
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The daemon with `mps = on`, on the fake NVML, with a stand-in nvidia-cuda-mps-control (a
+# script that records its environment and the commands it gets, and starts a fake MPS server
+# that the fake NVML lists on the GPU): the control daemon is started with the daemon's pipe
+# and log directories; the GPU holding only the MPS server counts as idle; a task alone on
+# its GPU gets the pipe directory and no cap, a collocated one its figure + margin_mib as
+# CUDA_MPS_PINNED_DEVICE_MEM_LIMIT and the thread percentage; cancelling a task terminates
+# its MPS client first; the control daemon is stopped at shutdown; and without the control
+# binary the daemon refuses to start, naming it.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+FAKE_DIR=$(dirname "$CARMA")/tests/fake_nvml
+export CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4
+export CARMA_NVML_LIBRARY=$FAKE_DIR/full/libnvidia-ml.so.1
+
+mkdir -p "$tmp/bin"
+ln -s "$(command -v sleep)" "$tmp/bin/nvidia-cuda-mps-server"
+cat >"$tmp/bin/nvidia-cuda-mps-control" <<CTL
+#!/bin/sh
+if [ "\$1" = -d ]; then
+  env | grep -E '^CUDA_MPS_' | sort >"\$CUDA_MPS_PIPE_DIRECTORY/daemon-env"
+  sleep 120 >/dev/null 2>&1 </dev/null &
+  echo \$! >"\$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
+  $tmp/bin/nvidia-cuda-mps-server 120 >/dev/null 2>&1 </dev/null &
+  echo \$! >"\$CUDA_MPS_PIPE_DIRECTORY/server.pid"
+  exit 0
+fi
+read cmd
+echo "\$cmd" >>"\$CUDA_MPS_PIPE_DIRECTORY/commands"
+case "\$cmd" in
+  get_server_list) cat "\$CUDA_MPS_PIPE_DIRECTORY/server.pid" ;;
+  terminate_client*) ;;
+  quit) kill \$(cat "\$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid") \
+             \$(cat "\$CUDA_MPS_PIPE_DIRECTORY/server.pid") ;;
+  *) echo "unknown command \$cmd"; exit 1 ;;
+esac
+CTL
+chmod 755 "$tmp/bin/nvidia-cuda-mps-control"
+PIPE=$tmp/state/mps/pipe
+stop_server() { [ -f "$PIPE/server.pid" ] && kill "$(cat "$PIPE/server.pid")" 2>/dev/null; }
+trap 'stop_server; cleanup' EXIT
+
+printf '#!/bin/sh\nenv | grep "^CUDA_MPS_" | sort >"$2"\nsleep "$1"\n' >"$tmp/envjob"
+chmod 755 "$tmp/envjob"
+cat >"$tmp/scenario" <<SCN
+gpu uuid=GPU-fake-0000 name="NVIDIA H100 80GB HBM3" total=81559 used=1024 util=10 power=90000 gpm=1 smact=10 smocc=5 drama=3
+proc gpu=0 match=nvidia-cuda-mps-server used=300
+mps gpu=0 match="/bin/sh $tmp/envjob" used=na
+SCN
+export FAKE_NVML_SCENARIO=$tmp/scenario
+# Without the control binary: the daemon does not start, and says which binary it missed.
+out=$(env -u CARMA_MPS_CONTROL PATH=/usr/bin:/bin "$CARMA" daemon --gpu-backend nvml \
+      --socket "$tmp/x.sock" --state "$tmp/xstate" --set mps=on 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "missing nvidia-cuda-mps-control: exit $rc"
+grep -q 'mps = on: nvidia-cuda-mps-control not found in PATH' <<<"$out" || fail "message: $out"
+
+export CARMA_MPS_CONTROL=$tmp/bin/nvidia-cuda-mps-control
+cat >"$tmp/carma.conf" <<CONF
+policy = oracle-magm
+grace_s = 0.5
+sample_interval_s = 0.2
+kill_grace_s = 1
+mps = on
+mps_active_thread_percentage = 50
+CONF
+start_daemon --gpu-backend nvml --config "$tmp/carma.conf"
+[ -f "$PIPE/daemon-env" ] || fail "the control daemon was not started"
+grep -qx "CUDA_MPS_PIPE_DIRECTORY=$PIPE" "$PIPE/daemon-env" \
+    && grep -qx "CUDA_MPS_LOG_DIRECTORY=$tmp/state/mps/log" "$PIPE/daemon-env" \
+    || fail "control daemon environment: $(cat "$PIPE/daemon-env" 2>&1)"
+
+state_is() { [ "$("$CARMA" show --json "$1" | jq -r .state)" = "$2" ]; }
+a=$("$CARMA" submit --mem 4G -- "$tmp/envjob" 60 "$tmp/envA")
+wait_until 10 test -s "$tmp/envA" || fail "task A did not start: $("$CARMA" queue --all)"
+b=$("$CARMA" submit --mem 2G -- "$tmp/envjob" 60 "$tmp/envB")
+wait_until 10 test -s "$tmp/envB" || fail "task B was not collocated: $("$CARMA" queue --all)"
+[ "$(cat "$tmp/envA")" = "CUDA_MPS_PIPE_DIRECTORY=$PIPE" ] \
+    || fail "task A (alone: the MPS server leaves the GPU idle) env: $(cat "$tmp/envA")"
+want="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
+CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-fake-0000=4096MB
+CUDA_MPS_PIPE_DIRECTORY=$PIPE"
+[ "$(cat "$tmp/envB")" = "$want" ] || fail "collocated task B env: $(cat "$tmp/envB")"
+"$CARMA" gpus --json | jq -e ".[0].tasks | sort == [$a, $b]" >/dev/null \
+    || fail "GPU 0 should hold both tasks: $("$CARMA" gpus --json)"
+
+"$CARMA" cancel "$b" >/dev/null || fail "cancel B"
+wait_until 10 state_is "$b" cancelled || fail "B not cancelled"
+server=$(cat "$PIPE/server.pid")
+grep -q "^get_server_list$" "$PIPE/commands" && grep -Eq "^terminate_client $server [0-9]+$" \
+    "$PIPE/commands" || fail "B's MPS client not terminated: $(cat "$PIPE/commands" 2>&1)"
+grep -q "task $b: MPS client [0-9]* terminated" "$tmp/daemon.log" || fail "no log of the terminate"
+"$CARMA" cancel "$a" >/dev/null
+wait_until 10 state_is "$a" cancelled || fail "A not cancelled"
+[ "$("$CARMA" show --json "$a" | jq .peak_mib)" = null ] || fail "MPS memory unknown gave a peak"
+stop_daemon
+grep -qx quit "$PIPE/commands" || fail "the control daemon was not stopped at shutdown"
+[ $fails -eq 0 ] || { cat "$tmp/daemon.log"; exit 1; }
