@@ -52,8 +52,8 @@ say "GPUs (nvidia-smi)"
 nvidia-smi --query-gpu=index,uuid,name,memory.total,memory.used --format=csv
 
 say "GPUs through carma's nvml backend (3 samples, 300 ms apart)"
-"$CARMA" gpu-probe --samples 3 --interval-ms 300 || die "gpu-probe failed"
-"$CARMA" gpu-probe --samples 2 --json >"$WORKDIR/probe.json" 2>/dev/null
+"$CARMA" gpus --gpu-backend nvml --samples 3 --interval-ms 300 || die "carma gpus --gpu-backend nvml failed"
+"$CARMA" gpus --gpu-backend nvml --samples 2 --json >"$WORKDIR/probe.json" 2>/dev/null
 TOTAL_MIB=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["memory"]["total_mib"])' \
     "$WORKDIR/probe.json") || die "no memory total for GPU 0"
 
@@ -137,7 +137,7 @@ BATCH=64 submit cnn_deep 6000 --model cnn_deep
 say "watching (SM activity every 10 s) until every task has ended"
 deadline=$(( $(date +%s) + 12 * S + 300 ))
 while :; do
-    "$CARMA" gpus --socket "$SOCK" 2>/dev/null | grep -E 'gpu|smact|activity' | head -8
+    "$CARMA" gpus --socket "$SOCK" 2>/dev/null | head -9   # SMACT/SMOCC/DRAMA and their SOURCE
     "$CARMA" queue --socket "$SOCK" --json >"$WORKDIR/queue.json" 2>/dev/null
     left=$("$PYTHON" - "$WORKDIR/queue.json" <<'PY'
 import json, sys
@@ -166,18 +166,19 @@ def first(t, *keys):
         if k in t and t[k] is not None:
             return t[k]
     return "?"
-print(f"{'id':>3} {'name':<12} {'state':<10} {'attempts':>8} {'gpus':<8} {'collocated':<10} "
-      f"{'estimate MiB':>12} {'peak MiB':>9}")
+# Field names as `carma queue --json` prints them (docs/protocol.md).
+print(f"{'id':>3} {'name':<12} {'state':<10} {'attempts':>8} {'gpus':<8} {'outcome':<9} "
+      f"{'figure MiB':>10} {'from':<9} {'peak MiB':>9}")
 for t in tasks:
     print(f"{first(t,'id'):>3} {str(first(t,'name')):<12} {str(first(t,'state')):<10} "
-          f"{str(first(t,'attempts','attempt')):>8} {str(first(t,'gpus')):<8} "
-          f"{str(first(t,'collocated')):<10} {str(first(t,'mem_mib','memory_mib','estimate_mib')):>12} "
-          f"{str(first(t,'peak_mib','peak_gpu_mib')):>9}")
+          f"{str(first(t,'attempts')):>8} {str(first(t,'gpus')):<8} {str(first(t,'outcome')):<9} "
+          f"{str(first(t,'mem_mib')):>10} {str(first(t,'mem_source')):<9} "
+          f"{str(first(t,'peak_mib')):>9}")
 PY
-say "daemon log (placements, out-of-memory, recovery)"
-grep -Ei 'place|launch|oom|out of memory|recover|retry|done|fail' "$WORKDIR/daemon.log" | tail -40
+say "daemon log (placements with ', collocated', out-of-memory, recovery)"
+grep -Ei 'attempt [0-9]+ on GPUs|oom|out of memory|recovery|done|fail|peak|MPS' "$WORKDIR/daemon.log" | tail -40
 say "each task's own account (torch peak memory)"
-for log in "$WORKDIR"/state/*/*.out "$WORKDIR"/state/logs/*; do
+for log in "$WORKDIR"/state/attempts/*/stdout "$WORKDIR"/state/attempts/*/stderr; do
     [ -f "$log" ] && grep -H -E 'peak_reserved_mib|taking|OutOfMemory' "$log"
 done 2>/dev/null | head -40
 echo

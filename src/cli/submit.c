@@ -13,7 +13,7 @@
 #include "daemon/proto.h"
 #include "util/strutil.h"
 
-enum { GIVEN_GPUS = 1, GIVEN_RETRIES = 2, GIVEN_NAME = 4, GIVEN_SUMMARY = 8 };
+enum { GIVEN_GPUS = 1, GIVEN_RETRIES = 2, GIVEN_NAME = 4, GIVEN_SUMMARY = 8, GIVEN_BATCH = 16 };
 
 static const char *const usage =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -24,7 +24,9 @@ static const char *const usage =
     "  --mem SIZE         its GPU memory need per GPU (e.g. 12G, 8000M): the measured figure\n"
     "  --summary FILE     its model summary: with --batch, the horus, gpumemnet and carma\n"
     "                     estimates are computed from it (for the est-* policies)\n"
-    "  --batch N          its batch size (with --summary)\n"
+    "  --batch N          its batch size: with --summary for the estimates; and with the\n"
+    "                     command and --gpus, the key under which the daemon remembers the\n"
+    "                     task's measured peak memory for later identical submissions\n"
     "  --name X           a short name (default: the command's program name)\n"
     "  --max-retries N    out-of-memory relaunches (default: the config's retry_cap)\n"
     "  --env KEY=VALUE    an environment variable for the task (repeatable)\n" CLIENT_USAGE;
@@ -109,6 +111,8 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
         fs.summary = str_dup(given_vals->summary);
         fs.batch = given_vals->batch;
     }
+    if (given & GIVEN_BATCH)
+        fs.batch = given_vals->batch;
     submission_free(sub);
     *sub = fs;
     return 0;
@@ -144,7 +148,7 @@ int cmd_submit(int argc, char **argv)
     client_opts co = {0};
     submission sub;
     submission_init(&sub);
-    bool have_mem = false, have_batch = false;
+    bool have_mem = false;
     unsigned given = 0;
     uint64_t mem = 0;
     carma_err err;
@@ -195,7 +199,7 @@ int cmd_submit(int argc, char **argv)
                                        optarg);
             }
             sub.batch = (int)v;
-            have_batch = true;
+            given |= GIVEN_BATCH;
             break;
         case 'n':
             free(sub.name);
@@ -230,10 +234,6 @@ int cmd_submit(int argc, char **argv)
     if (optind >= argc) {
         submission_free(&sub);
         return cli_usage_error("submit", "nothing to run: give -- COMMAND or a TASKFILE");
-    }
-    if (have_batch && !sub.summary) {
-        submission_free(&sub);
-        return cli_usage_error("submit", "--batch goes with --summary");
     }
     if (!dashdash && optind + 1 == argc && is_task_file(argv[optind])) {
         submission opts_sub = sub;

@@ -10,7 +10,7 @@
 extern const gpu_backend_ops gpu_backend_nvml;
 
 /* Why SM activity is unknown on GPUs without GPM (e.g. "DCGM: cannot load libdcgm.so.4 ..."),
- * or "" when every GPU has a source. For `carma gpu-probe` and the daemon's log. */
+ * or "" when every GPU has a source. For `carma gpus --gpu-backend nvml`. */
 const char *nvml_backend_activity_note(const gpu_backend *b);
 
 #endif

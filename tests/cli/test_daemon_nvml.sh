@@ -66,6 +66,8 @@ t=$("$CARMA" show --json "$id2")
 # A different command, or an explicit --mem, is not.
 t=$("$CARMA" show --json "$("$CARMA" submit -- "$tmp/gpujob" 2 extra)")
 [ "$(jq .mem_mib <<<"$t")" = null ] || fail "a different command got a history figure: $t"
+t=$("$CARMA" show --json "$("$CARMA" submit --batch 64 -- "$tmp/gpujob" 2)")
+[ "$(jq .mem_mib <<<"$t")" = null ] || fail "a different batch size got a history figure: $t"
 t=$("$CARMA" show --json "$("$CARMA" submit --mem 5G -- "$tmp/gpujob" 2)")
 [ "$(jq .mem_mib <<<"$t")" = 5120 ] && [ "$(jq -r .mem_source <<<"$t")" = oracle ] \
     || fail "--mem should win over history: $t"
