@@ -96,6 +96,13 @@ jq -e '.[0] | .activity_source == "gpm" and .power_source == "nvml" and .power_w
        and .mem_total_mib == 81559' <<<"$g" >/dev/null || fail "full library's GPU 0: $g"
 stop_daemon
 
+# After a restart the learned figure and the measured peak are still there.
+start_daemon --gpu-backend nvml --config "$tmp/carma.conf"
+t=$("$CARMA" show --json "$id2")
+[ "$(jq .mem_mib <<<"$t")" = 3000 ] && [ "$(jq -r .mem_source <<<"$t")" = history ] \
+    && [ "$(jq .peak_mib <<<"$t")" = 3000 ] || fail "after a restart: $t"
+stop_daemon
+
 # The bare library: every optional metric unknown, reported as null, never 0.
 CARMA_NVML_LIBRARY=$FAKE_DIR/bare/libnvidia-ml.so.1 start_daemon --gpu-backend nvml \
     --config "$tmp/carma.conf"

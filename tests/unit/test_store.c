@@ -1,6 +1,8 @@
 /* test_store.c — the SQLite store: rows written in a transaction are there after a reopen,
  * a rolled-back transaction leaves nothing, the load joins each task's latest attempt, and
- * queue sequence numbers keep growing across reopenings. */
+ * queue sequence numbers keep growing across reopenings; the memory history keeps the largest
+ * peak per (command, batch, GPUs); a database from before the history columns is upgraded. */
+#include <sqlite3.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +35,7 @@ static int teardown(void **state)
 }
 
 typedef struct seen {
+    int64_t history[8], peak[8];
     int n;
     uint64_t ids[8];
     char states[8][16];
@@ -48,6 +51,8 @@ static int collect(void *ctx, const store_task_row *t, const store_attempt_row *
     snprintf(s->states[s->n], sizeof s->states[0], "%s", t->state);
     s->attempt_n[s->n] = a ? a->n : 0;
     snprintf(s->gpus[s->n], sizeof s->gpus[0], "%s", a ? a->gpus : "");
+    s->history[s->n] = t->history_mib;
+    s->peak[s->n] = a ? a->peak_mib : -2;
     s->n++;
     return 0;
 }
@@ -57,6 +62,86 @@ static store_task_row task(const char *state)
     return (store_task_row){.uid = 1000, .gid = 1000, .user = "ana",
                             .spec = "{\"command\":\"x\",\"cwd\":\"/\"}", .state = state,
                             .submitted_at = 1.0, .outcome = ""};
+}
+
+static void history_keeps_the_largest_peak(void **state)
+{
+    (void)state;
+    store *s;
+    carma_err err;
+    uint64_t mib = 0;
+    assert_int_equal(store_open(&s, path, &err), 0);
+    assert_int_equal(store_history_get(s, "python t.py", 32, 1, &mib, &err), 0);
+    assert_int_equal(store_begin(s, &err), 0);
+    assert_int_equal(store_history_put(s, "python t.py", 32, 1, 9000, 1.0, &err), 0);
+    assert_int_equal(store_history_put(s, "python t.py", 32, 1, 7000, 2.0, &err), 0);
+    assert_int_equal(store_history_put(s, "python t.py", 64, 1, 15000, 2.0, &err), 0);
+    store_task_row t = task("queued");
+    t.history_mib = 9000;
+    assert_int_equal(store_insert_task(s, &t, &err), 0);
+    store_attempt_row a = {.task_id = t.id, .n = 1, .gpus = "0", .dir = "/x", .state = "running",
+                           .started_at = 1.0, .outcome = "", .tail = "", .peak_mib = -1};
+    assert_int_equal(store_insert_attempt(s, &a, &err), 0);
+    a.peak_mib = 8800;
+    a.state = "ended";
+    assert_int_equal(store_update_attempt(s, &a, &err), 0);
+    store_task_row u = task("queued"); /* no history figure */
+    u.history_mib = -1;
+    assert_int_equal(store_insert_task(s, &u, &err), 0);
+    t.attempts = 1;
+    assert_int_equal(store_update_task(s, &t, &err), 0);
+    assert_int_equal(store_commit(s, &err), 0);
+    store_close(s);
+
+    assert_int_equal(store_open(&s, path, &err), 0);
+    assert_int_equal(store_history_get(s, "python t.py", 32, 1, &mib, &err), 1);
+    assert_int_equal(mib, 9000); /* the larger of 9000 and 7000 */
+    assert_int_equal(store_history_get(s, "python t.py", 64, 1, &mib, &err), 1);
+    assert_int_equal(mib, 15000);
+    assert_int_equal(store_history_get(s, "python t.py", 32, 2, &mib, &err), 0);
+    assert_int_equal(store_count(s, "mem_history"), 2);
+    seen got = {0};
+    assert_int_equal(store_load(s, collect, &got, &err), 0);
+    assert_int_equal(got.n, 2);
+    assert_int_equal(got.history[0], 9000);
+    assert_int_equal(got.peak[0], 8800);
+    assert_int_equal(got.history[1], -1);
+    assert_int_equal(got.peak[1], -2); /* no attempt */
+    store_close(s);
+}
+
+/* A database written before the history columns existed opens, and reads them as unknown. */
+static void old_database_gains_the_new_columns(void **state)
+{
+    (void)state;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    const char *old =
+        "CREATE TABLE tasks(id INTEGER PRIMARY KEY, uid INTEGER NOT NULL, gid INTEGER NOT NULL,"
+        " user TEXT NOT NULL, spec TEXT NOT NULL, state TEXT NOT NULL, recovery INTEGER NOT NULL"
+        " DEFAULT 0, queue_seq INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,"
+        " submitted_at REAL NOT NULL, ended_at REAL, outcome TEXT NOT NULL DEFAULT '');"
+        "CREATE TABLE attempts(task_id INTEGER NOT NULL REFERENCES tasks(id), n INTEGER NOT NULL,"
+        " gpus TEXT NOT NULL, dir TEXT NOT NULL, state TEXT NOT NULL, sup_pid INTEGER,"
+        " task_pid INTEGER, started_at REAL NOT NULL, ended_at REAL, exited INTEGER,"
+        " exit_code INTEGER, signal INTEGER, outcome TEXT NOT NULL DEFAULT '',"
+        " tail TEXT NOT NULL DEFAULT '', PRIMARY KEY(task_id, n));"
+        "INSERT INTO tasks VALUES(1, 1000, 1000, 'ana', '{}', 'running', 0, 1, 1, 1.0, NULL, '');"
+        "INSERT INTO attempts VALUES(1, 1, '0', '/x', 'running', 0, 0, 1.0, NULL, NULL, NULL,"
+        " NULL, '', '');";
+    assert_int_equal(sqlite3_exec(db, old, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    store *s;
+    carma_err err;
+    assert_int_equal(store_open(&s, path, &err), 0);
+    seen got = {0};
+    assert_int_equal(store_load(s, collect, &got, &err), 0);
+    assert_int_equal(got.n, 1);
+    assert_int_equal(got.history[0], -1);
+    assert_int_equal(got.peak[0], -1);
+    store_close(s);
+    assert_int_equal(store_open(&s, path, &err), 0); /* a second open adds nothing twice */
+    store_close(s);
 }
 
 static void durable_tasks_attempts_events(void **state)
@@ -123,6 +208,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(durable_tasks_attempts_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(history_keeps_the_largest_peak, setup, teardown),
+        cmocka_unit_test_setup_teardown(old_database_gains_the_new_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_database_is_a_clear_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
