@@ -1,5 +1,4 @@
 /* cancel.c — `carma cancel ID`: cancel a queued or running task (its owner or root). */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/commands.h"
@@ -13,29 +12,11 @@ static const char *const usage =
 
 int cmd_cancel(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS, {NULL, 0, NULL, 0}};
     client_opts co = {0};
-    int opt, rc;
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if ((rc = client_opt("cancel", &co, opt, optarg)) != 0) {
-            if (rc > 1)
-                return rc - 2;
-            continue;
-        }
-        if (opt == 'h') {
-            fputs(usage, stdout);
-            return 0;
-        }
-        return cli_bad_option("cancel", argv, optopt, opt);
-    }
-    if (optind + 1 != argc)
-        return cli_usage_error("cancel", "expected one task id");
-    long long id = client_task_id("cancel", argv[optind]);
-    if (!id)
-        return EXIT_USAGE;
+    long long id;
+    int rc = client_id_command_args("cancel", usage, argc, argv, &co, &id);
+    if (rc >= 0)
+        return rc;
     json_t *reply, *req = json_pack("{sssI}", "verb", "cancel", "id", (json_int_t)id);
     if ((rc = client_request("cancel", &co, req, &reply)) != 0)
         return rc;

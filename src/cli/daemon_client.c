@@ -1,6 +1,7 @@
 /* daemon_client.c — shared plumbing of the daemon's client commands. */
 #include "cli/daemon_client.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -62,4 +63,30 @@ long long client_task_id(const char *cmd, const char *arg)
         return 0;
     }
     return id;
+}
+
+int client_id_command_args(const char *cmd, const char *usage, int argc, char **argv,
+                           client_opts *co, long long *id)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS, {NULL, 0, NULL, 0}};
+    int opt, rc;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if ((rc = client_opt(cmd, co, opt, optarg)) != 0) {
+            if (rc > 1)
+                return rc - 2;
+            continue;
+        }
+        if (opt == 'h') {
+            fputs(usage, stdout);
+            return 0;
+        }
+        return cli_bad_option(cmd, argv, optopt, opt);
+    }
+    if (optind + 1 != argc)
+        return cli_usage_error(cmd, "expected one task id");
+    *id = client_task_id(cmd, argv[optind]);
+    return *id ? -1 : EXIT_USAGE;
 }

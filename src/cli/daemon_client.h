@@ -35,4 +35,10 @@ void client_print_json(const json_t *j);
 /* Parses a task id argument ("17"); prints a usage error and returns 0 when invalid. */
 long long client_task_id(const char *cmd, const char *arg);
 
+/* The command line of a client command that takes only the common options, --help and one
+ * task id (show, cancel). Returns -1 with *id set when the command should go on, else the exit
+ * status to return (0 after --help). */
+int client_id_command_args(const char *cmd, const char *usage, int argc, char **argv,
+                           client_opts *co, long long *id);
+
 #endif

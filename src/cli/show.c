@@ -1,5 +1,4 @@
 /* show.c — `carma show ID`: everything the daemon knows about one task. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,29 +26,11 @@ static void print_value(const char *key, const json_t *v, int indent)
 
 int cmd_show(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS, {NULL, 0, NULL, 0}};
     client_opts co = {0};
-    int opt, rc;
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if ((rc = client_opt("show", &co, opt, optarg)) != 0) {
-            if (rc > 1)
-                return rc - 2;
-            continue;
-        }
-        if (opt == 'h') {
-            fputs(usage, stdout);
-            return 0;
-        }
-        return cli_bad_option("show", argv, optopt, opt);
-    }
-    if (optind + 1 != argc)
-        return cli_usage_error("show", "expected one task id");
-    long long id = client_task_id("show", argv[optind]);
-    if (!id)
-        return EXIT_USAGE;
+    long long id;
+    int rc = client_id_command_args("show", usage, argc, argv, &co, &id);
+    if (rc >= 0)
+        return rc;
     json_t *reply, *req = json_pack("{sssI}", "verb", "show", "id", (json_int_t)id);
     if ((rc = client_request("show", &co, req, &reply)) != 0)
         return rc;

@@ -29,6 +29,19 @@ static dtask *task_arg(daemon_state *d, const json_t *req, json_t **error)
     return t;
 }
 
+/* The task named by the request, when the client may cancel it or read its logs. */
+static dtask *managed_task_arg(daemon_state *d, const client *c, const json_t *req,
+                               json_t **error)
+{
+    dtask *t = task_arg(d, req, error);
+    if (t && !may_manage(c, t)) {
+        *error = proto_error("permission denied: task %llu belongs to %s",
+                             (unsigned long long)t->st.id, t->user);
+        return NULL;
+    }
+    return t;
+}
+
 static json_t *do_submit(daemon_state *d, client *c, const json_t *req)
 {
     submission sub;
@@ -78,12 +91,9 @@ static json_t *do_show(daemon_state *d, const json_t *req)
 static json_t *do_cancel(daemon_state *d, client *c, const json_t *req)
 {
     json_t *error = NULL;
-    dtask *t = task_arg(d, req, &error);
+    dtask *t = managed_task_arg(d, c, req, &error);
     if (!t)
         return error;
-    if (!may_manage(c, t))
-        return proto_error("permission denied: task %llu belongs to %s",
-                           (unsigned long long)t->st.id, t->user);
     carma_err err;
     if (d_cancel(d, t, &err))
         return proto_error("%s", err.msg);
@@ -97,12 +107,9 @@ static json_t *do_cancel(daemon_state *d, client *c, const json_t *req)
 static json_t *do_logs(daemon_state *d, client *c, const json_t *req)
 {
     json_t *error = NULL;
-    dtask *t = task_arg(d, req, &error);
+    dtask *t = managed_task_arg(d, c, req, &error);
     if (!t)
         return error;
-    if (!may_manage(c, t))
-        return proto_error("permission denied: task %llu belongs to %s",
-                           (unsigned long long)t->st.id, t->user);
     const char *stream = json_string_value(json_object_get(req, "stream"));
     if (!stream)
         stream = "stdout";
