@@ -41,7 +41,6 @@ typedef struct dtask {
     int64_t peak_mib;    /* this attempt's largest per-GPU memory; -1 unknown */
     bool peak_lost;      /* a matched process's memory was unknown: no peak this attempt */
     bool att_collocated; /* placed next to other tasks (MPS caps it) */
-    uint64_t att_req_mib;/* the figure the policy placed it with (0 none) */
     bool cancel_requested, cancel_sent;
     bool launch_pending; /* written, supervisor not forked yet */
     int running_idx;     /* index in d->running, -1 when not running */

@@ -62,9 +62,10 @@ int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err
     memset(env, 0, sizeof *env);
     if (!d->mps_on)
         return 0;
-    uint64_t figure = t->att_req_mib;
-    const char *source = NULL;
-    if (figure == 0 && !d_task_mem(d, t, &figure, &source))
+    /* The task's own figure (the or-* policies' fixed floor is not one). */
+    uint64_t figure = 0;
+    const char *source = "";
+    if (!d_task_mem(d, t, &figure, &source) || !strcmp(source, "policy"))
         figure = 0;
     if (!t->att_collocated || figure == 0) {
         /* Alone on its GPUs (or no figure to cap it with): an MPS client without a cap. */

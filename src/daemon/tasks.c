@@ -453,7 +453,6 @@ void d_schedule(daemon_state *d)
         t->peak_mib = -1;
         t->peak_lost = false;
         t->att_collocated = dec.collocated;
-        t->att_req_mib = dec.requirement_mib;
         t->task_pid = 0;
         t->att_started = daemon_wall_now();
         t->att_ended = 0;

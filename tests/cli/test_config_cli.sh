@@ -37,6 +37,9 @@ bad() { # bad DESCRIPTION EXPECTED_TEXT ARGS...
 }
 bad "unknown policy" "unknown policy 'round-robin'" --set policy=round-robin
 bad "unknown key" "unknown config key 'polcy'" --set polcy=exclusive
+bad "MPS thread percentage over 100" "mps_active_thread_percentage: expected 0..100, got 101" \
+    --set mps_active_thread_percentage=101
+bad "mps not a switch" "mps: expected on or off" --set mps=maybe
 bad "bad fraction" "smact_threshold: expected a fraction" --set smact_threshold=1.2
 bad "bad window" "window: expected an integer >= 1" --set window=0
 bad "not a pair" "expected KEY=VALUE" --set policy
