@@ -1,8 +1,10 @@
 /* bench_tick.c — the daemon's CPU time per monitoring tick with 8 GPUs (goal < 1 ms; the
  * reference spawned nvidia-smi and dcgmi several times a second). Two figures:
  *   1. in-process: the daemon's own tick function (d_monitor_tick: read the sim backend's
- *      state file, push 8 windows, aggregate with the risk blend, rebuild the views, look
- *      for launched tasks' processes) called back to back, CPU time from getrusage;
+ *      state file, push 8 windows, aggregate with the risk blend, rebuild the views) called
+ *      back to back, CPU time from getrusage; then again with the 16 processes as running
+ *      tasks, so each tick also reads /proc once and matches every task's process tree
+ *      against the GPUs' process lists;
  *   2. a real `carma daemon` process (daemon_run in a child) ticking every 5 ms for 3 s
  *      with 16 processes registered on its GPUs, CPU time from /proc/PID/stat.
  * Usage: bench_tick [TICKS] */
@@ -98,6 +100,34 @@ int main(int argc, char **argv)
     double per = (cpu_s() - c0) / ticks;
     printf("tick (in-process, 8 GPUs, 16 procs): %d ticks, %.1f us CPU per tick  [goal < 1000 us]\n",
            ticks, per * 1e6);
+    /* the same processes as 16 running tasks, followed through /proc */
+    dtask tasks[16], *running[16];
+    memset(tasks, 0, sizeof tasks);
+    for (int i = 0; i < 16; i++) {
+        tasks[i].st.id = (uint64_t)i + 1;
+        tasks[i].task_pid = helpers[i];
+        tasks[i].att_ngpus = 1;
+        tasks[i].att_gpus[0] = i % 8;
+        tasks[i].peak_mib = -1;
+        running[i] = &tasks[i];
+    }
+    d.running = running;
+    d.nrunning = 16;
+    int tticks = ticks / 10 > 0 ? ticks / 10 : 1;
+    c0 = cpu_s();
+    for (int i = 0; i < tticks; i++)
+        d_monitor_tick(&d);
+    double per_tasks = (cpu_s() - c0) / tticks;
+    printf("tick (in-process, 8 GPUs, 16 running tasks followed in /proc): %d ticks, %.1f us CPU "
+           "per tick  [goal < 1000 us]\n", tticks, per_tasks * 1e6);
+    bool peaks = true;
+    for (int i = 0; i < 16; i++)
+        peaks &= tasks[i].peak_mib == 2000 && tasks[i].seen[0];
+    if (!peaks)
+        fprintf(stderr, "bench_tick: the tasks' processes were not all matched\n");
+    d.running = NULL;
+    d.nrunning = 0;
+    per = per > per_tasks ? per : per_tasks;
     sched_destroy(d.core);
     d_monitor_close(&d);
 

@@ -93,9 +93,15 @@ static void track_tasks(daemon_state *d, double now)
 {
     if (d->nrunning == 0)
         return;
+    /* Only the processes on the GPUs, and their ancestors, can place a task on a GPU. */
+    pid_t on_gpus[PROC_MAX_GPUS * GPU_MAX_PROCS];
+    int n = 0;
+    for (int g = 0; g < d->ngpus && g < PROC_MAX_GPUS; g++)
+        for (int p = 0; d->readings[g].procs_known && p < d->readings[g].nprocs; p++)
+            on_gpus[n++] = d->readings[g].procs[p].pid;
     carma_err err;
     proc_table pt;
-    if (proc_table_scan(PROC_ROOT, &pt, &err)) {
+    if (proc_table_scan_pids(PROC_ROOT, on_gpus, n, &pt, &err)) {
         dlog(d, "cannot follow task processes: %s", err.msg);
         return;
     }

@@ -4,9 +4,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu/mps.h"
 
@@ -46,11 +48,14 @@ static bool read_stat(const char *proc_root, pid_t pid, proc_entry *e)
 {
     char path[512], buf[1024];
     snprintf(path, sizeof path, "%s/%d/stat", proc_root, (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* open/read rather than stdio: one scan a tick reads every process's stat */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return false; /* it exited meanwhile */
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0)
+        return false;
     buf[len] = '\0';
     char *close = strrchr(buf, ')');
     char state;
@@ -104,6 +109,42 @@ int proc_table_scan(const char *proc_root, proc_table *t, carma_err *err)
     closedir(d);
     t->e = list;
     t->n = len;
+    return 0;
+}
+
+static bool table_has(const proc_entry *e, int n, pid_t pid)
+{
+    for (int i = 0; i < n; i++)
+        if (e[i].pid == pid)
+            return true;
+    return false;
+}
+
+int proc_table_scan_pids(const char *proc_root, const pid_t *pids, int n, proc_table *t,
+                         carma_err *err)
+{
+    t->e = NULL;
+    t->n = 0;
+    int cap = 0;
+    for (int i = 0; i < n; i++) {
+        /* up the parent chain until init, or a process already read */
+        for (pid_t pid = pids[i]; pid > 1 && !table_has(t->e, t->n, pid);) {
+            proc_entry e;
+            if (!read_stat(proc_root, pid, &e))
+                break;
+            if (t->n == cap) {
+                cap = cap ? 2 * cap : 64;
+                proc_entry *grown = realloc(t->e, (size_t)cap * sizeof *grown);
+                if (!grown) {
+                    proc_table_free(t);
+                    return carma_err_set(err, "out of memory");
+                }
+                t->e = grown;
+            }
+            t->e[t->n++] = e;
+            pid = e.ppid;
+        }
+    }
     return 0;
 }
 

@@ -34,6 +34,11 @@ typedef struct proc_table {
 
 /* Reads every process under proc_root; errors only when proc_root cannot be read. */
 int proc_table_scan(const char *proc_root, proc_table *t, carma_err *err);
+/* Reads only the given processes and their ancestors (their parent chains up to init): enough
+ * for proc_table_task_tree to say which of `pids` belong to a task, at a fraction of a full
+ * scan's cost when few processes are on the GPUs. Processes that have exited are left out. */
+int proc_table_scan_pids(const char *proc_root, const pid_t *pids, int n, proc_table *t,
+                         carma_err *err);
 void proc_table_free(proc_table *t);
 /* The task tree of `root` (as proc_task_tree below) from a table. */
 int proc_table_task_tree(const proc_table *t, pid_t root, pid_set *out, carma_err *err);

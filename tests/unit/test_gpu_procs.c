@@ -176,6 +176,32 @@ static void one_scan_serves_several_tasks(void **state)
     proc_table_free(&t);
 }
 
+/* The daemon's tick reads only the GPU processes and their ancestors. */
+static void partial_scan_of_gpu_processes(void **state)
+{
+    (void)state;
+    fake_proc(10, "daemon", 1, 10);
+    fake_proc(20, "task A", 10, 20);
+    fake_proc(21, "A launcher", 20, 20);
+    fake_proc_group(22, "A trainer", 21, 20, 99); /* its own session, still A's descendant */
+    fake_proc(30, "task B", 10, 30);
+    fake_proc(31, "B worker", 30, 30);
+    fake_proc(40, "unrelated", 1, 40);
+    pid_t on_gpus[] = {22, 31, 40, 77 /* exited */};
+    proc_table t;
+    carma_err err;
+    assert_int_equal(proc_table_scan_pids(root_dir, on_gpus, 4, &t, &err), 0);
+    assert_int_equal(t.n, 7); /* 22 21 20 10, 31 30, 40: each read once */
+    pid_set a = {0}, b = {0};
+    assert_int_equal(proc_table_task_tree(&t, 20, &a, &err), 0);
+    assert_int_equal(proc_table_task_tree(&t, 30, &b, &err), 0);
+    assert_true(pid_set_has(&a, 22) && !pid_set_has(&a, 31) && !pid_set_has(&a, 40));
+    assert_true(pid_set_has(&b, 31) && !pid_set_has(&b, 22) && !pid_set_has(&b, 40));
+    pid_set_free(&a);
+    pid_set_free(&b);
+    proc_table_free(&t);
+}
+
 static void unreadable_proc_root_is_an_error(void **state)
 {
     (void)state;
@@ -305,6 +331,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(tree_keeps_the_process_group_of_a_group_leader,
                                         make_root, remove_root),
         cmocka_unit_test_setup_teardown(one_scan_serves_several_tasks, make_root, remove_root),
+        cmocka_unit_test_setup_teardown(partial_scan_of_gpu_processes, make_root, remove_root),
         cmocka_unit_test(unreadable_proc_root_is_an_error),
         cmocka_unit_test(real_proc_tree),
         cmocka_unit_test(match_sums_memory_per_gpu),
