@@ -46,7 +46,7 @@ grace_of() { "$CARMA" gpus --json | jq -r ".[$1].grace"; }
 has_gpu() { [ -n "$(gpu_of "$1")" ]; }
 state_is() { [ "$("$CARMA" show --json "$1" | jq -r .state)" = "$2" ]; }
 
-id=$("$CARMA" submit --name seen -- "$tmp/gpujob" 2)
+id=$("$CARMA" submit --name seen -- "$tmp/gpujob" 3)
 wait_until 10 state_is "$id" running || fail "task $id did not start"
 wait_until 5 has_gpu "$id" || fail "task $id has no GPU"
 g=$(gpu_of "$id")
@@ -59,20 +59,20 @@ t=$("$CARMA" show --json "$id")
 [ "$(jq -r .mem_source <<<"$t")" = null ] || fail "task $id had no figure: $t"
 
 # The same task again, without --mem: its figure comes from the measured peak.
-id2=$("$CARMA" submit --name again -- "$tmp/gpujob" 2)
+id2=$("$CARMA" submit --name again -- "$tmp/gpujob" 3)
 t=$("$CARMA" show --json "$id2")
 [ "$(jq .mem_mib <<<"$t")" = 3000 ] && [ "$(jq -r .mem_source <<<"$t")" = history ] \
     || fail "second submission not placed from history: $t"
 # A different command, or an explicit --mem, is not.
-t=$("$CARMA" show --json "$("$CARMA" submit -- "$tmp/gpujob" 2 extra)")
+t=$("$CARMA" show --json "$("$CARMA" submit -- "$tmp/gpujob" 3 extra)")
 [ "$(jq .mem_mib <<<"$t")" = null ] || fail "a different command got a history figure: $t"
-t=$("$CARMA" show --json "$("$CARMA" submit --batch 64 -- "$tmp/gpujob" 2)")
+t=$("$CARMA" show --json "$("$CARMA" submit --batch 64 -- "$tmp/gpujob" 3)")
 [ "$(jq .mem_mib <<<"$t")" = null ] || fail "a different batch size got a history figure: $t"
-t=$("$CARMA" show --json "$("$CARMA" submit --mem 5G -- "$tmp/gpujob" 2)")
+t=$("$CARMA" show --json "$("$CARMA" submit --mem 5G -- "$tmp/gpujob" 3)")
 [ "$(jq .mem_mib <<<"$t")" = 5120 ] && [ "$(jq -r .mem_source <<<"$t")" = oracle ] \
     || fail "--mem should win over history: $t"
 all_done() { "$CARMA" queue --all --json | jq -e 'all(.[]; .state=="done")'; }
-wait_until 20 all_done || fail "tasks did not finish: $("$CARMA" queue --all)"
+wait_until 40 all_done || fail "tasks did not finish: $("$CARMA" queue --all)"
 
 # Memory NVML cannot give: the GPU still enters grace, the peak stays unknown.
 id=$("$CARMA" submit -- "$tmp/najob" 2)
@@ -85,7 +85,7 @@ grep -q "task $id: GPU $g does not report its processes' memory; no peak recorde
     "$tmp/daemon.log" || fail "no log line about the unknown peak"
 
 # A task whose process never appears keeps its GPU launching.
-id=$("$CARMA" submit -- "$tmp/hiddenjob" 2)
+id=$("$CARMA" submit -- "$tmp/hiddenjob" 4)
 wait_until 10 has_gpu "$id" || fail "hiddenjob has no GPU"
 sleep 1
 [ "$(grace_of "$(gpu_of "$id")")" = launching ] || fail "an unseen task's GPU left launching"
