@@ -81,7 +81,7 @@ int task_spec_add_env(task_spec *t, const char *kv, carma_err *err)
 
 void task_spec_to_sched(const task_spec *spec, sched_task *out)
 {
-    memset(out, 0, sizeof *out);
+    sched_task_init(out); /* profile figures unknown: a task file gives none */
     out->id = spec->id;
     out->ngpus = spec->ngpus;
     out->mem = spec->mem;

@@ -3,6 +3,7 @@
  * change is written to the store (in the loop iteration's transaction) before it is acted
  * on; launches and signals happen only after the commit. */
 #include <errno.h>
+#include <math.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -89,6 +90,8 @@ static void fill_sched_task(dtask *t)
     if (t->history_mib >= 0 && !mem_figures_get(&t->st.mem, MEM_ORACLE, &mib))
         mem_figures_set(&t->st.mem, MEM_ORACLE, (uint64_t)t->history_mib);
     t->st.max_retries = t->sub.max_retries;
+    t->st.profiled_util = NAN; /* no solo profile: horus and lucid place it on idle GPUs only */
+    t->st.lucid_class = LUCID_UNKNOWN;
 }
 
 static void running_add(daemon_state *d, dtask *t)

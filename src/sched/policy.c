@@ -1,4 +1,5 @@
-/* policy.c — CARMA's policies (carma-spec §4.3) as one table. */
+/* policy.c — CARMA's policies (carma-spec §4.3) and AEGIS's horus and lucid baselines as one
+ * table. */
 #include "sched/policy.h"
 
 #include <strings.h>
@@ -14,6 +15,9 @@ static const policy_desc policies[POLICY_COUNT] = {
     {POLICY_OR_LUG, "or-lug", true, PMEM_FIXED, true, PORDER_SMACT_ASC},
     {POLICY_EST_MAGM, "est-magm", true, PMEM_ESTIMATE, true, PORDER_MEM_DESC},
     {POLICY_EST_LUG, "est-lug", true, PMEM_ESTIMATE, true, PORDER_SMACT_ASC},
+    /* AEGIS's baselines (select_horus, select_lucid): */
+    {POLICY_HORUS, "horus", true, PMEM_NONE, false, PORDER_LEDGER_UTIL},
+    {POLICY_LUCID, "lucid", true, PMEM_ORACLE, false, PORDER_LEDGER_CLASS_MEM},
 };
 
 const policy_desc *policy_describe(policy_id p)

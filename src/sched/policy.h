@@ -17,7 +17,11 @@ typedef enum policy_order {
     PORDER_MEM_ASC,     /* best fit: tightest available memory first */
     PORDER_MEM_DESC,    /* most available GPU memory first */
     PORDER_SMACT_ASC,   /* least utilized GPU first */
-    PORDER_ROUND_ROBIN  /* a persistent cursor over all GPUs */
+    PORDER_ROUND_ROBIN, /* a persistent cursor over all GPUs */
+    /* Ledger policies (ledger.c): they filter and sort by the per-GPU ledger of placed tasks
+     * alone; no free-memory filter, no gate. `memory` names only the task figure they use. */
+    PORDER_LEDGER_UTIL,     /* horus: projected profiled util within budget, lowest first */
+    PORDER_LEDGER_CLASS_MEM /* lucid: job/class/memory caps; (class sum, memory) ascending */
 } policy_order;
 
 typedef struct policy_desc {

@@ -1,12 +1,15 @@
 /* sched.c — the scheduling core: strict FIFO with head-of-line blocking, the recovery queue's
  * priority, the exclusive-first rule, each policy's filters and order (policy.c), the per-GPU
- * grace state, and the bounded recovery rules. See sched.h for the contract. */
+ * grace state, and the bounded recovery rules. The per-GPU ledger of placed tasks and the
+ * policies that place by it (horus, lucid) are in ledger.c. See sched.h for the contract. */
 #include "sched/sched.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/ledger.h"
 #include "sched/policy.h"
 #include "sched/queue.h"
 
@@ -20,7 +23,40 @@ struct sched {
     int ngrace;          /* GPUs in GPU_GRACE, to skip the expiry scan when there are none */
     double next_expiry;  /* earliest grace expiry among them */
     int *scratch;        /* candidate GPU indices */
+    ledger ledger;       /* the running tasks on each GPU */
 };
+
+#ifndef NDEBUG
+/* The core's invariants, checked with assert() after every operation in debug builds. */
+static bool sched_check(const sched *s)
+{
+    int ngrace = 0;
+    for (int g = 0; g < s->ngpus; g++) {
+        const gpu_grace *gr = &s->grace[g];
+        if ((gr->state == GPU_AVAILABLE) != (gr->task == NULL))
+            return false;
+        if (gr->state == GPU_GRACE) {
+            ngrace++;
+            if (gr->seen_at + s->cfg.grace_s < s->next_expiry) /* its expiry would be missed */
+                return false;
+        }
+    }
+    if (ngrace != s->ngrace || s->rr_cursor < 0 || s->rr_cursor >= s->ngpus)
+        return false;
+    if ((s->main_q.len == 0) != (s->main_q.head == NULL) ||
+        (s->recovery_q.len == 0) != (s->recovery_q.head == NULL))
+        return false;
+    return ledger_consistent(&s->ledger);
+}
+#endif
+
+void sched_task_init(sched_task *t)
+{
+    memset(t, 0, sizeof *t);
+    t->max_retries = -1;
+    t->profiled_util = NAN;
+    t->lucid_class = LUCID_UNKNOWN;
+}
 
 sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err)
 {
@@ -35,7 +71,7 @@ sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err)
         s->grace = calloc((size_t)ngpus, sizeof *s->grace);
         s->scratch = calloc((size_t)ngpus, sizeof *s->scratch);
     }
-    if (!s || !s->grace || !s->scratch) {
+    if (!s || !s->grace || !s->scratch || ledger_init(&s->ledger, ngpus)) {
         sched_destroy(s);
         carma_err_set(err, "out of memory");
         return NULL;
@@ -53,6 +89,7 @@ void sched_destroy(sched *s)
         return;
     free(s->grace);
     free(s->scratch);
+    ledger_free(&s->ledger);
     free(s);
 }
 
@@ -76,6 +113,12 @@ static int check_new_task(const sched *s, const sched_task *t, carma_err *err)
     if (t->ngpus > s->ngpus)
         return carma_err_set(err, "task %llu asks for %d GPUs but the server has %d",
                              (unsigned long long)t->id, t->ngpus, s->ngpus);
+    if (!isnan(t->profiled_util) && !(t->profiled_util >= 0.0 && t->profiled_util <= 1.0))
+        return carma_err_set(err, "task %llu: profiled_util %g is not NaN or a fraction 0..1",
+                             (unsigned long long)t->id, t->profiled_util);
+    if (t->lucid_class < LUCID_UNKNOWN || t->lucid_class > LUCID_JUMBO)
+        return carma_err_set(err, "task %llu: lucid_class %d is not -1 (unknown), 0, 1 or 2",
+                             (unsigned long long)t->id, t->lucid_class);
     return 0;
 }
 
@@ -133,6 +176,7 @@ void sched_advance(sched *s, double now)
             next = expiry;
     }
     s->next_expiry = next;
+    assert(sched_check(s));
 }
 
 static void grace_enter(sched *s, int gpu, double seen_at)
@@ -153,6 +197,7 @@ void sched_process_seen(sched *s, const sched_task *t, int gpu, double now)
     gpu_grace *g = &s->grace[gpu];
     if (g->state == GPU_LAUNCHING && g->task == t)
         grace_enter(s, gpu, now);
+    assert(sched_check(s));
 }
 
 gpu_grace sched_gpu_grace(const sched *s, int gpu)
@@ -234,6 +279,8 @@ static double order_key(const sched *s, const gpu_view *v, uint64_t avail, int g
         return isnan(v->smact) ? INFINITY : v->smact; /* unknown activity sorts last */
     case PORDER_INDEX:
     case PORDER_ROUND_ROBIN:
+    case PORDER_LEDGER_UTIL:      /* ledger.c orders those two */
+    case PORDER_LEDGER_CLASS_MEM:
         break;
     }
     return (double)gpu;
@@ -308,7 +355,13 @@ bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out
         rule = PLACE_POLICY;
         if (s->policy->order == PORDER_ROUND_ROBIN)
             got = pick_round_robin(s, n, gpus);
-        else if (sched_task_requirement(&s->cfg, t, &requirement))
+        else if (s->policy->order == PORDER_LEDGER_UTIL)
+            got = ledger_pick_horus(&s->ledger, &s->cfg, s->grace, t, gpus);
+        else if (!sched_task_requirement(&s->cfg, t, &requirement))
+            got = 0;
+        else if (s->policy->order == PORDER_LEDGER_CLASS_MEM)
+            got = ledger_pick_lucid(&s->ledger, &s->cfg, s->grace, views, t, gpus);
+        else
             got = pick_by_policy(s, views, memory_needed(s, requirement), n, gpus);
     }
     if (!got)
@@ -318,6 +371,7 @@ bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out
     t->where = SCHED_RUNNING;
     t->attempts++;
     mark_launching(s, t, gpus, n);
+    ledger_charge(&s->ledger, t);
 
     memset(out, 0, sizeof *out);
     out->task = t;
@@ -329,6 +383,7 @@ bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out
     for (int k = 0; k < n; k++)
         if (!views[gpus[k]].idle)
             out->collocated = true;
+    assert(sched_check(s));
     return true;
 }
 
@@ -337,12 +392,14 @@ bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out
 sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double now)
 {
     (void)now;
+    ledger_discharge(&s->ledger, t);
     for (int k = 0; k < t->ngpus; k++) {
         int g = t->gpus[k];
         if (g >= 0 && g < s->ngpus && s->grace[g].task == t)
             grace_release(s, g);
     }
     t->where = SCHED_NOWHERE;
+    assert(sched_check(s));
     if (outcome != TASK_OOM)
         return SCHED_END_FINAL;
     int cap = t->max_retries >= 0 ? t->max_retries : s->cfg.retry_cap;
@@ -351,6 +408,7 @@ sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double
         return SCHED_END_FINAL;
     queue_push_back(&s->recovery_q, t);
     t->where = SCHED_IN_RECOVERY;
+    assert(sched_check(s));
     return SCHED_END_RETRY;
 }
 
@@ -377,5 +435,12 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
         if (state == GPU_GRACE)
             grace_enter(s, g, seen_at);
     }
+    ledger_charge(&s->ledger, t);
+    assert(sched_check(s));
     return 0;
+}
+
+sched_gpu_load sched_gpu_ledger(const sched *s, int gpu)
+{
+    return ledger_load(&s->ledger, gpu);
 }

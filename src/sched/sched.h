@@ -68,6 +68,8 @@ typedef enum policy_id {
     POLICY_OR_LUG,
     POLICY_EST_MAGM,
     POLICY_EST_LUG,
+    POLICY_HORUS,   /* AEGIS's Horus baseline: profiled-utilization budget per GPU (ledger.c) */
+    POLICY_LUCID,   /* AEGIS's Lucid baseline: job count, sharing class and memory (ledger.c) */
     POLICY_COUNT
 } policy_id;
 
@@ -98,6 +100,9 @@ typedef struct sched_config {
     double ewma_alpha;       /* 0.5, for AGG_EWMA */
     double grace_s;          /* 30: no new placement on a GPU this long after its process appears */
     int retry_cap;           /* 3: out-of-memory relaunches per task before it fails for good */
+    double horus_util_budget;/* 1.0 (100 %): horus's cap on a GPU's summed profiled_util */
+    int lucid_max_jobs;      /* 2: lucid's cap on tasks per GPU, the new one included */
+    int lucid_class_capacity;/* 2: lucid's cap on a GPU's summed lucid_class */
 } sched_config;
 
 void sched_config_defaults(sched_config *cfg);
@@ -132,17 +137,41 @@ typedef enum sched_task_where {
     SCHED_RUNNING
 } sched_task_where;
 
+/* Lucid's sharing classes (sched_task.lucid_class). */
+enum { LUCID_UNKNOWN = -1, LUCID_TINY = 0, LUCID_MEDIUM = 1, LUCID_JUMBO = 2 };
+
+/* What a placed task counts for in its GPUs' ledger, fixed when it is placed so that a driver
+ * changing a running task's figures cannot unbalance the ledger. Owned by the core. */
+typedef struct sched_charge {
+    bool held;              /* counted on gpus[0..ngpus) right now */
+    int ngpus;
+    int64_t util_ppb;       /* profiled_util in parts per billion; < 0: unknown */
+    int lucid_class;        /* LUCID_UNKNOWN: unknown */
+    bool oracle_known;
+    uint64_t oracle_mib;
+} sched_charge;
+
+/* Drivers must start every task with sched_task_init (not a bare memset/calloc): zero means
+ * "known to be 0" for profiled_util and lucid_class, which the horus and lucid policies would
+ * take at face value. */
 typedef struct sched_task {
     uint64_t id;
     int ngpus;              /* GPUs requested, 1..SCHED_MAX_TASK_GPUS */
     mem_figures mem;
     int max_retries;        /* < 0: the config's retry_cap */
+    double profiled_util;   /* solo GPU utilization 0..1 (nvidia-smi mean of the solo profile);
+                               NaN = unknown. Used by horus. */
+    int lucid_class;        /* LUCID_TINY/MEDIUM/JUMBO, LUCID_UNKNOWN. Used by lucid. */
     /* Filled by the core: */
     int attempts;           /* launches so far */
     int gpus[SCHED_MAX_TASK_GPUS]; /* GPUs of the current / last launch */
     sched_task_where where;
+    sched_charge charge;    /* its share of the per-GPU ledger while running */
     struct sched_task *qnext, *qprev; /* queue links, owned by the core */
 } sched_task;
+
+/* Zeroes *t, then max_retries = -1, profiled_util = NaN, lucid_class = LUCID_UNKNOWN. */
+void sched_task_init(sched_task *t);
 
 /* The figure a policy places this task with, in MiB (0 for policies that use none). Returns
  * false when the policy needs a figure the task does not have (the task cannot be collocated
@@ -188,8 +217,9 @@ void sched_destroy(sched *s);
 const sched_config *sched_get_config(const sched *s);
 int sched_ngpus(const sched *s);
 
-/* Appends to the main queue. Errors: ngpus out of range or more than the server has, or the
- * task already held by the core. */
+/* Appends to the main queue. Errors: ngpus out of range or more than the server has, the
+ * task already held by the core, profiled_util neither NaN nor in 0..1, or lucid_class not
+ * one of LUCID_*. */
 int sched_submit(sched *s, sched_task *t, carma_err *err);
 /* Appends to the recovery queue (used when a driver restores state after a restart). */
 int sched_submit_recovery(sched *s, sched_task *t, carma_err *err);
@@ -229,6 +259,23 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
 gpu_grace sched_gpu_grace(const sched *s, int gpu);
 /* Advances grace states to `now` (sched_next does this too). */
 void sched_advance(sched *s, double now);
+
+/* ---- the per-GPU ledger: the running tasks placed on each GPU -------------------------------- */
+
+/* Every placement (sched_next, either rule, and sched_restore_running) adds the task to each of
+ * its GPUs; sched_task_ended takes it off. The horus and lucid policies place by these sums
+ * instead of by telemetry. Figures are those of the task when it was placed. */
+typedef struct sched_gpu_load {
+    int ntasks;          /* running tasks on this GPU */
+    double util_sum;     /* sum of their profiled_util; NaN when any is unknown; 0 when none */
+    int class_sum;       /* sum of their known lucid_class */
+    int class_unknown;   /* how many have no lucid_class */
+    uint64_t oracle_mib; /* sum of their known MEM_ORACLE figures */
+    int oracle_unknown;  /* how many have no MEM_ORACLE figure */
+} sched_gpu_load;
+
+/* The ledger of one GPU (all zero for a GPU that does not exist). */
+sched_gpu_load sched_gpu_ledger(const sched *s, int gpu);
 
 /* ---- the utilization gate and the window, exposed for drivers and tests ----------------------- */
 

@@ -38,6 +38,9 @@ void sched_config_defaults(sched_config *cfg)
     cfg->ewma_alpha = 0.5;
     cfg->grace_s = 30.0;
     cfg->retry_cap = 3;
+    cfg->horus_util_budget = 1.0;
+    cfg->lucid_max_jobs = 2;
+    cfg->lucid_class_capacity = 2;
 }
 
 static bool is_fraction(double x)
@@ -64,5 +67,11 @@ int sched_config_validate(const sched_config *cfg, carma_err *err)
         return carma_err_set(err, "grace_s: must be >= 0");
     if (cfg->retry_cap < 0)
         return carma_err_set(err, "retry_cap: must be >= 0");
+    if (!isfinite(cfg->horus_util_budget) || cfg->horus_util_budget <= 0)
+        return carma_err_set(err, "horus_util_budget: must be a finite fraction > 0");
+    if (cfg->lucid_max_jobs < 1)
+        return carma_err_set(err, "lucid_max_jobs: must be at least 1");
+    if (cfg->lucid_class_capacity < 0)
+        return carma_err_set(err, "lucid_class_capacity: must be >= 0");
     return 0;
 }
