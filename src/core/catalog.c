@@ -15,6 +15,7 @@ typedef struct catalog_cols {
     int rad, model, size_class, script, summary, dataset, batch_eff, batch_line6, gpus, epochs;
     int mem[MEM_SOURCE_COUNT];
     int runtime_min, smact, smocc, drama;
+    int startup, peak_early, peak_full, util, lucid_class;
 } catalog_cols;
 
 static int find_columns(const csv_table *t, catalog_cols *c, carma_err *err)
@@ -39,6 +40,11 @@ static int find_columns(const csv_table *t, catalog_cols *c, carma_err *err)
     c->smact = csv_column(t, "solo_smact");
     c->smocc = csv_column(t, "solo_smocc");
     c->drama = csv_column(t, "solo_drama");
+    c->startup = csv_column(t, "startup_s");
+    c->peak_early = csv_column(t, "peak_early_mib");
+    c->peak_full = csv_column(t, "peak_full_mib");
+    c->util = csv_column(t, "profiled_util");
+    c->lucid_class = csv_column(t, "lucid_class");
     return 0;
 }
 
@@ -114,10 +120,34 @@ static void workload_free(workload *w)
     free(w->dataset);
 }
 
+static int load_profile(row_ctx *x, const catalog_cols *c, workload *w)
+{
+    workload_profile *p = &w->profile;
+    double early = 0, full = 0;
+    int got_early, got_full;
+    if (num_cell(x, c->startup, 0, 1e8, &p->startup_s) < 0 ||
+        num_cell(x, c->util, 0, 1, &p->util) < 0 ||
+        int_cell(x, c->lucid_class, 0, 2, &p->lucid_class) < 0 ||
+        (got_early = num_cell(x, c->peak_early, 0, 1e9, &early)) < 0 ||
+        (got_full = num_cell(x, c->peak_full, 0, 1e9, &full)) < 0)
+        return -1;
+    if (got_early != got_full)
+        return bad_cell(x, got_early ? c->peak_full : c->peak_early,
+                        "both peaks (peak_early_mib and peak_full_mib) or neither");
+    if (got_early && early > full)
+        return bad_cell(x, c->peak_early, "a peak no larger than peak_full_mib");
+    p->peaks_known = got_early;
+    p->peak_early_mib = (uint64_t)early;
+    p->peak_full_mib = (uint64_t)full;
+    return 0;
+}
+
 static int load_row(row_ctx *x, const catalog_cols *c, workload *w)
 {
     memset(w, 0, sizeof *w);
     w->sim.smact = w->sim.smocc = w->sim.drama = NAN;
+    w->profile.startup_s = w->profile.util = NAN;
+    w->profile.lucid_class = -1;
     if (!cell(x->r, c->rad))
         return bad_cell(x, c->rad, "a .rad file name");
     if (str_cell(x, c->rad, &w->rad_file) || str_cell(x, c->model, &w->model_name) ||
@@ -148,14 +178,14 @@ static int load_row(row_ctx *x, const catalog_cols *c, workload *w)
         num_cell(x, c->smocc, 0, 1, &w->sim.smocc) < 0 ||
         num_cell(x, c->drama, 0, 1, &w->sim.drama) < 0)
         return -1;
-    return 0;
+    return load_profile(x, c, w);
 }
 
 int catalog_load(const char *path, workload_catalog *out, carma_err *err)
 {
     memset(out, 0, sizeof *out);
     csv_table t;
-    catalog_cols cols;
+    catalog_cols cols = {0};
     if (csv_load(path, &t, err))
         return -1;
     int rc = find_columns(&t, &cols, err);

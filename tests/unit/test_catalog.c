@@ -44,7 +44,7 @@ static void test_shipped_catalog(void **state)
     uint64_t mib;
     if (catalog_load(CATALOG, &c, &err))
         fail_msg("%s", err.msg);
-    assert_int_equal(c.n, 52);
+    assert_int_equal(c.n, 52 + 53); /* CARMA's .rad rows, then AEGIS's workloads */
 
     const workload *w = catalog_find(&c, "resnet18_cifar100_20e_1.rad");
     assert_non_null(w);
@@ -65,33 +65,44 @@ static void test_shipped_catalog(void **state)
     assert_true(mem_figures_get(&w->mem, MEM_GPUMEMNET, &mib));
     assert_int_equal(mib, 8000);
     assert_false(mem_figures_get(&w->mem, MEM_CARMA, &mib));
-    assert_float_equal(w->sim.solo_runtime_s, 9.8 * 60, 1e-9);
-    /* derived solo activity (tools/derive_sim_models.py, data/README.md) */
-    assert_float_equal(w->sim.smact, 0.486, 1e-9);
-    assert_float_equal(w->sim.smocc, 0.174, 1e-9);
-    assert_float_equal(w->sim.drama, 0.250, 1e-9);
+    /* measured on an A100 by AEGIS (tools/aegis_import.py, data/README.md) */
+    assert_float_equal(w->sim.solo_runtime_s, 7.7218 * 60, 1e-9);
+    assert_float_equal(w->sim.smact, 0.1736, 1e-9);
+    assert_float_equal(w->sim.smocc, 0.0634, 1e-9);
+    assert_float_equal(w->sim.drama, 0.0496, 1e-9);
+    assert_float_equal(w->profile.startup_s, 3.02, 1e-9);
+    assert_true(w->profile.peaks_known);
+    assert_int_equal(w->profile.peak_early_mib, 790);
+    assert_int_equal(w->profile.peak_full_mib, 790);
+    assert_float_equal(w->profile.util, 0.3619, 1e-9);
+    assert_int_equal(w->profile.lucid_class, 0);
 
     w = catalog_find(&c, "/any/dir/xlnet_base_cased_2.rad"); /* directory part ignored */
     assert_non_null(w);
     assert_int_equal(w->ngpus, 2);
-    assert_float_equal(w->sim.solo_runtime_s, 59.04 * 60, 1e-9);
+    assert_float_equal(w->sim.solo_runtime_s, 58.6132 * 60, 1e-9);
+    assert_int_equal(w->profile.peak_early_mib, 8890); /* a ramp: 8890 MiB early, 8988 later */
+    assert_int_equal(w->profile.peak_full_mib, 8988);
 
-    w = catalog_find(&c, "gpt2_xl.rad"); /* no measured memory, no runtime */
+    w = catalog_find(&c, "gpt2_xl.rad"); /* no line 9, but measured by AEGIS */
     assert_non_null(w);
-    assert_int_equal(w->mem.known, 0);
-    assert_true(w->sim.solo_runtime_s == 0);
+    assert_false(mem_figures_get(&w->mem, MEM_ORACLE, &mib));
+    assert_int_equal(w->profile.peak_full_mib, 40182);
+    assert_float_equal(w->sim.solo_runtime_s, 240.8105 * 60, 1e-9);
+    w = catalog_find(&c, "llama3_width_8layer_wiki_bs1_1gpu"); /* AEGIS only, no loop time */
+    assert_non_null(w);
+    assert_true(isnan(w->profile.startup_s));
 
     w = catalog_find(&c, "mnist_train.rad");
     assert_int_equal(w->batch_size, 64); /* the effective batch, not line 6's 32 */
-    /* no README runtime: the legacy exclusive simulator's 2 min (data/README.md) */
-    assert_float_equal(w->sim.solo_runtime_s, 120, 1e-9);
+    assert_float_equal(w->sim.solo_runtime_s, 2.3408 * 60, 1e-9); /* AEGIS's mnist run */
 
     assert_null(catalog_find(&c, "densenet3.rad"));
     assert_null(catalog_find(&c, NULL));
     int two_gpu = 0;
     for (size_t i = 0; i < c.n; i++)
         two_gpu += c.items[i].ngpus == 2;
-    assert_int_equal(two_gpu, 3);
+    assert_int_equal(two_gpu, 3 + 3);
     catalog_free(&c);
 }
 
@@ -107,7 +118,7 @@ static void test_catalog_to_task(void **state)
     assert_int_equal(t.ngpus, 2);
     assert_int_equal(t.mem.mib[MEM_ORACLE], 28356);
     assert_int_equal(t.batch_size, 8);
-    assert_float_equal(t.sim.solo_runtime_s, 65.72 * 60, 1e-9);
+    assert_float_equal(t.sim.solo_runtime_s, 66.3538 * 60, 1e-9); /* AEGIS's A100 solo run */
     assert_string_equal(t.summary_path, "gpt2_large.model");
     assert_string_equal(t.dataset, "wiki");
     assert_int_equal(t.max_retries, -1);
@@ -165,6 +176,16 @@ static void test_malformed_catalogs(void **state)
     expect_load_error("rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_min,"
                       "solo_smact\na.rad,a,1,100,2,1.2\n",
                       ":2: solo_smact", NULL);
+    /* The profile columns: both peaks or neither, early <= full, fractions, classes 0..2. */
+#define PHDR HDR_COLS ",startup_s,peak_early_mib,peak_full_mib,profiled_util,lucid_class\n"
+#define HDR_COLS "rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_min"
+    expect_load_error(PHDR "a.rad,a,1,100,2,1,500,,0.5,1\n", ":2: peak_full_mib",
+                      "both peaks");
+    expect_load_error(PHDR "a.rad,a,1,100,2,1,900,800,0.5,1\n", ":2: peak_early_mib",
+                      "no larger than");
+    expect_load_error(PHDR "a.rad,a,1,100,2,1,500,600,1.5,1\n", ":2: profiled_util", NULL);
+    expect_load_error(PHDR "a.rad,a,1,100,2,1,500,600,0.5,3\n", ":2: lucid_class", NULL);
+    expect_load_error(PHDR "a.rad,a,1,100,2,-4,500,600,0.5,1\n", ":2: startup_s", NULL);
 }
 
 /* The .rad fixtures were written from catalog rows: both readers must agree on them. */

@@ -102,8 +102,12 @@ static void test_catalog_workloads(void **state)
     estimator e;
     estimator_init(&e);
     const mem_source srcs[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
+    size_t with_summary = 0;
     for (size_t i = 0; i < cat.n; i++) {
         workload *w = &cat.items[i];
+        if (!w->summary_file) /* the AEGIS rows carry AEGIS's own figures */
+            continue;
+        with_summary++;
         for (int k = 0; k < 3; k++) {
             mem_figures m = {{0}, 0};
             if (estimate_fill_mem(&e, srcs[k], w->summary_file, w->batch_size, &m, &err))
