@@ -25,7 +25,7 @@ typedef struct config_option {
 static const config_option options[] = {
     {"policy", OPT_POLICY, SCHED_FIELD(policy),
      "placement policy: exclusive, or-rr, oracle-ff, oracle-bf, oracle-magm, oracle-lug, "
-     "or-magm, or-lug, est-magm, est-lug"},
+     "or-magm, or-lug, est-magm, est-lug, horus, lucid"},
     {"estimator", OPT_ESTIMATOR, SCHED_FIELD(estimator),
      "memory figure of the est-* policies: none (the measured figure), horus, faketensor, "
      "gpumemnet, carma"},
@@ -40,12 +40,20 @@ static const config_option options[] = {
     {"or_min_free_mib", OPT_MIB, SCHED_FIELD(or_min_free_mib),
      "fixed free-memory floor of or-magm and or-lug"},
     {"window", OPT_POSITIVE, SCHED_FIELD(window), "monitoring samples per GPU in the rolling window"},
-    {"aggregation", OPT_AGG, SCHED_FIELD(agg), "window aggregation: mean, ewma, risk"},
+    {"aggregation", OPT_AGG, SCHED_FIELD(agg), "window aggregation: mean, ewma, risk (CARMA: 0.2 mean + 0.3 median + 0.3 p95 + 0.2 EMA), "
+     "risk-equal (AEGIS: 0.25 each)"},
     {"ewma_alpha", OPT_FRACTION, SCHED_FIELD(ewma_alpha), "smoothing factor of the ewma aggregation"},
     {"grace_s", OPT_SECONDS, SCHED_FIELD(grace_s),
      "seconds a GPU takes no new task after a launched task's process appears on it"},
     {"retry_cap", OPT_COUNT, SCHED_FIELD(retry_cap),
      "out-of-memory relaunches of a task before it fails for good"},
+    {"horus_util_budget", OPT_NUMBER, SCHED_FIELD(horus_util_budget),
+     "horus: a GPU takes a task while the summed profiled utilization of its tasks stays at "
+     "or below this (1 = 100 %)"},
+    {"lucid_max_jobs", OPT_POSITIVE, SCHED_FIELD(lucid_max_jobs),
+     "lucid: at most this many tasks per GPU"},
+    {"lucid_class_capacity", OPT_COUNT, SCHED_FIELD(lucid_class_capacity),
+     "lucid: the sharing classes (Tiny 0, Medium 1, Jumbo 2) of a GPU's tasks sum to at most this"},
     {"socket", OPT_STRING, DAEMON_FIELD(socket),
      "daemon socket path (empty: /run/carma/carma.sock as root, else /tmp/carma-UID.sock); "
      "$CARMA_SOCKET overrides it for clients"},
@@ -68,23 +76,36 @@ static const config_option options[] = {
      "daemon: MPS log directory (empty: STATE/mps/log)"},
     {"mps_active_thread_percentage", OPT_COUNT, DAEMON_FIELD(mps_thread_pct),
      "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not set)"},
+    {"sim_server", OPT_STRING, SIM_FIELD(server),
+     "simulator: the server carma simulate runs on without --gpus, COUNTxMODEL"},
     {"sim_startup_s", OPT_SECONDS, SIM_FIELD(startup_s),
-     "simulator: CPU start-up seconds before a task touches its GPUs"},
+     "simulator: CPU start-up seconds of a task whose catalog row has none measured "
+     "(the measured ones: AEGIS solo end-to-end minus training-loop time)"},
     {"sim_interference", OPT_BOOL, SIM_FIELD(interference),
      "simulator: slow collocated tasks down (on/off)"},
-    {"sim_interference_a", OPT_NUMBER, SIM_FIELD(interf_a),
-     "simulator: speed = a - k * max(0, U - knee), U = summed solo SMACT on the GPU "
-     "(fitted to Lucid's pairs, tools/derive_sim_models.py)"},
-    {"sim_interference_k", OPT_NUMBER, SIM_FIELD(interf_k), "simulator: interference slope k"},
-    {"sim_interference_knee", OPT_NUMBER, SIM_FIELD(interf_knee),
-     "simulator: interference knee (summed solo SMACT)"},
-    {"sim_interference_floor", OPT_FRACTION, SIM_FIELD(interf_floor),
-     "simulator: lowest speed a collocated task runs at"},
+    {"sim_interference_smact_k", OPT_NUMBER, SIM_FIELD(interf_smact_k),
+     "simulator: a task runs at 1 / (1 + sum of its co-runners' pressure), pressure = "
+     "smact_k * max(0, SMACT - smact_knee) + drama_k * DRAMA of the co-runner's solo profile "
+     "(fitted to the 219 A100 pairs of data/aegis/pairwise_a100.csv, tools/fit_sim_models.py)"},
+    {"sim_interference_smact_knee", OPT_FRACTION, SIM_FIELD(interf_smact_knee),
+     "simulator: SMACT above which a co-runner slows the others (same fit)"},
+    {"sim_interference_drama_k", OPT_NUMBER, SIM_FIELD(interf_drama_k),
+     "simulator: slow-down per unit of a co-runner's DRAM activity (same fit)"},
+    {"sim_mem_ramp_s", OPT_SECONDS, SIM_FIELD(mem_ramp_s),
+     "simulator: seconds after its allocation a task grows from its early (first 200 s) peak "
+     "to its full-run peak, crashing out of memory if its GPU cannot hold that"},
+    {"sim_power_busy_frac", OPT_NUMBER, SIM_FIELD(power_busy_frac),
+     "simulator: a GPU holding tasks draws max_w * (busy_frac + util_frac * utilization) "
+     "(fitted to the DCGM energy of the real philly and saturn runs, tools/fit_sim_models.py)"},
+    {"sim_power_util_frac", OPT_NUMBER, SIM_FIELD(power_util_frac),
+     "simulator: power per unit of GPU utilization, as a fraction of max_w (same fit)"},
     {"sim_gpu_model", OPT_GPU_MODEL, SIM_FIELD(gpu_models),
      "simulator: an extra GPU model NAME:MEMORY:IDLE_W:MAX_W (repeat the key for more)"},
 };
 
 #define NOPTIONS (sizeof options / sizeof options[0])
+
+_Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as an OPT_STRING");
 
 void config_defaults(carma_config *cfg)
 {
@@ -126,7 +147,8 @@ static int set_option(carma_config *cfg, const config_option *o, const char *val
         return 0;
     case OPT_AGG:
         if (agg_mode_from_name(value, (agg_mode *)field))
-            return carma_err_set(err, "%s: unknown aggregation '%s' (expected mean, ewma or risk)",
+            return carma_err_set(err, "%s: unknown aggregation '%s' (expected mean, ewma, risk or "
+                                 "risk-equal)",
                                  o->key, value);
         return 0;
     case OPT_FRACTION:

@@ -241,6 +241,34 @@ static uint64_t memory_needed(const sched *s, uint64_t requirement)
     return 0;
 }
 
+sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head)
+{
+    const policy_desc *p = s->policy;
+    sched_gpu_needs f = {true, false, false, true, 0};
+    uint64_t requirement;
+    if (!p->collocates || head->where == SCHED_IN_RECOVERY) /* recovery: idle GPUs only */
+        return (sched_gpu_needs){false, false, false, false, 0};
+    switch (p->order) {
+    case PORDER_INDEX:
+    case PORDER_MEM_ASC:
+    case PORDER_MEM_DESC:
+    case PORDER_SMACT_ASC: /* pick_by_policy */
+        if (!sched_task_requirement(&s->cfg, head, &requirement))
+            return (sched_gpu_needs){false, false, false, false, 0};
+        f.filtered = true;
+        f.gate = p->gate;
+        f.reads_activity = p->gate || p->order == PORDER_SMACT_ASC;
+        f.min_mib = memory_needed(s, requirement);
+        return f;
+    case PORDER_ROUND_ROBIN:      /* any available GPU */
+    case PORDER_LEDGER_UTIL:      /* by the ledger: neither memory nor activity */
+    case PORDER_LEDGER_CLASS_MEM:
+        f.reads_activity = false;
+        return f;
+    }
+    return f; /* an order added later: any available GPU, activity included */
+}
+
 /* Exclusive-first: the first n GPUs, in index order, that are idle and available. */
 static int pick_exclusive(const sched *s, const gpu_view *views, int n, int *out)
 {

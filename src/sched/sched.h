@@ -80,8 +80,9 @@ const char *policy_name(policy_id p);
 
 /* ---- rolling-window aggregation (CARMA §6.3) ---------------------------------------------- */
 
-typedef enum agg_mode { AGG_MEAN = 0, AGG_EWMA, AGG_RISK } agg_mode;
-int agg_mode_from_name(const char *name, agg_mode *out); /* "mean", "ewma", "risk" */
+typedef enum agg_mode { AGG_MEAN = 0, AGG_EWMA, AGG_RISK, AGG_RISK_EQUAL, AGG_COUNT } agg_mode;
+/* "mean", "ewma", "risk" (CARMA's weights), "risk-equal" (AEGIS's) */
+int agg_mode_from_name(const char *name, agg_mode *out);
 const char *agg_mode_name(agg_mode m);
 
 /* ---- configuration: CARMA's defaults, every field overridable ------------------------------ */
@@ -254,6 +255,21 @@ sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double
  * Its GPUs get `state` (LAUNCHING, or GRACE with seen_at). */
 int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
                           gpu_grace_state state, double seen_at, carma_err *err);
+
+/* What a GPU must offer for sched_next to place `head` on it by the policy rule (the
+ * exclusive-first rule takes any idle, available GPU). A superset, for drivers that skip
+ * sched_next while nothing that could let a blocked head through has changed: a GPU that
+ * fails it cannot take the head; one that passes may. */
+typedef struct sched_gpu_needs {
+    bool collocates;     /* false: idle GPUs only */
+    bool filtered;       /* true: only GPUs with min_mib available (after the reserve) that
+                            also pass the utilization gate when `gate` */
+    bool gate;
+    bool reads_activity; /* the placement may read the views' window aggregates */
+    uint64_t min_mib;
+} sched_gpu_needs;
+
+sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head);
 
 /* The grace state of a GPU as of the last call that advanced time. */
 gpu_grace sched_gpu_grace(const sched *s, int gpu);

@@ -5,11 +5,11 @@
 #include "sched/sched.h"
 
 static const char *const agg_names[] = {[AGG_MEAN] = "mean", [AGG_EWMA] = "ewma",
-                                        [AGG_RISK] = "risk"};
+                                        [AGG_RISK] = "risk", [AGG_RISK_EQUAL] = "risk-equal"};
 
 int agg_mode_from_name(const char *name, agg_mode *out)
 {
-    for (int i = 0; i <= AGG_RISK; i++) {
+    for (int i = 0; i < AGG_COUNT; i++) {
         if (name && !strcasecmp(name, agg_names[i])) {
             *out = (agg_mode)i;
             return 0;
@@ -20,7 +20,7 @@ int agg_mode_from_name(const char *name, agg_mode *out)
 
 const char *agg_mode_name(agg_mode m)
 {
-    return (unsigned)m <= AGG_RISK ? agg_names[m] : "?";
+    return (unsigned)m < AGG_COUNT ? agg_names[m] : "?";
 }
 
 void sched_config_defaults(sched_config *cfg)
@@ -59,7 +59,7 @@ int sched_config_validate(const sched_config *cfg, carma_err *err)
         return carma_err_set(err, "utilization thresholds must be fractions between 0 and 1");
     if (cfg->window < 1)
         return carma_err_set(err, "window: must be at least 1 sample");
-    if ((unsigned)cfg->agg > AGG_RISK)
+    if ((unsigned)cfg->agg >= AGG_COUNT)
         return carma_err_set(err, "aggregation: out of range");
     if (!(cfg->ewma_alpha > 0.0 && cfg->ewma_alpha <= 1.0))
         return carma_err_set(err, "ewma_alpha: must be in (0, 1]");

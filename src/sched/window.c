@@ -113,11 +113,17 @@ double aggregate_values(const double *values, int n, agg_mode mode, double ewma_
             result = ema_last(kept, m, ewma_alpha);
             break;
         case AGG_RISK:
+        case AGG_RISK_EQUAL: {
+            /* CARMA weighs (mean, median, p95, EMA) 0.2/0.3/0.3/0.2; AEGIS 0.25 each. */
+            double w_mean = mode == AGG_RISK ? 0.20 : 0.25, w_q = 0.5 - w_mean;
             memcpy(sorted, kept, (size_t)m * sizeof *sorted);
             sort_values(sorted, m);
-            result = 0.20 * mean + 0.30 * quantile_sorted(sorted, m, 0.50) +
-                     0.30 * quantile_sorted(sorted, m, 0.95) +
-                     0.20 * ema_last(kept, m, 2.0 / (m + 1));
+            result = w_mean * mean + w_q * quantile_sorted(sorted, m, 0.50) +
+                     w_q * quantile_sorted(sorted, m, 0.95) +
+                     w_mean * ema_last(kept, m, 2.0 / (m + 1));
+            break;
+        }
+        case AGG_COUNT:
             break;
         }
     }

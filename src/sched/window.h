@@ -25,7 +25,8 @@ void window_push(metric_window *w, activity_sample s);
  *   AGG_MEAN: arithmetic mean.
  *   AGG_EWMA: last value of y0 = x0, yt = (1 - alpha) y(t-1) + alpha xt.
  *   AGG_RISK: 0.2 mean + 0.3 median + 0.3 p95 + 0.2 EMA(alpha = 2 / (n + 1)), quantiles by
- *             linear interpolation (the reference's 0.2 median + 0.1 p50, folded). */
+ *             linear interpolation (the reference's 0.2 median + 0.1 p50, folded).
+ *   AGG_RISK_EQUAL: the same four at 0.25 each (AEGIS's telemetry/monitor.py). */
 activity_sample window_aggregate(const metric_window *w, agg_mode mode, double ewma_alpha);
 
 /* The same aggregation over a plain array of n values (NaN dropped). */

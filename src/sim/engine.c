@@ -1,222 +1,13 @@
 /* engine.c — the discrete-event loop of `carma simulate`: arrivals, start-up, allocation (or an
  * out-of-memory crash), runs stretched by interference, completions; the scheduling core decides
  * every placement. GPU views are kept up to date incrementally (see gpu_activity.h). */
-#include "sim/engine.h"
+#include "sim/engine_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/event_heap.h"
-#include "sim/gpu_activity.h"
 #include "sim/sim_metrics.h"
-
-#define GRACE_EPSILON_S 1e-6 /* retry just after a grace period has certainly ended */
-
-typedef enum job_state { JOB_PENDING = 0, JOB_QUEUED, JOB_STARTING, JOB_RUNNING, JOB_DONE,
-                         JOB_FAILED } job_state;
-
-typedef struct sim_job {
-    sched_task st; /* what the core holds; st.id = index + 1 */
-    const sim_job_spec *spec;
-    job_state state;
-    double remaining_s;  /* solo-speed seconds of work left in the current run */
-    double speed;
-    double last_update;
-    double attempt_start;
-    uint32_t version;    /* bumps whenever the pending EV_COMPLETE becomes stale */
-} sim_job;
-
-typedef struct sim_gpu {
-    uint64_t used_mib;
-    int *tasks;          /* jobs holding memory on this GPU */
-    int ntasks, cap;
-    double solo_smact, solo_smocc, solo_drama; /* sums of the tasks' solo activity */
-    double speed;        /* speed of each task here */
-    double reported_smact; /* what a monitor would read now */
-    double last_t;       /* integrals below are accumulated up to here */
-    double energy_j, smact_s;
-    gpu_activity activity;
-    bool warm;           /* in the list of GPUs whose window is still moving */
-    double agg_second;   /* the integer second its view's aggregate was computed for */
-    int starting;        /* jobs placed here still in CPU start-up */
-} sim_gpu;
-
-typedef struct sim {
-    const sim_setup *setup;
-    sched *core;
-    event_heap heap;
-    sim_job *jobs;
-    size_t njobs;
-    sim_gpu *gpus;
-    gpu_view *views;
-    int *warm;           /* GPUs whose window aggregate still changes with time */
-    int nwarm;
-    int nfree;           /* GPUs with no task and none starting: exclusive-first can use them */
-    double pending_retry; /* time of the earliest EV_RETRY queued for window changes */
-    double now, t_start;
-    sim_result *out;
-    size_t finished;
-    size_t progress_step;
-    carma_err why;       /* what went wrong inside an event handler */
-} sim;
-
-/* ---- GPU state ------------------------------------------------------------------------------ */
-
-static void gpu_account(sim *s, sim_gpu *g)
-{
-    double dt = s->now - g->last_t;
-    if (dt > 0) {
-        g->energy_j += sim_power_w(s->setup->gpu, g->reported_smact) * dt;
-        g->smact_s += g->reported_smact * dt;
-    }
-    g->last_t = s->now;
-}
-
-static int record_timeline(sim *s, int gi)
-{
-    if (!s->setup->record_timeline)
-        return 0;
-    sim_result *r = s->out;
-    static const size_t grow = 4096;
-    if (r->ntimeline % grow == 0) {
-        sim_timeline_row *rows = realloc(r->timeline, (r->ntimeline + grow) * sizeof *rows);
-        if (!rows)
-            return -1;
-        r->timeline = rows;
-    }
-    const sim_gpu *g = &s->gpus[gi];
-    r->timeline[r->ntimeline++] = (sim_timeline_row){
-        s->now, gi, g->ntasks, g->used_mib, g->reported_smact,
-        sim_power_w(s->setup->gpu, g->reported_smact)};
-    return 0;
-}
-
-static void job_advance(sim *s, sim_job *j)
-{
-    j->remaining_s -= (s->now - j->last_update) * j->speed;
-    if (j->remaining_s < 0)
-        j->remaining_s = 0;
-    j->last_update = s->now;
-}
-
-static int job_reschedule(sim *s, sim_job *j)
-{
-    double speed = 1.0;
-    for (int k = 0; k < j->st.ngpus; k++)
-        speed = fmin(speed, s->gpus[j->st.gpus[k]].speed);
-    j->speed = speed;
-    j->version++;
-    return event_heap_push(&s->heap, s->now + j->remaining_s / speed, EV_COMPLETE,
-                           (int32_t)(j - s->jobs), j->version);
-}
-
-static bool gpu_free(const sim_gpu *g)
-{
-    return g->ntasks == 0 && g->starting == 0;
-}
-
-/* Changes g->starting by `delta`, keeping the count of free GPUs. */
-static void gpu_starting(sim *s, int gi, int delta)
-{
-    sim_gpu *g = &s->gpus[gi];
-    s->nfree -= gpu_free(g);
-    g->starting += delta;
-    s->nfree += gpu_free(g);
-}
-
-static void mark_warm(sim *s, int gi)
-{
-    if (!s->gpus[gi].warm) {
-        s->gpus[gi].warm = true;
-        s->warm[s->nwarm++] = gi;
-    }
-}
-
-/* Adds (sign = +1) or removes (sign = -1) job j on GPU gi, keeping every job on it up to date. */
-static int gpu_change(sim *s, int gi, sim_job *j, int sign)
-{
-    sim_gpu *g = &s->gpus[gi];
-    const sim_job_spec *sp = j->spec;
-    gpu_account(s, g);
-    s->nfree -= gpu_free(g);
-    for (int k = 0; k < g->ntasks; k++)
-        job_advance(s, &s->jobs[g->tasks[k]]);
-    int ji = (int)(j - s->jobs);
-    if (sign > 0) {
-        if (g->ntasks == g->cap) {
-            int cap = g->cap ? g->cap * 2 : 4;
-            int *t = realloc(g->tasks, (size_t)cap * sizeof *t);
-            if (!t)
-                return -1;
-            g->tasks = t;
-            g->cap = cap;
-        }
-        g->tasks[g->ntasks++] = ji;
-        g->used_mib += sp->peak_mib;
-    } else {
-        for (int k = 0; k < g->ntasks; k++) {
-            if (g->tasks[k] == ji) {
-                g->tasks[k] = g->tasks[--g->ntasks];
-                break;
-            }
-        }
-        g->used_mib -= sp->peak_mib;
-    }
-    g->solo_smact += sign * sp->smact;
-    g->solo_smocc += sign * sp->smocc;
-    g->solo_drama += sign * sp->drama;
-    if (g->ntasks == 0) /* no drift from repeated sums */
-        g->solo_smact = g->solo_smocc = g->solo_drama = 0;
-    s->nfree += gpu_free(g);
-    g->speed = sim_speed(&s->setup->params, g->solo_smact, g->ntasks);
-    /* A monitor sees the tasks' solo activity scaled by how fast they run, up to saturation. */
-    activity_sample a = {fmin(1.0, g->solo_smact * g->speed), fmin(1.0, g->solo_smocc * g->speed),
-                         fmin(1.0, g->solo_drama * g->speed)};
-    g->reported_smact = a.smact;
-    gpu_activity_set(&g->activity, s->now, a);
-    g->agg_second = NAN;
-    mark_warm(s, gi);
-    gpu_view *v = &s->views[gi];
-    v->free_mib = g->used_mib >= v->total_mib ? 0 : v->total_mib - g->used_mib;
-    v->idle = g->ntasks == 0;
-    for (int k = 0; k < g->ntasks; k++) {
-        sim_job *o = &s->jobs[g->tasks[k]];
-        if (o->state == JOB_RUNNING && job_reschedule(s, o))
-            return -1;
-    }
-    return record_timeline(s, gi);
-}
-
-/* Brings the window aggregates of recently changed GPUs up to `now`. */
-static void refresh_views(sim *s)
-{
-    const sched_config *c = &s->setup->sched;
-    sched_advance(s->core, s->now);
-    for (int k = 0; k < s->nwarm;) {
-        int gi = s->warm[k];
-        sim_gpu *g = &s->gpus[gi];
-        /* Samples only change on the second; a GPU in launch or grace is not a candidate,
-         * so its window is not read now. */
-        if (g->agg_second == floor(s->now) ||
-            sched_gpu_grace(s->core, gi).state != GPU_AVAILABLE) {
-            k++;
-            continue;
-        }
-        g->agg_second = floor(s->now);
-        activity_sample a = gpu_activity_aggregate(&g->activity, s->now, c->window, c->agg,
-                                                   c->ewma_alpha);
-        s->views[gi].smact = a.smact;
-        s->views[gi].smocc = a.smocc;
-        s->views[gi].drama = a.drama;
-        if (gpu_activity_settled(&g->activity, s->now, c->window)) {
-            g->warm = false;
-            s->warm[k] = s->warm[--s->nwarm];
-        } else {
-            k++;
-        }
-    }
-}
 
 /* ---- job life cycle --------------------------------------------------------------------------- */
 
@@ -233,6 +24,13 @@ static void job_finished(sim *s, sim_job *j, bool completed)
         s->setup->progress(s->finished, s->njobs, s->setup->progress_user);
 }
 
+/* CPU start-up of an attempt: measured, else the configured default; never past its run. */
+static double job_startup_s(const sim *s, const sim_job *j)
+{
+    double t = isnan(j->spec->startup_s) ? s->setup->params.startup_s : j->spec->startup_s;
+    return fmin(t, j->spec->runtime_s);
+}
+
 static int dispatch(sim *s, const sched_decision *d)
 {
     sim_job *j = (sim_job *)d->task; /* st is the first member */
@@ -247,40 +45,81 @@ static int dispatch(sim *s, const sched_decision *d)
     r->collocated = d->collocated;
     for (int k = 0; k < d->ngpus; k++)
         gpu_starting(s, d->gpus[k], +1);
+    s->changes++; /* its GPUs are launching */
     s->out->summary.placements++;
     if (d->collocated)
         s->out->summary.collocated_placements++;
-    return event_heap_push(&s->heap, s->now + s->setup->params.startup_s, EV_ALLOCATE,
+    return event_heap_push(&s->heap, s->now + job_startup_s(s, j), EV_ALLOCATE,
                            (int32_t)(j - s->jobs), 0);
+}
+
+/* GPUs whose grace period has ended by now (the core releases them when now >= seen_at +
+ * grace_s) have improved: a blocked head may fit there. */
+static void grace_ends_until_now(sim *s)
+{
+    const sim_event *e;
+    sim_event done;
+    while ((e = event_heap_peek(&s->grace_ends)) && e->time <= s->now) {
+        event_heap_pop(&s->grace_ends, &done);
+        gpu_improved(s, done.job);
+    }
+}
+
+/* True when the memo says sched_next would fail again for `head`: the same head failed, and no
+ * GPU improved since is one the core could place it on now. Clears the improved GPUs. */
+static bool still_blocked(sim *s, const sched_task *head, const sched_gpu_needs *f)
+{
+    bool blocked = s->blocked && s->blocked_head == head;
+    if (blocked && s->ndirty > 0)
+        sched_advance(s->core, s->now); /* grace states as sched_next would see them */
+    for (int k = 0; k < s->ndirty; k++) {
+        int gi = s->dirty[k];
+        s->gpus[gi].dirty = false;
+        if (blocked && gpu_may_take(s, gi, f))
+            blocked = false;
+    }
+    s->ndirty = 0;
+    return blocked;
 }
 
 /* Places whatever the core lets through now; asks to be woken while windows still move. */
 static int try_place(sim *s)
 {
+    grace_ends_until_now(s);
     if (sched_main_len(s->core) + sched_recovery_len(s->core) == 0)
         return 0;
     sched_decision d;
-    bool fresh = false;
+    const sched_task *refreshed = NULL;
     for (;;) {
-        /* Windows matter only when the head cannot have free GPUs by the exclusive-first
-         * rule; refreshing them is the costly part at scale, so it is done only then. */
         const sched_task *head = sched_recovery_head(s->core);
         if (!head)
             head = sched_main_head(s->core);
         if (!head)
             break;
-        if (!fresh && head->ngpus > s->nfree) {
-            refresh_views(s);
-            fresh = true;
+        sched_gpu_needs f = sched_head_needs(s->core, head);
+        /* Windows matter only when the head cannot have free GPUs by the exclusive-first
+         * rule; refreshing them is the costly part at scale, so it is done only then, for
+         * the GPUs the core could read them on for this head. */
+        if (head != refreshed && head->ngpus > s->nfree) {
+            refresh_views(s, head, &f);
+            refreshed = head;
         }
-        if (!sched_next(s->core, s->now, s->views, &d))
+        /* An overloaded server would otherwise have the core scan every GPU at almost every
+         * event, only to fail again. */
+        if (still_blocked(s, head, &f))
             break;
+        if (!sched_next(s->core, s->now, s->views, &d)) {
+            s->blocked = true;
+            s->blocked_head = head;
+            break;
+        }
+        s->blocked = false;
         if (dispatch(s, &d))
             return -1;
     }
     /* Blocked: a moving window can let a GPU through the gate later with no other event, so
      * look again at the next monitor sample (the live daemon retries every second). */
-    if (sched_main_len(s->core) + sched_recovery_len(s->core) > 0 && s->nwarm > 0) {
+    if (sched_main_len(s->core) + sched_recovery_len(s->core) > 0 && gpu_any_warm(s)) {
         double next = floor(s->now) + 1.0;
         if (!(s->pending_retry > s->now && s->pending_retry <= next)) {
             s->pending_retry = next;
@@ -290,44 +129,86 @@ static int try_place(sim *s)
     return 0;
 }
 
+/* True when every GPU of j can hold `extra` more MiB. */
+static bool job_fits(const sim *s, const sim_job *j, uint64_t extra)
+{
+    for (int k = 0; k < j->st.ngpus; k++)
+        if (s->gpus[j->st.gpus[k]].used_mib + extra > s->setup->gpu->memory_mib)
+            return false;
+    return true;
+}
+
+/* The attempt ran out of memory: it frees what it held and goes to recovery (or fails). */
+static int job_oom(sim *s, sim_job *j)
+{
+    sim_job_result *r = &s->out->jobs[j - s->jobs];
+    if (j->state == JOB_RUNNING) {
+        j->state = JOB_QUEUED; /* not running while its GPUs are updated */
+        for (int k = 0; k < j->st.ngpus; k++)
+            if (gpu_change(s, j->st.gpus[k], j, -1))
+                return -1;
+        j->held_mib = 0;
+    }
+    r->oom_crashes++;
+    s->out->summary.oom_crashes++;
+    r->busy_s += s->now - j->attempt_start;
+    for (int k = 0; k < j->st.ngpus; k++) /* released (a recovery makes a new head) */
+        gpu_improved(s, j->st.gpus[k]);
+    if (sched_task_ended(s->core, &j->st, TASK_OOM, s->now) == SCHED_END_RETRY) {
+        j->state = JOB_QUEUED;
+    } else {
+        r->busy_s -= s->now - j->attempt_start; /* job_finished adds it back */
+        job_finished(s, j, false);
+    }
+    return try_place(s);
+}
+
 static int on_allocate(sim *s, sim_job *j)
 {
     const sim_job_spec *sp = j->spec;
-    sim_job_result *r = &s->out->jobs[j - s->jobs];
     for (int k = 0; k < j->st.ngpus; k++)
         gpu_starting(s, j->st.gpus[k], -1);
-    bool fits = true;
-    for (int k = 0; k < j->st.ngpus; k++) {
-        const sim_gpu *g = &s->gpus[j->st.gpus[k]];
-        if (g->used_mib + sp->peak_mib > s->setup->gpu->memory_mib)
-            fits = false;
-    }
-    if (!fits) { /* crashes at allocation, frees what it had, goes to recovery */
-        r->oom_crashes++;
-        s->out->summary.oom_crashes++;
-        r->busy_s += s->now - j->attempt_start;
-        if (sched_task_ended(s->core, &j->st, TASK_OOM, s->now) == SCHED_END_RETRY) {
-            j->state = JOB_QUEUED;
-        } else {
-            r->busy_s -= s->now - j->attempt_start; /* job_finished adds it back */
-            job_finished(s, j, false);
-        }
-        return try_place(s);
-    }
+    if (!job_fits(s, j, sp->early_mib)) /* crashes at allocation */
+        return job_oom(s, j);
     j->state = JOB_RUNNING;
-    j->remaining_s = sp->runtime_s;
+    j->remaining_s = sp->runtime_s - job_startup_s(s, j);
     j->speed = 1.0;
     j->last_update = s->now;
+    j->held_mib = sp->early_mib;
+    if (sp->peak_mib > sp->early_mib &&
+        event_heap_push(&s->heap, s->now + s->setup->params.mem_ramp_s, EV_RAMP,
+                        (int32_t)(j - s->jobs), (uint32_t)j->st.attempts))
+        return -1;
     for (int k = 0; k < j->st.ngpus; k++) {
         int gi = j->st.gpus[k];
         if (gpu_change(s, gi, j, +1))
             return -1;
         sched_process_seen(s->core, &j->st, gi, s->now);
     }
+    /* Its GPUs' grace periods end then (the EV_RETRY below comes a little later). */
+    for (int k = 0; k < j->st.ngpus; k++)
+        if (event_heap_push(&s->grace_ends, s->now + s->setup->sched.grace_s, EV_RETRY,
+                            j->st.gpus[k], 0))
+            return -1;
     if (event_heap_push(&s->heap, s->now + s->setup->sched.grace_s + GRACE_EPSILON_S, EV_RETRY,
                         -1, 0))
         return -1;
     return try_place(s);
+}
+
+/* The attempt reaches its full peak: it grows, or crashes if a GPU cannot hold it. */
+static int on_ramp(sim *s, sim_job *j)
+{
+    uint64_t extra = j->spec->peak_mib - j->held_mib;
+    if (!job_fits(s, j, extra))
+        return job_oom(s, j);
+    for (int k = 0; k < j->st.ngpus; k++) {
+        s->gpus[j->st.gpus[k]].used_mib += extra;
+        if (gpu_memory_changed(s, j->st.gpus[k]))
+            return -1;
+    }
+    j->held_mib = j->spec->peak_mib;
+    return 0;
 }
 
 static int on_complete(sim *s, sim_job *j)
@@ -336,6 +217,7 @@ static int on_complete(sim *s, sim_job *j)
     for (int k = 0; k < j->st.ngpus; k++)
         if (gpu_change(s, j->st.gpus[k], j, -1))
             return -1;
+    j->held_mib = 0;
     sched_task_ended(s->core, &j->st, TASK_DONE, s->now);
     job_finished(s, j, true);
     return try_place(s);
@@ -357,6 +239,10 @@ static int handle(sim *s, const sim_event *e)
         if (j->state != JOB_RUNNING || e->version != j->version)
             return 0; /* superseded by a later speed change */
         return on_complete(s, j);
+    case EV_RAMP:
+        if (j->state != JOB_RUNNING || e->version != (uint32_t)j->st.attempts)
+            return 0; /* that attempt is over */
+        return on_ramp(s, j);
     case EV_RETRY:
         return try_place(s);
     }
@@ -375,6 +261,8 @@ static int check_jobs(const sim_setup *setup, const sim_job_spec *jobs, size_t n
                                  name, j->ngpus, setup->ngpus);
         if (!(j->runtime_s > 0) || !isfinite(j->runtime_s))
             return carma_err_set(err, "job %zu (%s) has no solo runtime", i + 1, name);
+        if (j->early_mib > j->peak_mib)
+            return carma_err_set(err, "job %zu (%s): early peak above its full peak", i + 1, name);
         if (!isfinite(j->submit_s) || j->submit_s < 0 || (i > 0 && j->submit_s < jobs[i - 1].submit_s))
             return carma_err_set(err, "job %zu (%s): submission times must be >= 0 and "
                                  "non-decreasing", i + 1, name);
@@ -386,11 +274,13 @@ static void sim_cleanup(sim *s)
 {
     sched_destroy(s->core);
     event_heap_free(&s->heap);
+    event_heap_free(&s->grace_ends);
     for (int g = 0; s->gpus && g < s->setup->ngpus; g++)
         free(s->gpus[g].tasks);
     free(s->gpus);
     free(s->views);
     free(s->warm);
+    free(s->dirty);
     free(s->jobs);
 }
 
@@ -399,6 +289,7 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
 {
     memset(s, 0, sizeof *s);
     event_heap_init(&s->heap);
+    event_heap_init(&s->grace_ends);
     s->setup = setup;
     s->out = out;
     s->njobs = njobs;
@@ -410,16 +301,17 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     s->gpus = calloc(ng, sizeof *s->gpus);
     s->views = calloc(ng, sizeof *s->views);
     s->warm = calloc(ng, sizeof *s->warm);
+    s->dirty = calloc(ng, sizeof *s->dirty);
     s->jobs = calloc(njobs ? njobs : 1, sizeof *s->jobs);
     out->jobs = calloc(njobs ? njobs : 1, sizeof *out->jobs);
-    if (!s->gpus || !s->views || !s->warm || !s->jobs || !out->jobs)
+    if (!s->gpus || !s->views || !s->warm || !s->dirty || !s->jobs || !out->jobs)
         return carma_err_set(err, "out of memory");
     out->njobs = njobs;
     s->t_start = njobs ? jobs[0].submit_s : 0;
     activity_sample idle = {0, 0, 0};
     s->nfree = setup->ngpus;
+    s->refreshed_second = NAN;
     for (size_t g = 0; g < ng; g++) {
-        s->gpus[g].speed = 1.0;
         s->gpus[g].agg_second = NAN;
         s->gpus[g].last_t = s->t_start;
         gpu_activity_init(&s->gpus[g].activity, idle);
@@ -429,10 +321,13 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     for (size_t i = 0; i < njobs; i++) {
         sim_job *j = &s->jobs[i];
         j->spec = &jobs[i];
+        sched_task_init(&j->st);
         j->st.id = i + 1;
         j->st.ngpus = jobs[i].ngpus;
         j->st.mem = jobs[i].mem;
-        j->st.max_retries = -1;
+        j->st.profiled_util = jobs[i].util;
+        j->st.lucid_class = jobs[i].lucid_class;
+        j->pressure = sim_pressure(&setup->params, jobs[i].smact, jobs[i].drama);
         out->jobs[i].submit_s = jobs[i].submit_s;
         out->jobs[i].first_start_s = NAN;
         out->jobs[i].end_s = NAN;

@@ -1,7 +1,8 @@
 /* engine.h — the discrete-event simulator: replays jobs against a simulated server, driving the
- * scheduling core (sched.h) exactly as the daemon does, with a virtual clock. Models: a CPU
- * start-up phase, memory held at the job's real peak (out-of-memory crash when it does not fit
- * at allocation), interference slow-down, power from SM activity. It re-implements no policy. */
+ * scheduling core (sched.h) exactly as the daemon does, with a virtual clock. Models (fitted to
+ * A100 measurements, sim_params.h): a CPU start-up phase; memory at the job's early peak, then
+ * its full peak (an out-of-memory crash when either does not fit); interference slow-down from
+ * the co-runners' activity; power from GPU utilization. It re-implements no policy. */
 #ifndef CARMA_SIM_ENGINE_H
 #define CARMA_SIM_ENGINE_H
 
@@ -20,9 +21,13 @@ typedef struct sim_job_spec {
     double submit_s;      /* seconds after the trace start, non-decreasing */
     int ngpus;
     mem_figures mem;      /* the figures the policies place with (oracle + estimates) */
-    uint64_t peak_mib;    /* what the job really allocates on each of its GPUs */
-    double runtime_s;     /* solo run time on its GPUs (> 0) */
+    uint64_t early_mib;   /* what the job allocates on each of its GPUs when it starts ... */
+    uint64_t peak_mib;    /* ... and from sim_mem_ramp_s later (>= early_mib) */
+    double runtime_s;     /* solo wall time, start-up included (> 0) */
+    double startup_s;     /* CPU start-up before it touches its GPUs; NaN = sim_startup_s */
     double smact, smocc, drama; /* solo activity 0..1 */
+    double util;          /* solo nvidia-smi utilization 0..1; NaN = unknown */
+    int lucid_class;      /* Lucid's sharing class 0..2; -1 = unknown */
 } sim_job_spec;
 
 typedef struct sim_job_result {
@@ -46,6 +51,7 @@ typedef struct sim_timeline_row {
     int ntasks;
     uint64_t used_mib;
     double smact;  /* reported SM activity */
+    double util;   /* reported GPU utilization */
     double power_w;
 } sim_timeline_row;
 

@@ -1,4 +1,4 @@
-/* event_heap.c — binary min-heap of simulator events ordered by (time, push order). */
+/* event_heap.c — 4-ary min-heap of simulator events ordered by (time, push order). */
 #include "sim/event_heap.h"
 #include "util/array.h"
 
@@ -22,6 +22,10 @@ void event_heap_free(event_heap *h)
     event_heap_init(h);
 }
 
+/* A 4-ary heap: half the levels of a binary one, and a node's children share a cache line or
+ * two. At scale (100,000 jobs, a heap of some 10^5 events) popping is a tenth of the run. */
+#define ARITY 4
+
 int event_heap_push(event_heap *h, double time, sim_event_kind kind, int32_t job,
                     uint32_t version)
 {
@@ -32,7 +36,7 @@ int event_heap_push(event_heap *h, double time, sim_event_kind kind, int32_t job
     sim_event e = {time, h->next_seq++, kind, job, version};
     size_t i = h->n++;
     while (i > 0) {
-        size_t parent = (i - 1) / 2;
+        size_t parent = (i - 1) / ARITY;
         if (!earlier(&e, &h->items[parent]))
             break;
         h->items[i] = h->items[parent];
@@ -48,19 +52,21 @@ bool event_heap_pop(event_heap *h, sim_event *out)
         return false;
     *out = h->items[0];
     sim_event last = h->items[--h->n];
-    size_t i = 0;
+    size_t n = h->n, i = 0;
     for (;;) {
-        size_t child = 2 * i + 1;
-        if (child >= h->n)
+        size_t first = ARITY * i + 1;
+        if (first >= n)
             break;
-        if (child + 1 < h->n && earlier(&h->items[child + 1], &h->items[child]))
-            child++;
+        size_t end = first + ARITY < n ? first + ARITY : n, child = first;
+        for (size_t c = first + 1; c < end; c++)
+            if (earlier(&h->items[c], &h->items[child]))
+                child = c;
         if (!earlier(&h->items[child], &last))
             break;
         h->items[i] = h->items[child];
         i = child;
     }
-    if (h->n > 0)
+    if (n > 0)
         h->items[i] = last;
     return true;
 }

@@ -1,4 +1,4 @@
-/* event_heap.h — the simulator's event queue: a binary min-heap on (time, sequence), so events
+/* event_heap.h — the simulator's event queue: a (4-ary) min-heap on (time, sequence), so events
  * at the same time come out in the order they were pushed. O(log n) push and pop. */
 #ifndef CARMA_SIM_EVENT_HEAP_H
 #define CARMA_SIM_EVENT_HEAP_H
@@ -11,6 +11,7 @@ typedef enum sim_event_kind {
     EV_ARRIVAL = 0,  /* a job is submitted */
     EV_ALLOCATE,     /* a job's CPU start-up ends: it allocates GPU memory (or crashes) */
     EV_COMPLETE,     /* a job's run ends (stale when `version` is old) */
+    EV_RAMP,         /* a job reaches its full memory peak (`version`: its attempt) */
     EV_RETRY         /* time alone may have changed what fits (grace expiry, windows) */
 } sim_event_kind;
 
@@ -19,7 +20,7 @@ typedef struct sim_event {
     uint64_t seq;     /* push order, breaks ties */
     sim_event_kind kind;
     int32_t job;      /* index of the job, -1 for EV_RETRY */
-    uint32_t version; /* EV_COMPLETE: the job's run version when pushed */
+    uint32_t version; /* EV_COMPLETE: the job's run version when pushed; EV_RAMP: attempt */
 } sim_event;
 
 typedef struct event_heap {

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#define GPU_ACTIVITY_STACK_WINDOW 128
+
 static int idx(const gpu_activity *a, int i)
 {
     return (a->head + i) % GPU_ACTIVITY_CHANGES;
@@ -54,7 +56,10 @@ activity_sample gpu_activity_aggregate(const gpu_activity *a, double now, int wi
 {
     if (gpu_activity_settled(a, now, window))
         return gpu_activity_current(a);
-    double *buf = malloc(3 * (size_t)window * sizeof *buf);
+    /* The usual windows (30 samples) fit on the stack: no allocation per aggregate. */
+    double stackbuf[3 * GPU_ACTIVITY_STACK_WINDOW];
+    double *buf = window <= GPU_ACTIVITY_STACK_WINDOW ? stackbuf
+                                                      : malloc(3 * (size_t)window * sizeof *buf);
     if (!buf) { /* no memory for the samples: the window is unknown, which fails the gate */
         activity_sample unknown = {NAN, NAN, NAN};
         return unknown;
@@ -76,6 +81,7 @@ activity_sample gpu_activity_aggregate(const gpu_activity *a, double now, int wi
         aggregate_values(smocc, window, mode, ewma_alpha),
         aggregate_values(drama, window, mode, ewma_alpha),
     };
-    free(buf);
+    if (buf != stackbuf)
+        free(buf);
     return out;
 }

@@ -6,10 +6,19 @@
 
 #include "estimate/estimate.h"
 
-bool sim_job_figures(const workload *w, mem_figures *figures, uint64_t *peak_mib)
+bool sim_job_figures(const workload *w, mem_figures *figures, uint64_t *early_mib,
+                     uint64_t *peak_mib)
 {
     *figures = w->mem;
-    return mem_figures_get(&w->mem, MEM_ORACLE, peak_mib);
+    if (w->profile.peaks_known) {
+        *early_mib = w->profile.peak_early_mib;
+        *peak_mib = w->profile.peak_full_mib;
+        return true;
+    }
+    if (!mem_figures_get(&w->mem, MEM_ORACLE, peak_mib))
+        return false;
+    *early_mib = *peak_mib;
+    return true;
 }
 
 static bool known_fraction(double x)
@@ -17,12 +26,13 @@ static bool known_fraction(double x)
     return isfinite(x) && x >= 0 && x <= 1;
 }
 
-/* Replaces a row's stored figure of `src` by one computed from its summary and batch size. */
+/* Replaces a row's stored figure of `src` by one computed from its summary and batch size. A
+ * row without a summary keeps its stored figure (the AEGIS rows: what AEGIS placed with), or
+ * none: its task is then placed only on idle GPUs, as the core does with unknown figures. */
 static int estimate_row(estimator *est, mem_source src, workload *w, carma_err *err)
 {
     if (!w->summary_file || !*w->summary_file)
-        return carma_err_set(err, "has no model summary for the %s estimator",
-                             mem_source_estimator_name(src));
+        return 0;
     w->mem.known &= ~(1u << src);
     return estimate_fill_mem(est, src, w->summary_file, w->batch_size, &w->mem, err);
 }
@@ -57,7 +67,7 @@ int sim_jobs_from_trace(const trace *tr, workload_catalog *cat, mem_source estim
         }
         if (!w)
             why = "not in the workload catalog";
-        else if (!sim_job_figures(w, &j->mem, &j->peak_mib))
+        else if (!sim_job_figures(w, &j->mem, &j->early_mib, &j->peak_mib))
             why = "has no measured peak memory in the catalog";
         else if (!(w->sim.solo_runtime_s > 0))
             why = "has no solo runtime in the catalog";
@@ -76,6 +86,9 @@ int sim_jobs_from_trace(const trace *tr, workload_catalog *cat, mem_source estim
         j->smact = w->sim.smact;
         j->smocc = w->sim.smocc;
         j->drama = w->sim.drama;
+        j->startup_s = w->profile.startup_s;
+        j->util = w->profile.util;
+        j->lucid_class = w->profile.lucid_class;
     }
     estimator_free(&est);
     free(estimated_row);

@@ -44,8 +44,8 @@ int philly_gaps_load(const char *path, double **gaps, size_t *n, carma_err *err)
 static bool simulatable(const workload *w)
 {
     mem_figures m;
-    uint64_t peak;
-    return sim_job_figures(w, &m, &peak) && w->sim.solo_runtime_s > 0 && isfinite(w->sim.smact) &&
+    uint64_t early, peak;
+    return sim_job_figures(w, &m, &early, &peak) && w->sim.solo_runtime_s > 0 && isfinite(w->sim.smact) &&
            isfinite(w->sim.smocc) && isfinite(w->sim.drama);
 }
 

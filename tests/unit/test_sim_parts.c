@@ -77,23 +77,33 @@ static void config_defined_models_are_found_first(void **state)
     assert_int_equal(gpu_model_parse("A30:24G:30", &m, &err), -1);
 }
 
-static void speed_is_solo_alone_and_hinged_when_shared(void **state)
+/* The fitted models, pinned on hand-computed cases with the shipped coefficients (a refit must
+ * update these numbers on purpose). */
+static void fitted_interference_and_power_models(void **state)
 {
     (void)state;
     sim_params p;
     sim_params_defaults(&p);
-    assert_float_equal(sim_speed(&p, 1.9, 1), 1.0, 1e-12);     /* alone: solo speed */
-    assert_float_equal(sim_speed(&p, 0.5, 2), p.interf_a, 1e-12); /* below the knee */
-    double s = sim_speed(&p, 1.65, 2);
-    assert_float_equal(s, p.interf_a - p.interf_k * 1.0, 1e-12);
-    assert_true(sim_speed(&p, 1.9, 2) < s);
-    assert_float_equal(sim_speed(&p, 50, 3), p.interf_floor, 1e-12);
+    /* Pressure: 16.7848 * max(0, SMACT - 0.7673) + 0.6107 * DRAMA. */
+    assert_float_equal(sim_pressure(&p, 0.5, 0.2), 0.6107 * 0.2, 1e-12); /* below the knee */
+    assert_float_equal(sim_pressure(&p, 0.9, 0.4), 16.7848 * (0.9 - 0.7673) + 0.6107 * 0.4,
+                       1e-12);
+    /* Speed: 1 / (1 + the co-runners' pressure); alone (0) is solo speed. */
+    assert_float_equal(sim_speed(&p, 0), 1.0, 1e-12);
+    assert_float_equal(sim_speed(&p, 0.25), 0.8, 1e-12);
+    assert_float_equal(sim_speed(&p, 1.0), 0.5, 1e-12);
     p.interference = false;
-    assert_float_equal(sim_speed(&p, 1.9, 2), 1.0, 1e-12);
-    gpu_model m = {"X", 1000, 50, 250};
-    assert_float_equal(sim_power_w(&m, 0), 50, 1e-12);
-    assert_float_equal(sim_power_w(&m, 0.5), 150, 1e-12);
-    assert_float_equal(sim_power_w(&m, 3), 250, 1e-12);
+    assert_float_equal(sim_speed(&p, 1.0), 1.0, 1e-12);
+    assert_float_equal(sim_pressure(&p, 0.9, 0.4), 0.0, 1e-12);
+    /* Power of the 400 W A100: 60 W idle; busy 0.1201 + 0.5672 * util of max_w. */
+    int n;
+    const gpu_model *a100;
+    carma_err err;
+    assert_int_equal(gpu_spec_parse("A100-40GB", NULL, &n, &a100, &err), 0);
+    assert_float_equal(sim_power_w(&p, a100, false, 0.9), 60, 1e-12);
+    assert_float_equal(sim_power_w(&p, a100, true, 0), 400 * 0.1201, 1e-9);
+    assert_float_equal(sim_power_w(&p, a100, true, 1), 400 * (0.1201 + 0.5672), 1e-9);
+    assert_float_equal(sim_power_w(&p, a100, true, 3), 400 * (0.1201 + 0.5672), 1e-9);
 }
 
 /* The lazy window must equal a window that was fed a sample every second. */
@@ -139,7 +149,7 @@ int main(void)
         cmocka_unit_test(heap_pops_in_time_then_push_order),
         cmocka_unit_test(gpu_spec_parses_count_and_model),
         cmocka_unit_test(config_defined_models_are_found_first),
-        cmocka_unit_test(speed_is_solo_alone_and_hinged_when_shared),
+        cmocka_unit_test(fitted_interference_and_power_models),
         cmocka_unit_test(lazy_window_matches_sample_by_sample),
         cmocka_unit_test(quantiles_interpolate),
     };

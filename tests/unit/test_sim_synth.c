@@ -97,10 +97,9 @@ static void computed_estimates_replace_stored_figures(void **state)
         assert_int_equal(used, direct);
         assert_true(mem_figures_get(&jobs[1].mem, sources[k], &used));
         assert_int_equal(used, direct);
-        /* the real peak stays the measured figure */
-        uint64_t oracle;
-        assert_true(mem_figures_get(&w->mem, MEM_ORACLE, &oracle));
-        assert_int_equal(jobs[0].peak_mib, oracle);
+        /* the real peak stays the measured one (AEGIS's A100 profile of the same task) */
+        assert_true(w->profile.peaks_known);
+        assert_int_equal(jobs[0].peak_mib, w->profile.peak_full_mib);
         free(jobs);
     }
     catalog_free(&cat);
@@ -116,13 +115,13 @@ static void sim_config_keys(void **state)
     assert_float_equal(cfg.sim.startup_s, 30, 0);
     assert_int_equal(config_set(&cfg, "sim_interference", "off", &err), 0);
     assert_false(cfg.sim.interference);
-    assert_int_equal(config_set(&cfg, "sim_interference_k", "0.5", &err), 0);
-    assert_float_equal(cfg.sim.interf_k, 0.5, 0);
+    assert_int_equal(config_set(&cfg, "sim_interference_smact_k", "0.5", &err), 0);
+    assert_float_equal(cfg.sim.interf_smact_k, 0.5, 0);
     assert_int_equal(config_set(&cfg, "sim_gpu_model", "L4-24GB:24G:16:72", &err), 0);
     assert_int_equal(cfg.sim.gpu_models.n, 1);
     assert_int_equal(config_set(&cfg, "sim_gpu_model", "L4-24GB:24G", &err), -1);
     assert_non_null(strstr(err.msg, "sim_gpu_model"));
-    assert_int_equal(config_set(&cfg, "sim_interference_floor", "1.5", &err), -1);
+    assert_int_equal(config_set(&cfg, "sim_interference_smact_knee", "1.5", &err), -1);
     assert_int_equal(config_set(&cfg, "sim_startup_s", "-1", &err), -1);
     assert_int_equal(config_validate(&cfg, &err), 0);
 }

@@ -28,6 +28,14 @@ static void mean_ewma_and_risk_of_1_to_5(void **state)
     assert_float_equal(ema, 3.3950617, 1e-6);
     assert_float_equal(aggregate_values(x, 5, AGG_RISK, 0.5),
                        0.2 * 3 + 0.3 * 3 + 0.3 * 4.8 + 0.2 * ema, 1e-12);
+    /* AEGIS's weights: 0.25 each */
+    assert_float_equal(aggregate_values(x, 5, AGG_RISK_EQUAL, 0.5),
+                       0.25 * (3 + 3 + 4.8 + ema), 1e-12);
+    agg_mode m;
+    assert_int_equal(agg_mode_from_name("risk-equal", &m), 0);
+    assert_int_equal(m, AGG_RISK_EQUAL);
+    assert_string_equal(agg_mode_name(AGG_RISK_EQUAL), "risk-equal");
+    assert_int_equal(agg_mode_from_name("risky", &m), -1);
 }
 
 static void nan_samples_are_dropped_and_all_nan_is_unknown(void **state)
