@@ -19,9 +19,15 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The main job on its built-in default.
-run: build
-	$(BUILD)/carma simulate --compare
+# The main job on its built-in default. The build is quiet: its output goes to
+# $(BUILD)/build.log and is shown only when it fails.
+RUN_ARGS = simulate --compare --plot $(BUILD)/plots
+run: configure
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/build.log 2>&1 || \
+	    { grep -Ev '^g?make\[[0-9]+\]: (Entering|Leaving) directory' $(BUILD)/build.log; \
+	      echo "make run: build failed (log: $(BUILD)/build.log)" >&2; exit 1; }
+	@echo "== carma $(RUN_ARGS)"
+	@$(BUILD)/carma $(RUN_ARGS)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

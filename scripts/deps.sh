@@ -1,9 +1,10 @@
 #!/bin/sh
-# Installs the Debian packages carma's build needs, when any is missing.
+# Installs the Debian packages carma's build needs, when any is missing (gnuplot-nox draws
+# `carma simulate --plot`).
 # As root it uses apt-get; otherwise it prints the exact command to run.
 set -eu
 
-PACKAGES="cmake make gcc pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcmocka-dev jq sqlite3 procps"
+PACKAGES="cmake make gcc pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcmocka-dev jq sqlite3 procps gnuplot-nox"
 
 missing=""
 for pkg in $PACKAGES; do

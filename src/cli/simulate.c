@@ -10,24 +10,28 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/simulate_validate.h"
 #include "core/catalog.h"
 #include "core/trace.h"
+#include "sim/sim_plot.h"
 #include "sim/sim_report.h"
 #include "sim/sim_workload.h"
+#include "util/datadir.h"
 
 #define DEFAULT_TRACE CARMA_SOURCE_DIR "/data/traces/philly_mix_90.csv"
 #define DEFAULT_CATALOG CARMA_SOURCE_DIR "/data/workloads.csv"
-#define DEFAULT_GPUS "4xA100-40GB"
 
 static const char *const usage =
     "usage: carma simulate [--trace FILE] [--gpus SPEC] [--policy NAME] [--estimator NAME]\n"
     "                      [--startup-s N] [--no-interference] [--compare] [--out DIR]\n"
-    "                      [--json] [--catalog FILE] [--config FILE] [--set KEY=VALUE]...\n\n"
+    "                      [--plot DIR] [--json] [--catalog FILE] [--config FILE]\n"
+    "                      [--set KEY=VALUE]...\n\n"
     "Replays a trace (CSV `seq,submit_offset_s,task_file`) on a simulated server, with the\n"
     "same scheduling core the daemon uses, and prints makespan, job completion times, waits,\n"
     "GPU utilization (SM activity), energy, out-of-memory crashes and collocations.\n\n"
     "  --trace FILE        the trace (default data/traces/philly_mix_90.csv)\n"
-    "  --gpus SPEC         COUNTxMODEL, e.g. 4xA100-40GB (the default), 1000xH100-80GB;\n"
+    "  --gpus SPEC         COUNTxMODEL, e.g. 4xA100-40GB, 1000xH100-80GB (default: the\n"
+    "                      config's sim_server, 4xA100-40GB);\n"
     "                      models: A100-40GB, A100-80GB, H100-80GB, V100-32GB, V100-16GB,\n"
     "                      RTX3090-24GB, and any sim_gpu_model of the config\n"
     "  --policy NAME       placement policy (default: the config's, exclusive)\n"
@@ -35,11 +39,19 @@ static const char *const usage =
     "                      faketensor (the figure stored in the .rad), or horus,\n"
     "                      gpumemnet, carma (computed from each task's model summary\n"
     "                      and batch size)\n"
-    "  --startup-s N       CPU start-up seconds before a task touches its GPUs (default 30)\n"
+    "  --startup-s N       CPU start-up seconds of tasks with none measured (default 30)\n"
     "  --no-interference   collocated tasks run at solo speed\n"
     "  --compare           run every policy on the trace; a table with each figure's change\n"
     "                      against exclusive (with --json: an array of objects)\n"
     "  --out DIR           write DIR/tasks.csv and DIR/gpu_timeline.csv (single policy)\n"
+    "  --plot DIR          draw PNGs with gnuplot: DIR/gpus-POLICY.png per run (each GPU's\n"
+    "                      SM activity and used memory over hours; mean and max above 16\n"
+    "                      GPUs) and, with --compare, DIR/policies.png (makespan, mean JCT,\n"
+    "                      energy); the .dat data and .gp scripts stay beside them\n"
+    "  --validate          the calibration check: the AEGIS traces (philly, saturn, venus)\n"
+    "                      under data/aegis.conf (or --config) with the six policies AEGIS\n"
+    "                      ran, simulated vs real normalized makespan, mean JCT, OOM\n"
+    "                      crashes and energy\n"
     "  --json              one JSON object with policy, estimator, tasks, completed,\n"
     "                      makespan_s, mean_jct_s, p95_jct_s, mean_wait_s, gpu_util_mean,\n"
     "                      energy_mj, oom_crashes, collocated_placements\n"
@@ -47,9 +59,9 @@ static const char *const usage =
     "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
 
 typedef struct sim_cli {
-    const char *trace_path, *catalog_path, *gpus, *policy, *estimator, *out_dir;
+    const char *trace_path, *catalog_path, *gpus, *policy, *estimator, *out_dir, *plot_dir;
     double startup_s;
-    bool startup_set, no_interference, compare, json;
+    bool startup_set, no_interference, compare, json, validate;
     cli_config_args cargs;
 } sim_cli;
 
@@ -129,7 +141,9 @@ static int parse_args(int argc, char **argv, sim_cli *a)
         {"no-interference", no_argument, NULL, 'I'},
         {"compare", no_argument, NULL, 'C'},
         {"out", required_argument, NULL, 'o'},
+        {"plot", required_argument, NULL, 'P'},
         {"json", no_argument, NULL, 'j'},
+        {"validate", no_argument, NULL, 'V'},
         {"catalog", required_argument, NULL, 'k'},
         {"config", required_argument, NULL, 'c'},
         {"set", required_argument, NULL, 'S'},
@@ -139,7 +153,6 @@ static int parse_args(int argc, char **argv, sim_cli *a)
     memset(a, 0, sizeof *a);
     a->trace_path = DEFAULT_TRACE;
     a->catalog_path = DEFAULT_CATALOG;
-    a->gpus = DEFAULT_GPUS;
     int opt;
     opterr = 0;
     optind = 1;
@@ -161,7 +174,9 @@ static int parse_args(int argc, char **argv, sim_cli *a)
         case 'I': a->no_interference = true; break;
         case 'C': a->compare = true; break;
         case 'o': a->out_dir = optarg; break;
+        case 'P': a->plot_dir = optarg; break;
         case 'j': a->json = true; break;
+        case 'V': a->validate = true; break;
         case 'k': a->catalog_path = optarg; break;
         case 'c': a->cargs.path = optarg; break;
         case 'S':
@@ -174,6 +189,10 @@ static int parse_args(int argc, char **argv, sim_cli *a)
     }
     if (optind < argc)
         return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
+    if (a->validate && (a->compare || a->out_dir || a->plot_dir || a->policy || a->estimator ||
+                        a->gpus || a->startup_set || a->no_interference))
+        return cli_usage_error("simulate", "--validate runs its own traces and policies; it "
+                               "takes only --json, --config and --set");
     if (a->compare && a->out_dir)
         return cli_usage_error("simulate", "--out writes one run's files; not with --compare");
     return 0;
@@ -195,7 +214,8 @@ static int build_setup(const sim_cli *a, sim_setup *setup, carma_config *cfg, ca
     memset(setup, 0, sizeof *setup);
     setup->sched = cfg->sched;
     setup->params = cfg->sim;
-    return gpu_spec_parse(a->gpus, &setup->params.gpu_models, &setup->ngpus, &setup->gpu, err);
+    return gpu_spec_parse(a->gpus ? a->gpus : cfg->sim.server, &setup->params.gpu_models,
+                          &setup->ngpus, &setup->gpu, err);
 }
 
 static int run_one(sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim_result *res,
@@ -228,13 +248,17 @@ static int simulate(const sim_cli *a, carma_err *err)
     trace tr = {0};
     workload_catalog cat = {0};
     sim_job_spec *jobs = NULL;
+    sim_plot *plot = NULL;
     int rc = -1;
     if (trace_load(a->trace_path, &tr, err) || catalog_load(a->catalog_path, &cat, err) ||
         sim_jobs_from_trace(&tr, &cat, setup.sched.estimator, &jobs, err))
         goto done;
     bool progress = !a->json && isatty(STDERR_FILENO);
     const char *est = mem_source_estimator_name(setup.sched.estimator);
-    setup.record_timeline = a->out_dir != NULL;
+    setup.record_timeline = a->out_dir || a->plot_dir;
+    if (a->plot_dir && !(plot = sim_plot_open(a->plot_dir, &(sim_plot_info){tr.path, est,
+                                              setup.gpu, setup.ngpus}, err)))
+        goto done;
     if (!a->compare) {
         sim_result res;
         if (run_one(&setup, jobs, tr.n, &res, progress, err))
@@ -244,6 +268,9 @@ static int simulate(const sim_cli *a, carma_err *err)
             rc = emit_json(sim_summary_json(&res.summary, policy_name(setup.sched.policy), est));
         else if (rc == 0)
             print_summary(&res.summary, policy_name(setup.sched.policy), est);
+        if (rc == 0 && plot)
+            rc = sim_plot_add_run(plot, policy_name(setup.sched.policy), &res, err) ||
+                 sim_plot_render(plot, false, stderr, err);
         sim_result_free(&res);
         if (rc && !err->msg[0])
             carma_err_set(err, "cannot write the output");
@@ -258,7 +285,10 @@ static int simulate(const sim_cli *a, carma_err *err)
         if (run_one(&setup, jobs, tr.n, &res, progress, err))
             goto done;
         rows[p] = res.summary;
+        int bad = plot && sim_plot_add_run(plot, policy_name(ids[p]), &res, err);
         sim_result_free(&res);
+        if (bad)
+            goto done;
     }
     if (a->json) {
         json_t *arr = json_array();
@@ -270,7 +300,10 @@ static int simulate(const sim_cli *a, carma_err *err)
         print_table(rows, ids, POLICY_COUNT, est);
         rc = 0;
     }
+    if (rc == 0 && plot)
+        rc = sim_plot_render(plot, true, stderr, err);
 done:
+    sim_plot_free(plot);
     free(jobs);
     catalog_free(&cat);
     trace_free(&tr);
@@ -284,6 +317,16 @@ int cmd_simulate(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     carma_err err = {{0}};
+    if (a.validate) {
+        char path[4096];
+        carma_config cfg;
+        if (!a.cargs.path && carma_data_path("aegis.conf", path, sizeof path, &err) == 0)
+            a.cargs.path = path;
+        if (err.msg[0] || cli_load_config(&cfg, &a.cargs, &err) ||
+            simulate_validate(&cfg, a.json, &err))
+            return cli_fail("simulate", &err);
+        return 0;
+    }
     if (simulate(&a, &err))
         return cli_fail("simulate", &err);
     return 0;

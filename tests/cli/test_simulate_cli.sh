@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `carma simulate` and `carma trace synth`: the JSON contract, --compare, --out files, the
-# exclusive-makespan check against a strict-FIFO calculation done here in awk, and bad input
+# exclusive-makespan check against a strict-FIFO calculation done here in awk, --validate against
+# the real AEGIS runs, and bad input
 # (unknown task file, malformed row, unknown policy / estimator / GPU model) failing clearly
 # with no output files left behind.
 set -u
@@ -38,7 +39,7 @@ awk -v a="$got" -v b="$expected" 'BEGIN { exit !(a - b < 0.05 && b - a < 0.05 &&
 
 out=$("$CARMA" simulate --compare --json --trace "$SRC/data/traces/philly_heavy_60.csv") \
     || fail "--compare --json exits 0"
-[ "$(grep -c '"policy":' <<<"$out")" = 10 ] || fail "--compare gives one object per policy"
+[ "$(grep -c '"policy":' <<<"$out")" = 12 ] || fail "--compare gives one object per policy"
 [ "$(jget policy <<<"$out")" = exclusive ] || fail "--compare starts with exclusive"
 out=$("$CARMA" simulate --compare) || fail "--compare table exits 0"
 grep -q "^oracle-magm .*%" <<<"$out" || fail "--compare table shows changes"
@@ -64,8 +65,10 @@ bad "malformed.csv:3" --trace "$tmp/malformed.csv"
 bad "unknown policy 'best'" --policy best
 bad "unknown estimator 'psychic'" --estimator psychic
 bad "unknown GPU model 'B300'" --gpus 4xB300
-printf 'seq,submit_offset_s,task_file\n1,0,gpt2_xl.rad\n' >"$tmp/nomem.csv"
-bad "no measured peak memory" --trace "$tmp/nomem.csv"
+printf 'seq,submit_offset_s,task_file\n1,0,x.rad\n' >"$tmp/nomem.csv"
+printf 'rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_min\nx.rad,x,1,,5\n' \
+    >"$tmp/nomem_catalog.csv"
+bad "no measured peak memory" --trace "$tmp/nomem.csv" --catalog "$tmp/nomem_catalog.csv"
 "$CARMA" simulate --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option exits 2"
 "$CARMA" simulate --help | grep -q -- "--no-interference" || fail "--help lists options"
 
@@ -86,5 +89,30 @@ cmp -s "$tmp/s1.csv" "$tmp/s2.csv" || fail "same seed, same trace"
 "$CARMA" trace synth --jobs 5 --catalog "$tmp/none.csv" --out "$tmp/s3.csv" 2>/dev/null \
     && fail "missing catalog fails"
 [ -e "$tmp/s3.csv" ] && fail "no partial trace file"
+
+# --validate: the calibrated simulator against the real AEGIS runs. A guard on the calibration
+# (docs/simulator.md): both exclusive makespans within 3 % of the real ones, every philly figure
+# within 0.05, and at least 18 of the 20 philly and saturn figures.
+out=$("$CARMA" simulate --validate --json) || fail "--validate --json exits 0"
+[ "$(jq length <<<"$out")" = 18 ] || fail "--validate: 3 traces x 6 policies"
+[ "$(jq '[.[] | select(.trace == "venus" and .real_makespan_s != null)] | length' <<<"$out")" = 0 ] \
+    || fail "--validate: venus has no real results"
+jq -e '[.[] | select(.policy == "exclusive" and .trace != "venus")
+        | (.sim_makespan_s / .real_makespan_s - 1) | fabs < 0.03] | all' <<<"$out" >/dev/null \
+    || fail "--validate: exclusive makespans within 3 %"
+jq -e '[.[] | select(.trace == "philly" and .policy != "exclusive")
+        | ((.sim_norm_makespan - .real_norm_makespan) | fabs < 0.05),
+          ((.sim_norm_mean_jct - .real_norm_mean_jct) | fabs < 0.05)] | all' <<<"$out" >/dev/null \
+    || fail "--validate: philly within 0.05"
+within=$(jq '[.[] | select(.trace != "venus" and .policy != "exclusive")
+              | ((.sim_norm_makespan - .real_norm_makespan) | fabs < 0.05),
+                ((.sim_norm_mean_jct - .real_norm_mean_jct) | fabs < 0.05)
+              | select(.)] | length' <<<"$out")
+[ "$within" -ge 18 ] || fail "--validate: $within of 20 figures within 0.05 (at least 18)"
+"$CARMA" simulate --validate | grep -q "^within +-0.05: [0-9]* of 20" || fail "--validate table"
+"$CARMA" simulate --validate --policy lucid >/dev/null 2>&1; [ $? -eq 2 ] \
+    || fail "--validate with --policy exits 2"
+"$CARMA" simulate --validate --set sim_interference=off --json >/dev/null \
+    || fail "--validate takes --set"
 
 exit $((fails > 0))

@@ -1,0 +1,253 @@
+/* simulate_validate.c — `carma simulate --validate`: replays the AEGIS traces with the AEGIS
+ * testbed's settings (data/aegis.conf) under the six policies AEGIS ran, and prints the
+ * simulated figures next to the real runs' (data/aegis/headline_normalized.csv,
+ * data/aegis/dcgmi_energy_summary.csv). philly and saturn were the fit; venus has no real
+ * results here (held out), so only its simulated figures are printed. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/simulate_validate.h"
+#include "core/catalog.h"
+#include "core/trace.h"
+#include "sim/sim_workload.h"
+#include "util/csv.h"
+#include "util/datadir.h"
+
+#define TOLERANCE 0.05       /* the goal: normalized makespan and mean JCT within +-0.05 */
+#define EXCL_TOLERANCE 0.03  /* and the exclusive makespan within 3 % */
+
+static const char *const traces[] = {"philly", "saturn", "venus"};
+#define NTRACES 3
+
+/* The policies of the real runs, with their labels in the AEGIS files. */
+static const struct {
+    const char *policy, *label, *energy_label;
+} runs[] = {
+    {"exclusive", "exclusive", "exclusive"},
+    {"oracle-magm", "oracle_upper_bound", "oracle-MAGM"},
+    {"or-magm", "aegis_estimator_free", "OR-MAGM"},
+    {"est-magm", "aegis_horus", "EST-MAGM__horus"},
+    {"horus", "horus_baseline", "HORUS__horus"},
+    {"lucid", "lucid_baseline", "LUCID"},
+};
+#define NRUNS (int)(sizeof runs / sizeof runs[0])
+
+typedef struct real_run {
+    bool known;
+    double makespan_s, jct_mean_s, energy_mj;
+    int oom;
+} real_run;
+
+typedef struct validate_row {
+    const char *trace, *policy;
+    sim_summary sim;
+    real_run real;
+} validate_row;
+
+static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
+{
+    char path[4096];
+    csv_table t;
+    memset(real, 0, sizeof(real_run) * NTRACES * NRUNS);
+    if (carma_data_path("aegis/headline_normalized.csv", path, sizeof path, err) ||
+        csv_load(path, &t, err))
+        return -1;
+    int ct = csv_require_column(&t, "trace", err), cl = -1, cm = -1, cj = -1, co = -1;
+    int rc = ct < 0 || (cl = csv_require_column(&t, "configuration_label", err)) < 0 ||
+             (cm = csv_require_column(&t, "makespan_s", err)) < 0 ||
+             (cj = csv_require_column(&t, "jct_mean_s", err)) < 0 ||
+             (co = csv_require_column(&t, "failed_attempts", err)) < 0;
+    for (size_t i = 0; !rc && i < t.nrows; i++) {
+        char **f = t.rows[i].fields;
+        for (int k = 0; k < NTRACES; k++)
+            for (int p = 0; p < NRUNS; p++)
+                if (!strcmp(f[ct], traces[k]) && !strcmp(f[cl], runs[p].label)) {
+                    real[k][p].known = true;
+                    real[k][p].makespan_s = atof(f[cm]);
+                    real[k][p].jct_mean_s = atof(f[cj]);
+                    real[k][p].oom = atoi(f[co]);
+                    real[k][p].energy_mj = NAN;
+                }
+    }
+    csv_free(&t);
+    if (rc || carma_data_path("aegis/dcgmi_energy_summary.csv", path, sizeof path, err) ||
+        csv_load(path, &t, err))
+        return -1;
+    int ce = -1;
+    rc = (ct = csv_require_column(&t, "trace", err)) < 0 ||
+         (cl = csv_require_column(&t, "raw_label", err)) < 0 ||
+         (ce = csv_require_column(&t, "total_gpu_energy_j", err)) < 0;
+    for (size_t i = 0; !rc && i < t.nrows; i++) {
+        char **f = t.rows[i].fields;
+        for (int k = 0; k < NTRACES; k++)
+            for (int p = 0; p < NRUNS; p++)
+                if (!strcmp(f[ct], traces[k]) && !strcmp(f[cl], runs[p].energy_label))
+                    real[k][p].energy_mj = atof(f[ce]) / 1e6;
+    }
+    csv_free(&t);
+    return rc ? -1 : 0;
+}
+
+/* One trace under every policy. */
+static int run_trace(const carma_config *cfg, const char *name, validate_row *rows,
+                     carma_err *err)
+{
+    char trace_path[4096], catalog_path[4096], rel[64];
+    snprintf(rel, sizeof rel, "traces/aegis_%s_60.csv", name);
+    trace tr = {0};
+    workload_catalog cat = {0};
+    sim_job_spec *jobs = NULL;
+    sim_setup setup = {.sched = cfg->sched, .params = cfg->sim};
+    int rc = carma_data_path(rel, trace_path, sizeof trace_path, err) ||
+             carma_data_path("workloads.csv", catalog_path, sizeof catalog_path, err) ||
+             gpu_spec_parse(cfg->sim.server, &setup.params.gpu_models, &setup.ngpus, &setup.gpu,
+                            err) ||
+             trace_load(trace_path, &tr, err) || catalog_load(catalog_path, &cat, err) ||
+             sim_jobs_from_trace(&tr, &cat, cfg->sched.estimator, &jobs, err);
+    for (int p = 0; !rc && p < NRUNS; p++) {
+        sim_result res;
+        policy_from_name(runs[p].policy, &setup.sched.policy);
+        if ((rc = sim_run(&setup, jobs, tr.n, &res, err)) != 0)
+            break;
+        rows[p].trace = name;
+        rows[p].policy = runs[p].policy;
+        rows[p].sim = res.summary;
+        sim_result_free(&res);
+    }
+    free(jobs);
+    catalog_free(&cat);
+    trace_free(&tr);
+    return rc ? -1 : 0;
+}
+
+static double ratio(double x, double base)
+{
+    return isfinite(x) && base > 0 ? x / base : NAN;
+}
+
+static json_t *num_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static int emit_json(const validate_row *rows, int n)
+{
+    json_t *arr = json_array();
+    for (int i = 0; arr && i < n; i++) {
+        const validate_row *r = &rows[i], *ex = &rows[i - i % NRUNS];
+        json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o}",
+            "trace", r->trace, "policy", r->policy,
+            "sim_makespan_s", num_or_null(r->sim.makespan_s),
+            "sim_norm_makespan", num_or_null(ratio(r->sim.makespan_s, ex->sim.makespan_s)),
+            "sim_mean_jct_s", num_or_null(r->sim.mean_jct_s),
+            "sim_norm_mean_jct", num_or_null(ratio(r->sim.mean_jct_s, ex->sim.mean_jct_s)),
+            "sim_oom", r->sim.oom_crashes, "sim_energy_mj", num_or_null(r->sim.energy_mj),
+            "real_makespan_s", r->real.known ? json_real(r->real.makespan_s) : json_null(),
+            "real_mean_jct_s", r->real.known ? json_real(r->real.jct_mean_s) : json_null());
+        if (o && r->real.known) {
+            json_object_set_new(o, "real_norm_makespan",
+                                json_real(r->real.makespan_s / ex->real.makespan_s));
+            json_object_set_new(o, "real_norm_mean_jct",
+                                json_real(r->real.jct_mean_s / ex->real.jct_mean_s));
+            json_object_set_new(o, "real_oom", json_integer(r->real.oom));
+            json_object_set_new(o, "real_energy_mj", num_or_null(r->real.energy_mj));
+        }
+        if (!o || json_array_append_new(arr, o)) {
+            json_decref(arr);
+            return -1;
+        }
+    }
+    if (!arr)
+        return -1;
+    int rc = json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(arr);
+    return rc;
+}
+
+/* One figure: simulated, real and their difference, "!" where it misses the goal. */
+static void print_cell(char *buf, size_t cap, double sim, double real, bool known, bool absolute,
+                       int *checked, int *within)
+{
+    if (absolute) { /* exclusive: seconds, the difference in % */
+        double d = sim / real - 1;
+        if (known)
+            snprintf(buf, cap, "%7.0fs %7.0fs %+5.1f%%%s", sim, real, 100 * d,
+                     fabs(d) <= EXCL_TOLERANCE ? "" : "!");
+        else
+            snprintf(buf, cap, "%7.0fs %8s", sim, "-");
+        return;
+    }
+    if (!known) {
+        snprintf(buf, cap, "%7.3f %7s", sim, "-");
+        return;
+    }
+    double d = sim - real;
+    *checked += 1;
+    *within += fabs(d) <= TOLERANCE;
+    snprintf(buf, cap, "%7.3f %7.3f %+6.3f%s", sim, real, d, fabs(d) <= TOLERANCE ? "" : "!");
+}
+
+static void print_table(const validate_row *rows, int n)
+{
+    int checked = 0, within = 0, excl_ok = 0, excl_n = 0, unused = 0;
+    printf("carma simulate --validate: data/aegis.conf on data/traces/aegis_*_60.csv; figures "
+           "normalized\nto exclusive on the same trace (its own row: seconds), simulated vs real "
+           "(AEGIS, 3 x A100\n40 GB); ! = off by more than %.2f (exclusive makespan: %.0f %%). "
+           "venus is held out: no real\nresults.\n\n", TOLERANCE, 100 * EXCL_TOLERANCE);
+    printf("%-7s %-12s  %-26s  %-26s  %-9s  %s\n", "trace", "policy", "makespan: sim real diff",
+           "mean JCT: sim real diff", "OOM s/r", "energy MJ s/r");
+    for (int i = 0; i < n; i++) {
+        const validate_row *r = &rows[i], *ex = &rows[i - i % NRUNS];
+        bool base = r == ex, known = r->real.known;
+        char mk[64], jct[64], oom[32], energy[48];
+        if (base) {
+            print_cell(mk, sizeof mk, r->sim.makespan_s, r->real.makespan_s, known, true, &unused,
+                       &unused);
+            print_cell(jct, sizeof jct, r->sim.mean_jct_s, r->real.jct_mean_s, known, true,
+                       &unused, &unused);
+            if (known) {
+                excl_n++;
+                excl_ok += fabs(r->sim.makespan_s / r->real.makespan_s - 1) <= EXCL_TOLERANCE;
+            }
+        } else {
+            print_cell(mk, sizeof mk, ratio(r->sim.makespan_s, ex->sim.makespan_s),
+                       known ? r->real.makespan_s / ex->real.makespan_s : NAN, known, false,
+                       &checked, &within);
+            print_cell(jct, sizeof jct, ratio(r->sim.mean_jct_s, ex->sim.mean_jct_s),
+                       known ? r->real.jct_mean_s / ex->real.jct_mean_s : NAN, known, false,
+                       &checked, &within);
+        }
+        if (known) {
+            snprintf(oom, sizeof oom, "%d/%d", r->sim.oom_crashes, r->real.oom);
+            snprintf(energy, sizeof energy, "%.1f/%.1f", r->sim.energy_mj, r->real.energy_mj);
+        } else {
+            snprintf(oom, sizeof oom, "%d/-", r->sim.oom_crashes);
+            snprintf(energy, sizeof energy, "%.1f/-", r->sim.energy_mj);
+        }
+        printf("%-7s %-12s  %-26s  %-26s  %-9s  %s\n", r->trace, r->policy, mk, jct, oom, energy);
+    }
+    printf("\nwithin +-%.2f: %d of %d normalized figures; exclusive makespan within %.0f %%: "
+           "%d of %d traces\n", TOLERANCE, within, checked, 100 * EXCL_TOLERANCE, excl_ok, excl_n);
+}
+
+int simulate_validate(const carma_config *cfg, bool json, carma_err *err)
+{
+    real_run real[NTRACES][NRUNS];
+    validate_row rows[NTRACES * NRUNS];
+    if (load_real(real, err))
+        return -1;
+    for (int k = 0; k < NTRACES; k++) {
+        if (run_trace(cfg, traces[k], &rows[k * NRUNS], err))
+            return -1;
+        for (int p = 0; p < NRUNS; p++)
+            rows[k * NRUNS + p].real = real[k][p];
+    }
+    if (json)
+        return emit_json(rows, NTRACES * NRUNS) ? carma_err_set(err, "cannot write JSON") : 0;
+    print_table(rows, NTRACES * NRUNS);
+    return 0;
+}

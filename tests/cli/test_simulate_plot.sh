@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `carma simulate --plot DIR`: real PNGs (the PNG signature, not empty) for one run and for
+# --compare, the .dat data and .gp scripts beside them (the script redraws by hand), no temporary
+# files left, mean/max above 16 GPUs, and clear failures: DIR a regular file, no gnuplot on PATH
+# (figures still printed, nothing written), gnuplot failing (the message names the script).
+set -u
+CARMA=$1 SRC=$2
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+case $CARMA in /*) ;; *) CARMA=$PWD/$CARMA ;; esac  # runs below change PATH
+trace=$SRC/data/traces/test.csv
+
+is_png() { [ -s "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
+no_tmp() { [ -z "$(find "$@" -name '*.tmp' 2>/dev/null)" ]; }
+
+if ! command -v gnuplot >/dev/null; then
+    fail "gnuplot is not installed (scripts/deps.sh installs gnuplot-nox)"
+else
+    out=$("$CARMA" simulate --trace "$trace" --plot "$tmp/one" 2>"$tmp/err") \
+        || fail "--plot run exits 0: $(cat "$tmp/err")"
+    grep -q "^makespan" <<<"$out" || fail "--plot still prints the figures"
+    is_png "$tmp/one/gpus-exclusive.png" || fail "gpus-exclusive.png is a PNG"
+    [ -s "$tmp/one/gpus-exclusive.dat" ] && [ -s "$tmp/one/gpus-exclusive.gp" ] \
+        || fail "data file and script beside the PNG"
+    grep -q "gpus-exclusive.png" "$tmp/err" || fail "a line names the files written"
+    [ -e "$tmp/one/policies.png" ] && fail "policies.png only with --compare"
+    (cd "$tmp/one" && gnuplot -e "outfile='again.png'" gpus-exclusive.gp 2>/dev/null) \
+        && is_png "$tmp/one/again.png" || fail "the .gp script redraws the PNG by hand"
+    grep -q "test.csv" "$tmp/one/gpus-exclusive.gp" && grep -q "A100-40GB" "$tmp/one/gpus-exclusive.gp" \
+        || fail "the title names the trace and the GPU model"
+
+    "$CARMA" simulate --compare --trace "$trace" --plot "$tmp/cmp/" >/dev/null 2>"$tmp/err" \
+        || fail "--compare --plot exits 0: $(cat "$tmp/err")"
+    is_png "$tmp/cmp/policies.png" || fail "--compare writes policies.png"
+    npol=$("$CARMA" simulate --compare --json --trace "$trace" | grep -c '"policy":')
+    [ "$(ls "$tmp/cmp" | grep -c '^gpus-.*\.png$')" = "$npol" ] || fail "one gpus-POLICY.png per policy"
+    [ "$(grep -vc '^#' "$tmp/cmp/policies.dat")" = "$npol" ] || fail "policies.dat: a row per policy"
+    no_tmp "$tmp/one" "$tmp/cmp" || fail "temporary files left in DIR"
+
+    out=$("$CARMA" simulate --json --trace "$trace" --plot "$tmp/json" 2>/dev/null)
+    [ "${out:0:1}" = "{" ] && is_png "$tmp/json/gpus-exclusive.png" || fail "--json keeps stdout JSON"
+
+    "$CARMA" simulate --trace "$trace" --gpus 20xA100-40GB --plot "$tmp/many" >/dev/null 2>&1 \
+        && is_png "$tmp/many/gpus-exclusive.png" || fail "a 20-GPU run plots"
+    grep -q "mean" "$tmp/many/gpus-exclusive.gp" || fail "above 16 GPUs: mean and max"
+
+    # A gnuplot that fails: the error names the script and quotes gnuplot; no PNG left.
+    mkdir "$tmp/bin"
+    printf '#!/bin/sh\necho "\\"x.gp\\" line 3: boom" >&2\nexit 1\n' >"$tmp/bin/gnuplot"
+    chmod +x "$tmp/bin/gnuplot"
+    err=$(PATH="$tmp/bin:$PATH" "$CARMA" simulate --trace "$trace" --plot "$tmp/fails" 2>&1 >/dev/null)
+    rc=$?
+    [ $rc -eq 1 ] || fail "failing gnuplot exits 1 (got $rc)"
+    grep -q "gnuplot failed on $tmp/fails/gpus-exclusive.gp.*boom" <<<"$err" \
+        || fail "failing gnuplot: message names the script: $err"
+    ls "$tmp/fails" | grep -q png && fail "failing gnuplot leaves no PNG"
+    no_tmp "$tmp/fails" || fail "failing gnuplot leaves no temporary file"
+fi
+
+# DIR is an existing regular file: a clear error before simulating, exit != 0.
+touch "$tmp/file"
+err=$("$CARMA" simulate --trace "$trace" --plot "$tmp/file" 2>&1 >/dev/null); rc=$?
+[ $rc -ne 0 ] || fail "--plot on a regular file exits != 0"
+grep -q "not a directory" <<<"$err" || fail "--plot on a regular file: message: $err"
+
+# No gnuplot on PATH: the figures first, then exit 1 with a message saying gnuplot is needed.
+out=$(PATH=/nonexistent "$CARMA" simulate --trace "$trace" --plot "$tmp/nognuplot" 2>"$tmp/err")
+rc=$?
+[ $rc -eq 1 ] || fail "no gnuplot exits 1 (got $rc)"
+grep -q "simulate: --plot needs gnuplot (apt-get install gnuplot-nox)" "$tmp/err" \
+    || fail "no gnuplot: message: $(cat "$tmp/err")"
+grep -q "^makespan" <<<"$out" || fail "no gnuplot: the figures are printed first"
+[ -z "$(ls -A "$tmp/nognuplot" 2>/dev/null)" ] || fail "no gnuplot: nothing written"
+
+"$CARMA" simulate --help | grep -q -- "--plot DIR" || fail "--help lists --plot"
+"$CARMA" simulate --plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plot without DIR exits 2"
+
+exit $((fails > 0))
