@@ -26,9 +26,18 @@ struct sched {
     ledger ledger;       /* the running tasks on each GPU */
 };
 
-#ifndef NDEBUG
-/* The core's invariants, checked with assert() after every operation in debug builds. */
-static bool sched_check(const sched *s)
+/* A queue's links run both ways, its length and tail match, and every task in it says so. */
+static bool queue_check(const task_queue *q, sched_task_where where)
+{
+    size_t n = 0;
+    const sched_task *prev = NULL;
+    for (const sched_task *t = q->head; t; prev = t, t = t->qnext, n++)
+        if (t->qprev != prev || t->where != where || n > q->len)
+            return false;
+    return n == q->len && q->tail == prev;
+}
+
+bool sched_check(const sched *s)
 {
     int ngrace = 0;
     for (int g = 0; g < s->ngpus; g++) {
@@ -43,12 +52,14 @@ static bool sched_check(const sched *s)
     }
     if (ngrace != s->ngrace || s->rr_cursor < 0 || s->rr_cursor >= s->ngpus)
         return false;
-    if ((s->main_q.len == 0) != (s->main_q.head == NULL) ||
-        (s->recovery_q.len == 0) != (s->recovery_q.head == NULL))
+    if (!queue_check(&s->main_q, SCHED_IN_MAIN) ||
+        !queue_check(&s->recovery_q, SCHED_IN_RECOVERY))
         return false;
+    for (int g = 0; g < s->ngpus; g++) /* a GPU is held only by a task running on it */
+        if (s->grace[g].task && s->grace[g].task->where != SCHED_RUNNING)
+            return false;
     return ledger_consistent(&s->ledger);
 }
-#endif
 
 void sched_task_init(sched_task *t)
 {
@@ -128,6 +139,7 @@ int sched_submit(sched *s, sched_task *t, carma_err *err)
         return -1;
     queue_push_back(&s->main_q, t);
     t->where = SCHED_IN_MAIN;
+    assert(sched_check(s));
     return 0;
 }
 
@@ -137,6 +149,7 @@ int sched_submit_recovery(sched *s, sched_task *t, carma_err *err)
         return -1;
     queue_push_back(&s->recovery_q, t);
     t->where = SCHED_IN_RECOVERY;
+    assert(sched_check(s));
     return 0;
 }
 
@@ -149,6 +162,7 @@ bool sched_remove_queued(sched *s, sched_task *t)
     else
         return false;
     t->where = SCHED_NOWHERE;
+    assert(sched_check(s));
     return true;
 }
 

@@ -271,6 +271,12 @@ typedef struct sched_gpu_needs {
 
 sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head);
 
+/* The core's invariants: both queues' links, lengths and tails, every queued task's `where`,
+ * the grace counts and the earliest expiry, GPUs held only by running tasks, the ledger's sums.
+ * Asserted after every operation in debug and sanitizer builds (SQLite's habit), so each
+ * simulated event checks it; cost O(queued tasks + GPUs). */
+bool sched_check(const sched *s);
+
 /* The grace state of a GPU as of the last call that advanced time. */
 gpu_grace sched_gpu_grace(const sched *s, int gpu);
 /* Advances grace states to `now` (sched_next does this too). */

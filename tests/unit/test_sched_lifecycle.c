@@ -240,6 +240,36 @@ static void config_names_round_trip(void **state)
     assert_int_equal(mem_source_from_estimator("bogus", &m), -1);
 }
 
+/* sched_check sees a broken invariant (it is asserted after every operation in debug builds). */
+static void check_catches_broken_invariants(void **state)
+{
+    (void)state;
+    gpu_view v[4];
+    all_busy(v, 1000);
+    v[0] = busy_gpu(30000, 0.2, 0.1, 0.1);
+    sched *s = make_sched(POLICY_ORACLE_MAGM, 4);
+    sched_task a = make_task(1, 1, 2000), b = make_task(2, 1, 2000), c = make_task(3, 1, 2000);
+    sched_submit(s, &a, NULL);
+    sched_submit(s, &b, NULL);
+    sched_submit(s, &c, NULL);
+    assert_true(sched_check(s));
+    b.where = SCHED_IN_RECOVERY; /* a queued task that says it is elsewhere */
+    assert_false(sched_check(s));
+    b.where = SCHED_IN_MAIN;
+    sched_task *saved = c.qprev;
+    c.qprev = &a; /* a broken back link */
+    assert_false(sched_check(s));
+    c.qprev = saved;
+    sched_decision d;
+    assert_true(sched_next(s, 0, v, &d)); /* a runs on GPU 0, which it holds (launching) */
+    assert_true(sched_check(s));
+    a.where = SCHED_NOWHERE; /* a GPU held by a task that is not running */
+    assert_false(sched_check(s));
+    a.where = SCHED_RUNNING;
+    assert_true(sched_check(s));
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +283,7 @@ int main(void)
         cmocka_unit_test(queued_tasks_can_be_removed_keeping_order),
         cmocka_unit_test(restored_running_tasks_hold_their_gpus),
         cmocka_unit_test(config_names_round_trip),
+        cmocka_unit_test(check_catches_broken_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
