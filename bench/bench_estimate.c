@@ -5,20 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "estimate/estimate.h"
+#include "util/clock.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
 
 #define MAXF 128
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -58,20 +51,20 @@ int main(int argc, char **argv)
     for (int r = 0; r < rounds; r++) {
         for (int i = 0; i < n; i++) {
             model_summary s;
-            double t0 = now_s();
+            double t0 = clock_mono_s();
             if (summary_parse(names[i], texts[i], &s, &err)) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
             }
-            t_parse += now_s() - t0;
+            t_parse += clock_mono_s() - t0;
             for (int k = 0; k < 3; k++) {
                 est_result res;
-                double t1 = now_s();
+                double t1 = clock_mono_s();
                 if (estimator_run(&est, srcs[k], &s, 32, estimate_seq_len_from_name(names[i]), &res, &err)) {
                     fprintf(stderr, "%s: %s\n", names[i], err.msg);
                     return 1;
                 }
-                t_est[k] += now_s() - t1;
+                t_est[k] += clock_mono_s() - t1;
                 sink += res.mib;
             }
             estimates++;

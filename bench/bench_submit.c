@@ -1,9 +1,10 @@
 /* bench_submit.c — submissions per second one daemon sustains, each durably stored (SQLite
  * WAL, synchronous=FULL, group commit per loop turn) before its reply. A daemon runs in a
- * child process on a temporary socket with one sim GPU held by a first task, so every
- * submission is stored and queued but none is launched. Clients are processes, each with
- * its own connection, submitting one task at a time (request, wait for the id, next).
- * Usage: bench_submit [TOTAL] [CLIENTS]   (defaults 20000 and 1,8,32 clients) */
+ * child process on a temporary socket with one fake GPU (the `sim` backend) held by a first
+ * task, so every submission is stored and queued but none is launched. The submitters are
+ * processes, each with its own connection, submitting one task at a time (request, wait for
+ * the id, next); the report calls them clients.
+ * Usage: bench_submit [TOTAL] [SUBMITTERS]   (defaults 20000 and 1,8,32 submitters) */
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,19 +18,13 @@
 #include "daemon/client.h"
 #include "daemon/daemon.h"
 #include "store/store.h"
+#include "util/clock.h"
 
 static volatile sig_atomic_t stop_flag;
 static void on_term(int sig)
 {
     (void)sig;
     stop_flag = 1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static json_t *submit_req(const char *cmd)
@@ -70,7 +65,7 @@ static pid_t start_daemon(const char *sock, const char *state)
     return -1;
 }
 
-static int client_run(const char *sock, int n)
+static int submitter_run(const char *sock, int n)
 {
     carma_err err;
     int fd = client_connect(sock, &err);
@@ -88,7 +83,7 @@ static int client_run(const char *sock, int n)
     return 0;
 }
 
-static int one_round(int total, int clients)
+static int one_round(int total, int submitters)
 {
     char root[] = "/tmp/carma-bench-XXXXXX";
     if (!mkdtemp(root))
@@ -103,17 +98,17 @@ static int one_round(int total, int clients)
     int fd = client_connect(sock, &err);
     json_t *r = fd >= 0 ? client_call(fd, submit_req("sleep 600"), &err) : NULL; /* the blocker */
     json_decref(r);
-    double t0 = now_s();
-    int per = total / clients;
-    for (int c = 0; c < clients; c++)
+    double t0 = clock_mono_s();
+    int per = total / submitters;
+    for (int c = 0; c < submitters; c++)
         if (fork() == 0)
-            _exit(client_run(sock, per));
+            _exit(submitter_run(sock, per));
     int bad = 0, status;
-    for (int c = 0; c < clients; c++) {
+    for (int c = 0; c < submitters; c++) {
         wait(&status);
         bad |= !WIFEXITED(status) || WEXITSTATUS(status);
     }
-    double dt = now_s() - t0;
+    double dt = clock_mono_s() - t0;
     r = client_call(fd, json_pack("{sssi}", "verb", "cancel", "id", 1), &err);
     json_decref(r);
     close(fd);
@@ -129,11 +124,11 @@ static int one_round(int total, int clients)
         store_close(s);
     }
     printf("submit: %2d client(s), %6d submissions in %.2f s = %8.0f/s durable; stored %lld%s\n",
-           clients, per * clients, dt, per * clients / dt, (long long)stored,
-           bad || stored != per * clients ? "  [ERROR]" : "");
+           submitters, per * submitters, dt, per * submitters / dt, (long long)stored,
+           bad || stored != per * submitters ? "  [ERROR]" : "");
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd) || bad || stored != per * clients;
+    return system(cmd) || bad || stored != per * submitters;
 }
 
 int main(int argc, char **argv)

@@ -5,21 +5,28 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 
+/* {name, summary, flags, run or request}. The commands flagged CMD_TALKS_TO_DAEMON have no run:
+ * their common options are read for them (cli/request.h), then their request_cmd runs. */
 const carma_command carma_commands[] = {
-    {"help", cmd_help, "show the commands, or one command's help"},
-    {"config", cmd_config, "print the configuration in effect (defaults, file, --set)"},
-    {"daemon", cmd_daemon, "run the GPU manager of this server (foreground)"},
-    {"submit", cmd_submit, "queue a task with the daemon"},
-    {"queue", cmd_queue, "list the daemon's queued and running tasks"},
-    {"show", cmd_show, "show one task"},
-    {"cancel", cmd_cancel, "cancel a task"},
-    {"logs", cmd_logs, "print a task's output"},
-    {"gpus", cmd_gpus, "show the GPUs as the daemon sees them, or read them directly"},
-    {"estimate", cmd_estimate, "estimate a training task's peak GPU memory from its model summary"},
-    {"simulate", cmd_simulate, "replay a job trace on a simulated server through the scheduling core"},
-    {"trace", cmd_trace, "job traces: `trace synth` writes a Philly-like synthetic trace"},
-    {"task", cmd_task, "check task files (.rad, .yaml) and show what carma reads from them"},
-    {NULL, NULL, NULL},
+    {"help", "show the commands, or one command's help", .run = cmd_help},
+    {"config", "print the configuration in effect (defaults, file, --set)", .run = cmd_config},
+    {"daemon", "run the GPU manager of this server (foreground)", .run = cmd_daemon},
+    {"submit", "queue a task with the daemon", CMD_TALKS_TO_DAEMON, .request = &cmd_submit},
+    {"queue", "list the daemon's queued and running tasks", CMD_TALKS_TO_DAEMON,
+     .request = &cmd_queue},
+    {"show", "show one task", CMD_TALKS_TO_DAEMON, .request = &cmd_show},
+    {"cancel", "cancel a task", CMD_TALKS_TO_DAEMON, .request = &cmd_cancel},
+    {"logs", "print a task's output", CMD_TALKS_TO_DAEMON, .request = &cmd_logs},
+    {"gpus", "show the GPUs as the daemon sees them, or read them directly",
+     CMD_TALKS_TO_DAEMON, .request = &cmd_gpus},
+    {"estimate", "estimate a training task's peak GPU memory from its model summary",
+     .run = cmd_estimate},
+    {"simulate", "replay a job trace on a simulated server through the scheduling core",
+     .run = cmd_simulate},
+    {"trace", "job traces: `trace synth` writes a Philly-like synthetic trace", .run = cmd_trace},
+    {"task", "check task files (.rad, .yaml) and show what carma reads from them",
+     .run = cmd_task},
+    {0},
 };
 
 static const carma_command *find_command(const char *name)
@@ -46,5 +53,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "carma: '%s' is not a carma command. See 'carma help'.\n", name);
         return EXIT_USAGE;
     }
-    return c->run(argc - 1, argv + 1);
+    return cli_run_command(c, argc - 1, argv + 1);
 }

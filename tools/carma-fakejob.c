@@ -1,7 +1,8 @@
-/* carma-fakejob — a test workload for the sim GPU backend. It registers --mem on every GPU of
- * its CUDA_VISIBLE_DEVICES in the sim state file ($CARMA_SIM_STATE), holds it for --seconds
- * with the given activity, and exits 0. When a GPU lacks the memory it fails exactly as
- * PyTorch does: a traceback ending in torch.OutOfMemoryError on stderr, exit status 1. */
+/* carma-fakejob — a test workload for the fake-GPU backend (`sim` to users, src/gpu/fakegpu.h).
+ * It registers --mem on every GPU of its CUDA_VISIBLE_DEVICES in the backend's state file
+ * ($CARMA_SIM_STATE), holds it for --seconds with the given activity, and exits 0. When a GPU
+ * lacks the memory it fails exactly as PyTorch does: a traceback ending in
+ * torch.OutOfMemoryError on stderr, exit status 1. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -11,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpu/simstate.h"
+#include "gpu/fakegpu_state.h"
 #include "util/strutil.h"
 
 static const char *const usage =
@@ -112,8 +113,8 @@ int main(int argc, char **argv)
     carma_err err;
     int oom_gpu = 0;
     uint64_t total = 0, avail = 0;
-    int rc = sim_state_register(state, getpid(), devices ? devices : "", mib, smact, smocc,
-                                drama, &oom_gpu, &total, &avail, &err);
+    int rc = fakegpu_state_register(state, getpid(), devices ? devices : "", mib, smact,
+                                    smocc, drama, &oom_gpu, &total, &avail, &err);
     if (rc < 0) {
         fprintf(stderr, "carma-fakejob: %s\n", err.msg);
         return 2;
@@ -140,7 +141,7 @@ int main(int argc, char **argv)
     }
     while (!stop_signal && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR)
         ;
-    sim_state_unregister(state, getpid(), &err);
+    fakegpu_state_unregister(state, getpid(), &err);
     if (stop_signal)
         return 128 + stop_signal;
     return (int)exit_code;

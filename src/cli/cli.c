@@ -1,9 +1,18 @@
-/* cli.c — shared CLI error handling and config loading. */
+/* cli.c — running a command of the table, shared CLI error handling, config loading. */
 #include "cli/cli.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "cli/request.h"
+
+int cli_run_command(const carma_command *c, int argc, char **argv)
+{
+    if (c->flags & CMD_TALKS_TO_DAEMON)
+        return request_cmd_main(c->name, c->request, argc, argv);
+    return c->run(argc, argv);
+}
 
 int cli_fail(const char *cmd, const carma_err *err)
 {
@@ -51,4 +60,10 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
         if (config_set_pair(cfg, a->sets[i], err))
             return carma_err_prefix(err, "--set");
     return config_validate(cfg, err);
+}
+
+void cli_print_json(const json_t *j)
+{
+    json_dumpf(j, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
 }

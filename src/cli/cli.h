@@ -1,7 +1,9 @@
 /* cli.h — what every subcommand shares: the command table entry, error printing with the
- * right exit status (1 = the operation failed, 2 = bad usage), and config loading. */
+ * right exit status (1 = the operation failed, 2 = bad usage), config loading, JSON output. */
 #ifndef CARMA_CLI_CLI_H
 #define CARMA_CLI_CLI_H
+
+#include <jansson.h>
 
 #include "core/config.h"
 #include "util/err.h"
@@ -10,14 +12,29 @@
 
 typedef int (*cmd_fn)(int argc, char **argv);
 
+/* carma_command.flags */
+enum {
+    /* The command talks to the daemon: it takes --socket, --json, --config, --set and --help,
+     * read for it by cli/request.h; its `request` says the rest (it has no `run`). */
+    CMD_TALKS_TO_DAEMON = 1u << 0,
+};
+
+struct request_cmd;
+
 typedef struct carma_command {
     const char *name;
-    cmd_fn run;
     const char *summary;
+    unsigned flags;                    /* CMD_* */
+    cmd_fn run;                        /* gets the command line as typed (argv[0]: the name) */
+    const struct request_cmd *request; /* with CMD_TALKS_TO_DAEMON, instead of run */
 } carma_command;
 
 /* The table lives in main.c; `carma help` walks it. */
 extern const carma_command carma_commands[];
+
+/* Runs a command of the table with its command line (argv[0] its name); returns the exit
+ * status. */
+int cli_run_command(const carma_command *c, int argc, char **argv);
 
 /* Prints "carma CMD: message" to stderr; returns 1. */
 int cli_fail(const char *cmd, const carma_err *err);
@@ -35,5 +52,8 @@ typedef struct cli_config_args {
 } cli_config_args;
 int cli_add_set(const char *cmd, cli_config_args *a, const char *pair);
 int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err);
+
+/* Prints j to stdout as indented JSON and a newline. */
+void cli_print_json(const json_t *j);
 
 #endif

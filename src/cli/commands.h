@@ -1,16 +1,14 @@
-/* commands.h — one entry point per subcommand (src/cli/<name>.c). */
+/* commands.h — one entry point per subcommand (src/cli/<name>.c): a function, or, for the
+ * commands that talk to the daemon, a request_cmd (cli/request.h). */
 #ifndef CARMA_CLI_COMMANDS_H
 #define CARMA_CLI_COMMANDS_H
+
+struct request_cmd;
 
 int cmd_help(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
-int cmd_submit(int argc, char **argv);
-int cmd_queue(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_cancel(int argc, char **argv);
-int cmd_logs(int argc, char **argv);
-int cmd_gpus(int argc, char **argv);
+extern const struct request_cmd cmd_submit, cmd_queue, cmd_show, cmd_cancel, cmd_logs, cmd_gpus;
 int cmd_estimate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

@@ -49,7 +49,7 @@ int cmd_daemon(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
     };
     cli_config_args cargs = {0};
-    const char *socket_opt = NULL, *state_opt = NULL, *backend_opt = NULL, *sim_opt = NULL;
+    const char *socket_opt = NULL, *state_opt = NULL, *backend_opt = NULL, *fake_gpus_opt = NULL;
     int opt;
     opterr = 0;
     optind = 1;
@@ -72,7 +72,7 @@ int cmd_daemon(int argc, char **argv)
             backend_opt = optarg;
             break;
         case 'g':
-            sim_opt = optarg;
+            fake_gpus_opt = optarg;
             break;
         case 'h':
             fputs(usage, stdout);
@@ -103,7 +103,7 @@ int cmd_daemon(int argc, char **argv)
     o.socket_path = socket_path;
     o.state_dir = state_dir;
     o.backend = backend_opt ? backend_opt : o.cfg.daemon.gpu_backend;
-    o.sim_gpus = sim_opt ? sim_opt : o.cfg.daemon.sim_gpus;
+    o.sim_gpus = fake_gpus_opt ? fake_gpus_opt : o.cfg.daemon.sim_gpus;
     o.stop = &stop_requested;
     o.log = log_line;
     struct sigaction sa = {0};

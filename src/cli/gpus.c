@@ -2,19 +2,18 @@
  * source, power, tasks, grace state), or, with --gpu-backend, read directly through a GPU
  * backend without a daemon. GPM metrics need two samples at least 100 ms apart, so a direct
  * read samples twice by default. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/commands.h"
-#include "cli/daemon_client.h"
+#include "cli/request.h"
 #include "gpu/nvml_backend.h"
 #include "gpu/print.h"
 #include "util/strutil.h"
 
-static const char *const usage =
+static const char usage[] =
     "usage: carma gpus [--socket PATH] [--json]\n"
     "       carma gpus --gpu-backend nvml [--library PATH] [--samples N] [--interval-ms MS]\n"
     "                  [--json]\n\n"
@@ -30,7 +29,7 @@ static const char *const usage =
     "  --gpu-backend NAME  read the GPUs directly through this backend (nvml)\n"
     "  --library PATH      the NVML library to load\n"
     "  --samples N         readings to take (1..1000)\n"
-    "  --interval-ms MS    milliseconds between readings (0..60000)\n" CLIENT_USAGE;
+    "  --interval-ms MS    milliseconds between readings (0..60000)\n" REQUEST_USAGE;
 
 static void sleep_ms(long ms)
 {
@@ -132,73 +131,64 @@ static void print_daemon_view(const json_t *gpus)
     }
 }
 
-int cmd_gpus(int argc, char **argv)
+static const struct option longopts[] = {
+    {"gpu-backend", required_argument, NULL, 'b'},
+    {"library", required_argument, NULL, 'L'},
+    {"samples", required_argument, NULL, 'n'},
+    {"interval-ms", required_argument, NULL, 'i'},
+    {NULL, 0, NULL, 0},
+};
+
+static int run(request_args *a)
 {
-    static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"gpu-backend", required_argument, NULL, 'b'},
-        {"library", required_argument, NULL, 'L'},
-        {"samples", required_argument, NULL, 'n'},
-        {"interval-ms", required_argument, NULL, 'i'},
-        CLIENT_LONGOPTS,
-        {NULL, 0, NULL, 0}};
-    client_opts co = {0};
     direct_opts d = {.samples = 2, .interval_ms = 200};
     bool direct_only = false; /* an option that means nothing to the daemon was given */
     int opt, rc;
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if ((rc = client_opt("gpus", &co, opt, optarg)) != 0) {
-            if (rc > 1)
-                return rc - 2;
-            continue;
-        }
+    while ((opt = request_next_option(a)) > 0) {
         switch (opt) {
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
         case 'b':
-            d.backend = optarg;
+            d.backend = a->arg;
             break;
         case 'L':
-            d.library = optarg;
+            d.library = a->arg;
             direct_only = true;
             break;
         case 'n':
-            if (parse_i64(optarg, &d.samples) || d.samples < 1 || d.samples > 1000)
-                return cli_usage_error("gpus", "--samples wants 1..1000, not '%s'", optarg);
+            if (parse_i64(a->arg, &d.samples) || d.samples < 1 || d.samples > 1000)
+                return cli_usage_error("gpus", "--samples wants 1..1000, not '%s'", a->arg);
             direct_only = true;
             break;
         case 'i':
-            if (parse_i64(optarg, &d.interval_ms) || d.interval_ms < 0 || d.interval_ms > 60000)
-                return cli_usage_error("gpus", "--interval-ms wants 0..60000, not '%s'", optarg);
+            if (parse_i64(a->arg, &d.interval_ms) || d.interval_ms < 0 || d.interval_ms > 60000)
+                return cli_usage_error("gpus", "--interval-ms wants 0..60000, not '%s'", a->arg);
             direct_only = true;
             break;
-        default:
-            return cli_bad_option("gpus", argv, optopt, opt);
         }
     }
-    if (optind < argc)
-        return cli_usage_error("gpus", "unexpected argument '%s'", argv[optind]);
+    if (opt < 0)
+        return a->status;
+    if ((rc = request_no_operands(a)) != 0)
+        return rc;
     if (d.backend) {
-        if (co.socket)
+        if (a->opts.socket)
             return cli_usage_error("gpus", "--socket asks the daemon; --gpu-backend reads the "
                                            "GPUs directly: give one of them");
-        d.json = co.json;
+        d.json = a->opts.json;
         return gpus_direct(&d);
     }
     if (direct_only)
         return cli_usage_error("gpus", "--library, --samples and --interval-ms go with "
                                        "--gpu-backend");
     json_t *reply, *req = json_pack("{ss}", "verb", "gpus");
-    if ((rc = client_request("gpus", &co, req, &reply)) != 0)
+    if ((rc = request_send(a, req, &reply)) != 0)
         return rc;
     json_t *gpus = json_object_get(reply, "gpus");
-    if (co.json)
-        client_print_json(gpus);
+    if (a->opts.json)
+        cli_print_json(gpus);
     else
         print_daemon_view(gpus);
     json_decref(reply);
     return 0;
 }
+
+const request_cmd cmd_gpus = {.usage = usage, .longopts = longopts, .run = run};

@@ -11,7 +11,7 @@ int cmd_help(int argc, char **argv)
         for (const carma_command *c = carma_commands; c->name; c++) {
             if (!strcmp(c->name, argv[1])) {
                 char *sub[] = {(char *)c->name, "--help", NULL};
-                return c->run(2, sub);
+                return cli_run_command(c, 2, sub);
             }
         }
         fprintf(stderr, "carma help: '%s' is not a carma command.\n", argv[1]);

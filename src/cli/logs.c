@@ -1,26 +1,25 @@
 /* logs.c — `carma logs ID [--follow]`: a task's stdout and stderr (its latest attempt). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/commands.h"
-#include "cli/daemon_client.h"
+#include "cli/request.h"
 
-static const char *const usage =
+static const char usage[] =
     "usage: carma logs [--follow] [--socket PATH] [--json] ID\n\n"
     "Prints the latest attempt's stdout (to stdout) and stderr (to stderr). Only the task's\n"
     "owner or root may read them.\n\n"
-    "  --follow, -f    keep printing as the task writes, until it ends\n" CLIENT_USAGE;
+    "  --follow, -f    keep printing as the task writes, until it ends\n" REQUEST_USAGE;
 
 /* Reads one chunk of a stream from offset; *eof when the attempt ended and all was read. */
-static int fetch(const client_opts *co, long long id, const char *stream, json_int_t *offset,
+static int fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
                  int *attempt, bool *eof, json_t **data)
 {
     json_t *reply, *req = json_pack("{sssIsssI}", "verb", "logs", "id", (json_int_t)id, "stream",
                                     stream, "offset", *offset);
-    int rc = client_request("logs", co, req, &reply);
+    int rc = request_send(a, req, &reply);
     if (rc)
         return rc;
     int att = (int)json_integer_value(json_object_get(reply, "attempt"));
@@ -41,48 +40,30 @@ static int fetch(const client_opts *co, long long id, const char *stream, json_i
     return 0;
 }
 
-int cmd_logs(int argc, char **argv)
+static const struct option longopts[] = {{"follow", no_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
+
+static int run(request_args *a)
 {
-    static const struct option longopts[] = {
-        {"follow", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS,
-        {NULL, 0, NULL, 0}};
-    client_opts co = {0};
     bool follow = false;
+    long long id;
     int opt, rc;
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
-        if ((rc = client_opt("logs", &co, opt, optarg)) != 0) {
-            if (rc > 1)
-                return rc - 2;
-            continue;
-        }
-        if (opt == 'f') {
-            follow = true;
-            continue;
-        }
-        if (opt == 'h') {
-            fputs(usage, stdout);
-            return 0;
-        }
-        return cli_bad_option("logs", argv, optopt, opt);
-    }
-    if (optind + 1 != argc)
-        return cli_usage_error("logs", "expected one task id");
-    long long id = client_task_id("logs", argv[optind]);
-    if (!id)
-        return EXIT_USAGE;
+    while ((opt = request_next_option(a)) > 0)
+        follow |= opt == 'f';
+    if (opt < 0)
+        return a->status;
+    if ((rc = request_task_id_operand(a, &id)) != 0)
+        return rc;
     static const char *const streams[2] = {"stdout", "stderr"};
     json_int_t offset[2] = {0, 0};
     int attempt[2] = {0, 0};
     bool eof[2] = {false, false};
-    json_t *collected = co.json ? json_object() : NULL;
+    json_t *collected = a->opts.json ? json_object() : NULL;
     for (;;) {
         bool progress = false;
         for (int s = 0; s < 2; s++) {
             while (!eof[s]) {
                 json_t *data = NULL;
-                if ((rc = fetch(&co, id, streams[s], &offset[s], &attempt[s], &eof[s], &data))) {
+                if ((rc = fetch(a, id, streams[s], &offset[s], &attempt[s], &eof[s], &data))) {
                     json_decref(collected);
                     return rc;
                 }
@@ -117,8 +98,10 @@ int cmd_logs(int argc, char **argv)
         }
     }
     if (collected) {
-        client_print_json(collected);
+        cli_print_json(collected);
         json_decref(collected);
     }
     return 0;
 }
+
+const request_cmd cmd_logs = {.usage = usage, .shortopts = "f", .longopts = longopts, .run = run};

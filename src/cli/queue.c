@@ -1,15 +1,14 @@
 /* queue.c — `carma queue [--all]`: the tasks waiting and running (and, with --all, ended). */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli/commands.h"
-#include "cli/daemon_client.h"
+#include "cli/request.h"
 
-static const char *const usage =
+static const char usage[] =
     "usage: carma queue [--all] [--socket PATH] [--json]\n\n"
     "Lists the queued tasks in the order they will be considered (recovery queue first),\n"
     "then the running ones; --all adds the ended ones.\n\n"
-    "  --all           also done, failed and cancelled tasks\n" CLIENT_USAGE;
+    "  --all           also done, failed and cancelled tasks\n" REQUEST_USAGE;
 
 static void print_gpus(const json_t *gpus, char *buf, size_t cap)
 {
@@ -23,40 +22,24 @@ static void print_gpus(const json_t *gpus, char *buf, size_t cap)
         snprintf(buf, cap, "-");
 }
 
-int cmd_queue(int argc, char **argv)
+static const struct option longopts[] = {{"all", no_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
+
+static int run(request_args *a)
 {
-    static const struct option longopts[] = {
-        {"all", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'}, CLIENT_LONGOPTS,
-        {NULL, 0, NULL, 0}};
-    client_opts co = {0};
     bool all = false;
     int opt, rc;
-    opterr = 0;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, ":ah", longopts, NULL)) != -1) {
-        if ((rc = client_opt("queue", &co, opt, optarg)) != 0) {
-            if (rc > 1)
-                return rc - 2;
-            continue;
-        }
-        if (opt == 'a') {
-            all = true;
-            continue;
-        }
-        if (opt == 'h') {
-            fputs(usage, stdout);
-            return 0;
-        }
-        return cli_bad_option("queue", argv, optopt, opt);
-    }
-    if (optind < argc)
-        return cli_usage_error("queue", "unexpected argument '%s'", argv[optind]);
+    while ((opt = request_next_option(a)) > 0)
+        all |= opt == 'a';
+    if (opt < 0)
+        return a->status;
+    if ((rc = request_no_operands(a)) != 0)
+        return rc;
     json_t *reply, *req = json_pack("{sssb}", "verb", "queue", "all", all);
-    if ((rc = client_request("queue", &co, req, &reply)) != 0)
+    if ((rc = request_send(a, req, &reply)) != 0)
         return rc;
     json_t *tasks = json_object_get(reply, "tasks");
-    if (co.json) {
-        client_print_json(tasks);
+    if (a->opts.json) {
+        cli_print_json(tasks);
     } else {
         printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %s\n", "ID", "NAME", "USER", "STATE",
                "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB");
@@ -83,3 +66,5 @@ int cmd_queue(int argc, char **argv)
     json_decref(reply);
     return 0;
 }
+
+const request_cmd cmd_queue = {.usage = usage, .shortopts = "a", .longopts = longopts, .run = run};

@@ -3,12 +3,12 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
-#include "cli/daemon_client.h"
+#include "cli/request.h"
 
-static const char *const usage =
+static const char usage[] =
     "usage: carma show [--socket PATH] [--json] ID\n\n"
     "Prints one task: its state, attempts, GPUs, memory figure, command and last attempt.\n\n"
-    CLIENT_USAGE;
+    REQUEST_USAGE;
 
 static void print_value(const char *key, const json_t *v, int indent)
 {
@@ -24,19 +24,16 @@ static void print_value(const char *key, const json_t *v, int indent)
     free(text);
 }
 
-int cmd_show(int argc, char **argv)
+static int run(request_args *a)
 {
-    client_opts co = {0};
     long long id;
-    int rc = client_id_command_args("show", usage, argc, argv, &co, &id);
-    if (rc >= 0)
-        return rc;
-    json_t *reply, *req = json_pack("{sssI}", "verb", "show", "id", (json_int_t)id);
-    if ((rc = client_request("show", &co, req, &reply)) != 0)
+    json_t *reply;
+    int rc = request_task_verb(a, "show", &id, &reply);
+    if (!reply)
         return rc;
     json_t *task = json_object_get(reply, "task");
-    if (co.json) {
-        client_print_json(task);
+    if (a->opts.json) {
+        cli_print_json(task);
     } else {
         const char *k;
         json_t *v;
@@ -45,3 +42,5 @@ int cmd_show(int argc, char **argv)
     json_decref(reply);
     return 0;
 }
+
+const request_cmd cmd_show = {.usage = usage, .run = run};

@@ -18,8 +18,9 @@
 #include "sim/sim_workload.h"
 #include "util/datadir.h"
 
-#define DEFAULT_TRACE CARMA_SOURCE_DIR "/data/traces/philly_mix_90.csv"
-#define DEFAULT_CATALOG CARMA_SOURCE_DIR "/data/workloads.csv"
+/* Under the data directory (util/datadir.h), so that $CARMA_DATA_DIR moves them too. */
+#define DEFAULT_TRACE "traces/philly_mix_90.csv"
+#define DEFAULT_CATALOG "workloads.csv"
 
 static const char *const usage =
     "usage: carma simulate [--trace FILE] [--gpus SPEC] [--policy NAME] [--estimator NAME]\n"
@@ -59,7 +60,8 @@ static const char *const usage =
     "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
 
 typedef struct sim_cli {
-    const char *trace_path, *catalog_path, *gpus, *policy, *estimator, *out_dir, *plot_dir;
+    const char *trace_path, *catalog_path; /* NULL: the defaults */
+    const char *gpus, *policy, *estimator, *out_dir, *plot_dir;
     double startup_s;
     bool startup_set, no_interference, compare, json, validate;
     cli_config_args cargs;
@@ -151,8 +153,6 @@ static int parse_args(int argc, char **argv, sim_cli *a)
         {NULL, 0, NULL, 0},
     };
     memset(a, 0, sizeof *a);
-    a->trace_path = DEFAULT_TRACE;
-    a->catalog_path = DEFAULT_CATALOG;
     int opt;
     opterr = 0;
     optind = 1;
@@ -250,7 +250,11 @@ static int simulate(const sim_cli *a, carma_err *err)
     sim_job_spec *jobs = NULL;
     sim_plot *plot = NULL;
     int rc = -1;
-    if (trace_load(a->trace_path, &tr, err) || catalog_load(a->catalog_path, &cat, err) ||
+    char trace_buf[4096], catalog_buf[4096];
+    const char *trace_path = a->trace_path, *catalog_path = a->catalog_path;
+    if (carma_data_default(&trace_path, DEFAULT_TRACE, trace_buf, sizeof trace_buf, err) ||
+        carma_data_default(&catalog_path, DEFAULT_CATALOG, catalog_buf, sizeof catalog_buf, err) ||
+        trace_load(trace_path, &tr, err) || catalog_load(catalog_path, &cat, err) ||
         sim_jobs_from_trace(&tr, &cat, setup.sched.estimator, &jobs, err))
         goto done;
     bool progress = !a->json && isatty(STDERR_FILENO);

@@ -1,5 +1,4 @@
 /* submit.c — `carma submit`: queue a task with the daemon (a command line or a task file). */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +6,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-#include "cli/daemon_client.h"
+#include "cli/request.h"
 #include "core/taskload.h"
 #include "estimate/estimate.h"
 #include "daemon/proto.h"
@@ -15,7 +14,7 @@
 
 enum { GIVEN_GPUS = 1, GIVEN_RETRIES = 2, GIVEN_NAME = 4, GIVEN_SUMMARY = 8, GIVEN_BATCH = 16 };
 
-static const char *const usage =
+static const char usage[] =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
     "       carma submit [OPTIONS] TASKFILE\n\n"
     "Queues a task with the daemon and prints its id. The task runs as you, in the current\n"
@@ -29,40 +28,7 @@ static const char *const usage =
     "                     task's measured peak memory for later identical submissions\n"
     "  --name X           a short name (default: the command's program name)\n"
     "  --max-retries N    out-of-memory relaunches (default: the config's retry_cap)\n"
-    "  --env KEY=VALUE    an environment variable for the task (repeatable)\n" CLIENT_USAGE;
-
-/* Appends arg to buf, single-quoted when the shell would otherwise split or expand it. */
-static int append_quoted(char **buf, size_t *len, const char *arg)
-{
-    bool plain = *arg != '\0';
-    for (const char *p = arg; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%",
-                    *p))
-            plain = false;
-    size_t need = *len + 4 * strlen(arg) + 4;
-    char *n = realloc(*buf, need);
-    if (!n)
-        return -1;
-    *buf = n;
-    char *o = n + *len;
-    if (*len)
-        *o++ = ' ';
-    if (plain) {
-        o = stpcpy(o, arg);
-    } else {
-        *o++ = '\'';
-        for (const char *p = arg; *p; p++) {
-            if (*p == '\'')
-                o = stpcpy(o, "'\\''");
-            else
-                *o++ = *p;
-        }
-        *o++ = '\'';
-        *o = '\0';
-    }
-    *len = (size_t)(o - n);
-    return 0;
-}
+    "  --env KEY=VALUE    an environment variable for the task (repeatable)\n" REQUEST_USAGE;
 
 /* Fills the submission from a task file (core/taskload.h); options given on the command
  * line (already in *sub, flagged in `given`) win over the file's values. */
@@ -136,109 +102,95 @@ static bool is_task_file(const char *arg)
     return str_ends_with(arg, ".rad") || str_ends_with(arg, ".yaml") || str_ends_with(arg, ".yml");
 }
 
-int cmd_submit(int argc, char **argv)
+static const struct option longopts[] = {
+    {"gpus", required_argument, NULL, 'g'},    {"mem", required_argument, NULL, 'm'},
+    {"summary", required_argument, NULL, 'S'}, {"batch", required_argument, NULL, 'b'},
+    {"name", required_argument, NULL, 'n'},    {"max-retries", required_argument, NULL, 'r'},
+    {"env", required_argument, NULL, 'e'},     {NULL, 0, NULL, 0},
+};
+
+static int run(request_args *a)
 {
-    static const struct option longopts[] = {
-        {"gpus", required_argument, NULL, 'g'},   {"mem", required_argument, NULL, 'm'},
-        {"summary", required_argument, NULL, 'S'}, {"batch", required_argument, NULL, 'b'},
-        {"name", required_argument, NULL, 'n'},   {"max-retries", required_argument, NULL, 'r'},
-        {"env", required_argument, NULL, 'e'},    {"help", no_argument, NULL, 'h'},
-        CLIENT_LONGOPTS,                          {NULL, 0, NULL, 0},
-    };
-    client_opts co = {0};
     submission sub;
     submission_init(&sub);
     bool have_mem = false;
     unsigned given = 0;
     uint64_t mem = 0;
     carma_err err;
-    int opt, rc;
-    opterr = 0;
-    optind = 1;
-    /* '+': stop at the command, so its own options are left alone */
-    while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+    int opt = 0, rc = 0;
+    while (rc == 0 && (opt = request_next_option(a)) > 0) {
+        const char *arg = a->arg;
         int64_t v;
-        if ((rc = client_opt("submit", &co, opt, optarg)) != 0) {
-            if (rc > 1) {
-                submission_free(&sub);
-                return rc - 2;
-            }
-            continue;
-        }
         switch (opt) {
         case 'g':
-            if (parse_i64(optarg, &v) || v < 1 || v > SCHED_MAX_TASK_GPUS) {
-                submission_free(&sub);
-                return cli_usage_error("submit", "--gpus: expected 1..%d, got '%s'",
-                                       SCHED_MAX_TASK_GPUS, optarg);
+            if (parse_i64(arg, &v) || v < 1 || v > SCHED_MAX_TASK_GPUS) {
+                rc = cli_usage_error("submit", "--gpus: expected 1..%d, got '%s'",
+                                     SCHED_MAX_TASK_GPUS, arg);
+                break;
             }
             sub.ngpus = (int)v;
             given |= GIVEN_GPUS;
             break;
         case 'm':
-            if (parse_size_mib(optarg, &mem)) {
-                submission_free(&sub);
-                return cli_usage_error("submit", "--mem: expected a size such as 12G or 8000M, "
-                                                 "got '%s'", optarg);
+            if (parse_size_mib(arg, &mem)) {
+                rc = cli_usage_error("submit", "--mem: expected a size such as 12G or 8000M, "
+                                               "got '%s'", arg);
+                break;
             }
             have_mem = true;
             break;
         case 'S':
             free(sub.summary);
-            sub.summary = realpath(optarg, NULL);
+            sub.summary = realpath(arg, NULL);
             if (!sub.summary) {
-                submission_free(&sub);
-                return cli_usage_error("submit", "--summary: cannot read '%s'", optarg);
+                rc = cli_usage_error("submit", "--summary: cannot read '%s'", arg);
+                break;
             }
             given |= GIVEN_SUMMARY;
             break;
         case 'b':
-            if (parse_i64(optarg, &v) || v < 1 || v > (1 << 30)) {
-                submission_free(&sub);
-                return cli_usage_error("submit", "--batch: expected a positive integer, got '%s'",
-                                       optarg);
+            if (parse_i64(arg, &v) || v < 1 || v > (1 << 30)) {
+                rc = cli_usage_error("submit", "--batch: expected a positive integer, got '%s'",
+                                     arg);
+                break;
             }
             sub.batch = (int)v;
             given |= GIVEN_BATCH;
             break;
         case 'n':
             free(sub.name);
-            sub.name = str_dup(optarg);
+            sub.name = str_dup(arg);
             given |= GIVEN_NAME;
             break;
         case 'r':
-            if (parse_i64(optarg, &v) || v < 0 || v > 1000) {
-                submission_free(&sub);
-                return cli_usage_error("submit", "--max-retries: expected 0..1000, got '%s'",
-                                       optarg);
+            if (parse_i64(arg, &v) || v < 0 || v > 1000) {
+                rc = cli_usage_error("submit", "--max-retries: expected 0..1000, got '%s'", arg);
+                break;
             }
             sub.max_retries = (int)v;
             given |= GIVEN_RETRIES;
             break;
         case 'e':
-            if (submission_add_env(&sub, optarg, &err)) {
-                submission_free(&sub);
-                return cli_usage_error("submit", "--env: %s", err.msg);
-            }
+            if (submission_add_env(&sub, arg, &err))
+                rc = cli_usage_error("submit", "--env: %s", err.msg);
             break;
-        case 'h':
-            submission_free(&sub);
-            fputs(usage, stdout);
-            return 0;
-        default:
-            submission_free(&sub);
-            return cli_bad_option("submit", argv, optopt, opt);
         }
     }
-    bool dashdash = optind > 1 && !strcmp(argv[optind - 1], "--");
-    if (optind >= argc) {
+    if (rc || opt < 0) {
+        submission_free(&sub);
+        return rc ? rc : a->status;
+    }
+    int argc = a->argc, first = a->operands;
+    char **argv = a->argv;
+    bool dashdash = first > 1 && !strcmp(argv[first - 1], "--");
+    if (first >= argc) {
         submission_free(&sub);
         return cli_usage_error("submit", "nothing to run: give -- COMMAND or a TASKFILE");
     }
-    if (!dashdash && optind + 1 == argc && is_task_file(argv[optind])) {
+    if (!dashdash && first + 1 == argc && is_task_file(argv[first])) {
         submission opts_sub = sub;
         submission_init(&sub);
-        rc = submit_load_task_file(argv[optind], &sub, &opts_sub, given, &err);
+        rc = submit_load_task_file(argv[first], &sub, &opts_sub, given, &err);
         submission_free(&opts_sub);
         if (rc) {
             submission_free(&sub);
@@ -247,8 +199,8 @@ int cmd_submit(int argc, char **argv)
     } else {
         char *cmd = NULL;
         size_t len = 0;
-        for (int i = optind; i < argc; i++)
-            if (append_quoted(&cmd, &len, argv[i])) {
+        for (int i = first; i < argc; i++)
+            if (str_append_shell_word(&cmd, &len, argv[i])) {
                 free(cmd);
                 submission_free(&sub);
                 carma_err_set(&err, "out of memory");
@@ -303,12 +255,12 @@ int cmd_submit(int argc, char **argv)
     json_t *req = json_object(), *reply;
     json_object_set_new(req, "verb", json_string("submit"));
     json_object_set_new(req, "task", task);
-    if ((rc = client_request("submit", &co, req, &reply)) != 0)
+    if ((rc = request_send(a, req, &reply)) != 0)
         return rc;
     json_int_t id = json_integer_value(json_object_get(reply, "id"));
-    if (co.json) {
+    if (a->opts.json) {
         json_t *out = json_pack("{sI}", "id", id);
-        client_print_json(out);
+        cli_print_json(out);
         json_decref(out);
     } else {
         printf("%lld\n", (long long)id);
@@ -316,3 +268,6 @@ int cmd_submit(int argc, char **argv)
     json_decref(reply);
     return 0;
 }
+
+/* '+': the options stop at the command, so that its own options are left alone. */
+const request_cmd cmd_submit = {.usage = usage, .shortopts = "+", .longopts = longopts, .run = run};

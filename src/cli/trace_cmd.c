@@ -7,10 +7,12 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "sim/trace_synth.h"
+#include "util/datadir.h"
 #include "util/strutil.h"
 
-#define DEFAULT_CATALOG CARMA_SOURCE_DIR "/data/workloads.csv"
-#define DEFAULT_ARRIVALS CARMA_SOURCE_DIR "/data/philly/interarrival_sequences.csv"
+/* Under the data directory (util/datadir.h), so that $CARMA_DATA_DIR moves them too. */
+#define DEFAULT_CATALOG "workloads.csv"
+#define DEFAULT_ARRIVALS "philly/interarrival_sequences.csv"
 
 static const char *const usage =
     "usage: carma trace synth --jobs N [--seed S] [--rate F] [--out FILE] [--catalog FILE]\n"
@@ -40,7 +42,7 @@ static int synth(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *out = NULL, *catalog = DEFAULT_CATALOG, *arrivals = DEFAULT_ARRIVALS;
+    const char *out = NULL, *catalog = NULL, *arrivals = NULL;
     int64_t jobs = -1, seed = 1;
     double rate = 1;
     int opt;
@@ -79,7 +81,11 @@ static int synth(int argc, char **argv)
     double *gaps = NULL;
     size_t ngaps = 0;
     trace t = {0};
-    int rc = catalog_load(catalog, &cat, &err) || philly_gaps_load(arrivals, &gaps, &ngaps, &err);
+    char catalog_buf[4096], arrivals_buf[4096];
+    int rc = carma_data_default(&catalog, DEFAULT_CATALOG, catalog_buf, sizeof catalog_buf, &err) ||
+             carma_data_default(&arrivals, DEFAULT_ARRIVALS, arrivals_buf, sizeof arrivals_buf,
+                                &err) ||
+             catalog_load(catalog, &cat, &err) || philly_gaps_load(arrivals, &gaps, &ngaps, &err);
     for (size_t i = 0; rc == 0 && i < ngaps; i++)
         gaps[i] /= rate;
     if (rc == 0)

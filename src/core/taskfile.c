@@ -148,39 +148,6 @@ static int each_pair(tf_ctx *c, const yaml_node_t *map, const char *what, pair_f
 
 /* ---- command ------------------------------------------------------------------------------ */
 
-/* Appends one argument, single-quoted when it holds anything a shell would interpret. */
-static int append_arg(char **line, size_t *len, const char *arg)
-{
-    bool plain = *arg != '\0';
-    for (const char *p = arg; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=@+%",
-                    *p))
-            plain = false;
-    size_t need = *len + 1 + 4 * strlen(arg) + 3;
-    char *nl = realloc(*line, need);
-    if (!nl)
-        return -1;
-    *line = nl;
-    char *w = nl + *len;
-    if (*len)
-        *w++ = ' ';
-    if (plain) {
-        w = stpcpy(w, arg);
-    } else {
-        *w++ = '\'';
-        for (const char *p = arg; *p; p++) {
-            if (*p == '\'')
-                w = stpcpy(w, "'\\''");
-            else
-                *w++ = *p;
-        }
-        *w++ = '\'';
-        *w = '\0';
-    }
-    *len = (size_t)(w - nl);
-    return 0;
-}
-
 static int get_command(tf_ctx *c, const yaml_node_t *n, task_spec *t)
 {
     if (n->type == YAML_SCALAR_NODE)
@@ -194,7 +161,7 @@ static int get_command(tf_ctx *c, const yaml_node_t *n, task_spec *t)
          it++) {
         const yaml_node_t *a = yaml_document_get_node(c->doc, *it);
         const char *s = scalar_of(c, a, "command", "a string argument");
-        if (!s || append_arg(&line, &len, s)) {
+        if (!s || str_append_shell_word(&line, &len, s)) {
             free(line);
             return s ? node_err(c, a, "out of memory") : -1;
         }

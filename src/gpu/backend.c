@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "gpu/nvml_backend.h"
-#include "gpu/sim.h"
+#include "gpu/fakegpu.h"
 
 static const gpu_backend_ops *const backends[] = {
-    &gpu_backend_sim,
+    &gpu_backend_fakegpu,
     &gpu_backend_nvml,
 };
 
@@ -39,7 +39,7 @@ const char *metric_source_name(metric_source s)
     switch (s) {
     case SRC_UNKNOWN:
         return "unknown";
-    case SRC_SIM:
+    case SRC_FAKEGPU:
         return "sim";
     case SRC_NVML:
         return "nvml";

@@ -15,7 +15,7 @@
 
 typedef enum metric_source {
     SRC_UNKNOWN = 0, /* not read */
-    SRC_SIM,         /* the sim backend */
+    SRC_FAKEGPU,     /* the fake-GPU backend (fakegpu.h); shown as "sim" */
     SRC_NVML,        /* plain NVML queries */
     SRC_GPM,         /* NVML GPM metrics (Hopper+) */
     SRC_DCGM         /* DCGM fields */
@@ -49,8 +49,8 @@ typedef struct gpu_reading {
 typedef struct gpu_backend gpu_backend;
 
 typedef struct gpu_backend_ops {
-    const char *name; /* "sim", "nvml" */
-    /* arg: backend-specific (sim: "2xA100-40GB" and its state file; nvml: NULL). */
+    const char *name; /* "sim" (the fake-GPU backend), "nvml" */
+    /* arg: backend-specific (sim: "2xA100-40GB@STATEFILE"; nvml: NULL). */
     int (*open)(gpu_backend **out, const char *arg, carma_err *err);
     int (*count)(gpu_backend *b);
     /* Reads every GPU into out[0..count-1]. */

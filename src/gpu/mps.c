@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+
 extern char **environ;
 
 static const char *control_bin(const mps_options *o)
@@ -25,13 +27,6 @@ static const char *control_bin(const mps_options *o)
         return o->control_bin;
     const char *env = getenv(MPS_CONTROL_ENV);
     return env && *env ? env : MPS_CONTROL_BIN;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- environment ---------------------------------------------------------------------------- */
@@ -134,7 +129,7 @@ static int wait_until(pid_t pid, double deadline)
             return status;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (now_s() > deadline) {
+        if (clock_mono_s() > deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             return -1;
@@ -149,7 +144,7 @@ static void capture(int fd, char *reply, size_t cap, double deadline)
 {
     size_t len = 0;
     for (;;) {
-        int ms = (int)((deadline - now_s()) * 1000);
+        int ms = (int)((deadline - clock_mono_s()) * 1000);
         if (ms <= 0)
             break;
         struct pollfd p = {fd, POLLIN, 0};
@@ -193,7 +188,7 @@ static int run_control(const mps_options *o, const char *arg, const run_io *io, 
     envp_buf env;
     if (daemon_env(o, &env, err))
         return -1;
-    double deadline = now_s() + (o->timeout_s > 0 ? o->timeout_s : 10.0);
+    double deadline = clock_mono_s() + (o->timeout_s > 0 ? o->timeout_s : 10.0);
     char *argv[] = {(char *)bin, (char *)arg, NULL};
     int in[2] = {-1, -1}, out[2] = {-1, -1}, report[2] = {-1, -1};
     int rc = -1;

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu/dcgm.h"
 #include "gpu/gpm.h"
 #include "gpu/nvml_lib.h"
 #include "gpu/nvml_procs.h"
+#include "util/clock.h"
 
 typedef struct nvml_gpu {
     nvmlDevice_t dev;
@@ -30,13 +30,6 @@ struct gpu_backend {
     dcgm_gpu_values *dvals;   /* n entries, refilled each sample */
     char activity_note[CARMA_ERR_MAX + 128];
 };
-
-static double monotonic_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t bytes_to_mib(unsigned long long b)
 {
@@ -274,7 +267,7 @@ static void apply_dcgm(const nvml_gpu *g, const dcgm_gpu_values *v, gpu_reading 
 
 static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
 {
-    double now = monotonic_s();
+    double now = clock_mono_s();
     bool dcgm_ok = false;
     if (b->dcgm) {
         carma_err derr;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gpu/mps.h"
+#include "util/array.h"
 
 void pid_set_free(pid_set *s)
 {
@@ -30,14 +31,10 @@ static int pid_set_add(pid_set *s, pid_t pid)
 {
     if (pid_set_has(s, pid))
         return 0;
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 32;
-        pid_t *p = realloc(s->pids, (size_t)cap * sizeof *p);
-        if (!p)
-            return -1;
-        s->pids = p;
-        s->cap = cap;
-    }
+    pid_t *p = array_grow(s->pids, &s->cap, (size_t)s->n + 1, sizeof *p, 32);
+    if (!p)
+        return -1;
+    s->pids = p;
     s->pids[s->n++] = pid;
     return 0;
 }
@@ -87,23 +84,21 @@ int proc_table_scan(const char *proc_root, proc_table *t, carma_err *err)
     if (!d)
         return carma_err_set(err, "cannot read %s: %s", proc_root, strerror(errno));
     proc_entry *list = NULL;
-    int len = 0, cap = 0;
+    int len = 0;
+    size_t cap = 0;
     for (struct dirent *de; (de = readdir(d));) {
         if (!all_digits(de->d_name))
             continue;
         proc_entry e;
         if (!read_stat(proc_root, (pid_t)atol(de->d_name), &e))
             continue;
-        if (len == cap) {
-            cap = cap ? 2 * cap : 256;
-            proc_entry *p = realloc(list, (size_t)cap * sizeof *p);
-            if (!p) {
-                free(list);
-                closedir(d);
-                return carma_err_set(err, "out of memory");
-            }
-            list = p;
+        proc_entry *p = array_grow(list, &cap, (size_t)len + 1, sizeof *p, 256);
+        if (!p) {
+            free(list);
+            closedir(d);
+            return carma_err_set(err, "out of memory");
         }
+        list = p;
         list[len++] = e;
     }
     closedir(d);
@@ -125,22 +120,19 @@ int proc_table_scan_pids(const char *proc_root, const pid_t *pids, int n, proc_t
 {
     t->e = NULL;
     t->n = 0;
-    int cap = 0;
+    size_t cap = 0;
     for (int i = 0; i < n; i++) {
         /* up the parent chain until init, or a process already read */
         for (pid_t pid = pids[i]; pid > 1 && !table_has(t->e, t->n, pid);) {
             proc_entry e;
             if (!read_stat(proc_root, pid, &e))
                 break;
-            if (t->n == cap) {
-                cap = cap ? 2 * cap : 64;
-                proc_entry *grown = realloc(t->e, (size_t)cap * sizeof *grown);
-                if (!grown) {
-                    proc_table_free(t);
-                    return carma_err_set(err, "out of memory");
-                }
-                t->e = grown;
+            proc_entry *grown = array_grow(t->e, &cap, (size_t)t->n + 1, sizeof *grown, 64);
+            if (!grown) {
+                proc_table_free(t);
+                return carma_err_set(err, "out of memory");
             }
+            t->e = grown;
             t->e[t->n++] = e;
             pid = e.ppid;
         }

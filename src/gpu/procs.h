@@ -16,7 +16,8 @@
 
 typedef struct pid_set {
     pid_t *pids;
-    int n, cap;
+    int n;
+    size_t cap;
 } pid_set;
 
 void pid_set_free(pid_set *s);
@@ -68,7 +69,7 @@ void proc_match_task(const pid_set *pids, const gpu_reading *readings, int n,
                      task_gpu_usage *out);
 
 /* True when the GPU's process list is known and holds no process but MPS servers (which hold a
- * context on every GPU they serve whether or not a client runs). */
+ * context on every GPU they serve whether or not an MPS client runs). */
 bool gpu_reading_idle(const gpu_reading *r, const char *proc_root);
 
 #endif

@@ -28,7 +28,8 @@ typedef struct sim_job {
 typedef struct sim_gpu {
     uint64_t used_mib;
     int *tasks;          /* jobs holding memory on this GPU */
-    int ntasks, cap;
+    int ntasks;
+    size_t cap;          /* of tasks */
     double pressure;     /* sum of its tasks' pressures */
     double reported_smact; /* what a monitor would read now */
     double reported_util;  /* GPU utilization now, for power */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "sim/engine_int.h"
+#include "util/array.h"
 
 
 void gpu_account(sim *s, sim_gpu *g)
@@ -107,14 +108,10 @@ int gpu_change(sim *s, int gi, sim_job *j, int sign)
         job_advance(s, &s->jobs[g->tasks[k]]);
     int ji = (int)(j - s->jobs);
     if (sign > 0) {
-        if (g->ntasks == g->cap) {
-            int cap = g->cap ? g->cap * 2 : 4;
-            int *t = realloc(g->tasks, (size_t)cap * sizeof *t);
-            if (!t)
-                return -1;
-            g->tasks = t;
-            g->cap = cap;
-        }
+        int *t = array_grow(g->tasks, &g->cap, (size_t)g->ntasks + 1, sizeof *t, 4);
+        if (!t)
+            return -1;
+        g->tasks = t;
         g->tasks[g->ntasks++] = ji;
         g->used_mib += j->held_mib;
     } else {

@@ -21,3 +21,14 @@ int carma_data_path(const char *rel, char *buf, size_t cap, carma_err *err)
         return carma_err_set(err, "data path too long: %s/%s", carma_data_dir(), rel);
     return 0;
 }
+
+int carma_data_default(const char **path, const char *rel, char *buf, size_t cap,
+                       carma_err *err)
+{
+    if (*path)
+        return 0;
+    if (carma_data_path(rel, buf, cap, err))
+        return -1;
+    *path = buf;
+    return 0;
+}

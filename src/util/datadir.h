@@ -13,4 +13,9 @@ const char *carma_data_dir(void);
 /* Writes carma_data_dir() + "/" + rel into buf. Returns 0, or -1 (err set) when it does not fit. */
 int carma_data_path(const char *rel, char *buf, size_t cap, carma_err *err);
 
+/* A default file of the data directory for an option left out: when *path is NULL, writes
+ * carma_data_path(rel) into buf and points *path at it. Returns 0, or -1 (err set). */
+int carma_data_default(const char **path, const char *rel, char *buf, size_t cap,
+                       carma_err *err);
+
 #endif

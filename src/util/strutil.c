@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/array.h"
+
 char *str_trim(char *s)
 {
     char *start = s;
@@ -134,24 +136,17 @@ char *read_file(const char *path, size_t *len_out)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        return NULL;
-    }
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
     for (;;) {
-        if (len + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = nb;
-            cap *= 2;
+        char *nb = array_grow(buf, &cap, len + 2, 1, 4096); /* room to read, and the NUL */
+        if (!nb) {
+            free(buf);
+            fclose(f);
+            errno = ENOMEM;
+            return NULL;
         }
+        buf = nb;
         size_t got = fread(buf + len, 1, cap - len - 1, f);
         len += got;
         if (got == 0)
@@ -174,4 +169,34 @@ bool str_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int str_append_shell_word(char **line, size_t *len, const char *arg)
+{
+    bool plain = *arg != '\0';
+    for (const char *p = arg; *p && plain; p++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%",
+                       *p) != NULL;
+    char *grown = realloc(*line, *len + 1 + 4 * strlen(arg) + 3); /* ' ' + worst case + NUL */
+    if (!grown)
+        return -1;
+    *line = grown;
+    char *w = grown + *len;
+    if (*len)
+        *w++ = ' ';
+    if (plain) {
+        w = stpcpy(w, arg);
+    } else {
+        *w++ = '\'';
+        for (const char *p = arg; *p; p++) {
+            if (*p == '\'')
+                w = stpcpy(w, "'\\''");
+            else
+                *w++ = *p;
+        }
+        *w++ = '\'';
+        *w = '\0';
+    }
+    *len = (size_t)(w - grown);
+    return 0;
 }

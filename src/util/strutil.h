@@ -1,4 +1,5 @@
-/* strutil.h — small string helpers: trimming, strict number parsing, sizes, growing buffers. */
+/* strutil.h — small string helpers: trimming, strict number parsing, sizes, reading a file,
+ * shell quoting. */
 #ifndef CARMA_UTIL_STRUTIL_H
 #define CARMA_UTIL_STRUTIL_H
 
@@ -27,5 +28,11 @@ char *read_file(const char *path, size_t *len_out);
 
 /* True when s ends with suffix. */
 bool str_ends_with(const char *s, const char *suffix);
+
+/* Appends arg to the command line *line (*len bytes; NULL and 0 to start one) as one /bin/sh
+ * word: a space first unless the line is empty, and arg single-quoted (each ' as '\'') when
+ * it holds anything but ASCII letters, digits and -_./=:,+@% (an empty arg gives '').
+ * Returns 0, or -1 when out of memory (*line is then unchanged and still the caller's). */
+int str_append_shell_word(char **line, size_t *len, const char *arg);
 
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The daemon's client commands: true --help, exit status 2 for bad usage, 1 with a clear
-# message when the daemon is unreachable or refuses, nothing stored for a refused submission,
-# and the --json shapes the issue asks for.
+# The commands that talk to the daemon (cli/request.h): true --help, exit status 2 for bad
+# usage, 1 with a clear message when the daemon is unreachable or refuses, nothing stored for a
+# refused submission, and the --json shapes the issue asks for.
 set -u
 CARMA=$1
 fails=0

@@ -90,6 +90,32 @@ cmp -s "$tmp/s1.csv" "$tmp/s2.csv" || fail "same seed, same trace"
     && fail "missing catalog fails"
 [ -e "$tmp/s3.csv" ] && fail "no partial trace file"
 
+# The default trace, catalog and arrivals are read from the data directory: $CARMA_DATA_DIR
+# moves them all (the --help text still names them under data/).
+mkdir -p "$tmp/data/traces" "$tmp/data/philly"
+cp "$SRC/data/workloads.csv" "$SRC/data/philly/interarrival_sequences.csv" "$tmp/data/"
+mv "$tmp/data/interarrival_sequences.csv" "$tmp/data/philly/"
+head -11 "$SRC/data/traces/philly_mix_90.csv" >"$tmp/data/traces/philly_mix_90.csv"
+[ "$(CARMA_DATA_DIR="$tmp/data" "$CARMA" simulate --json | jget tasks)" = 10 ] \
+    || fail "simulate's default trace comes from \$CARMA_DATA_DIR"
+err=$(CARMA_DATA_DIR="$tmp/nodata" "$CARMA" simulate 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp/nodata/traces/philly_mix_90.csv" <<<"$err" \
+    || fail "simulate without its default trace: exit 1 naming it ($rc: $err)"
+err=$(CARMA_DATA_DIR="$tmp/nodata" "$CARMA" simulate --trace "$tmp/s1.csv" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp/nodata/workloads.csv" <<<"$err" \
+    || fail "simulate's default catalog comes from \$CARMA_DATA_DIR ($rc: $err)"
+CARMA_DATA_DIR="$tmp/data" "$CARMA" trace synth --jobs 50 --seed 3 | cmp -s - \
+    <("$CARMA" trace synth --jobs 50 --seed 3) || fail "trace synth under \$CARMA_DATA_DIR"
+err=$(CARMA_DATA_DIR="$tmp/nodata" "$CARMA" trace synth --jobs 5 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp/nodata/workloads.csv" <<<"$err" \
+    || fail "trace synth's default catalog comes from \$CARMA_DATA_DIR ($rc: $err)"
+err=$(CARMA_DATA_DIR="$tmp/nodata" "$CARMA" trace synth --jobs 5 \
+      --catalog "$SRC/data/workloads.csv" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp/nodata/philly/interarrival_sequences.csv" <<<"$err" \
+    || fail "trace synth's default arrivals come from \$CARMA_DATA_DIR ($rc: $err)"
+"$CARMA" simulate --help | grep -q "(default data/traces/philly_mix_90.csv)" \
+    || fail "simulate --help names the default trace"
+
 # --validate: the calibrated simulator against the real AEGIS runs. A guard on the calibration
 # (docs/simulator.md): both exclusive makespans within 3 % of the real ones, every philly figure
 # within 0.05, and at least 18 of the 20 philly and saturn figures.

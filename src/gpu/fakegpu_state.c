@@ -1,5 +1,5 @@
-/* simstate.c — reading and updating the sim backend's shared state file under flock. */
-#include "gpu/simstate.h"
+/* fakegpu_state.c — reading and updating the fake-GPU backend's shared state file under flock. */
+#include "gpu/fakegpu_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@ static double tdp_for(const char *name)
     return 250;
 }
 
-static int parse_one(const char *item, sim_state *out, carma_err *err)
+static int parse_one(const char *item, fakegpu_state *out, carma_err *err)
 {
     int count = 1;
     const char *name = item;
@@ -37,9 +37,9 @@ static int parse_one(const char *item, sim_state *out, carma_err *err)
             memcpy(num, item, n);
             num[n] = '\0';
             if (parse_i64(num, &c) == 0) {
-                if (c < 1 || c > SIM_MAX_GPUS)
+                if (c < 1 || c > FAKEGPU_MAX_GPUS)
                     return carma_err_set(err, "sim GPUs '%s': count must be 1..%d", item,
-                                         SIM_MAX_GPUS);
+                                         FAKEGPU_MAX_GPUS);
                 count = (int)c;
                 name = x + 1;
             }
@@ -61,9 +61,9 @@ static int parse_one(const char *item, sim_state *out, carma_err *err)
     if (strlen(name) >= sizeof out->gpus[0].name || strchr(name, ' '))
         return carma_err_set(err, "sim GPUs '%s': bad GPU name", item);
     for (int i = 0; i < count; i++) {
-        if (out->ngpus >= SIM_MAX_GPUS)
-            return carma_err_set(err, "sim GPUs: more than %d GPUs", SIM_MAX_GPUS);
-        sim_gpu *g = &out->gpus[out->ngpus];
+        if (out->ngpus >= FAKEGPU_MAX_GPUS)
+            return carma_err_set(err, "sim GPUs: more than %d GPUs", FAKEGPU_MAX_GPUS);
+        fakegpu_dev *g = &out->gpus[out->ngpus];
         snprintf(g->uuid, sizeof g->uuid, "GPU-sim-%d", out->ngpus);
         snprintf(g->name, sizeof g->name, "%s", name);
         g->total_mib = gb * 1024;
@@ -73,7 +73,7 @@ static int parse_one(const char *item, sim_state *out, carma_err *err)
     return 0;
 }
 
-int sim_parse_spec(const char *spec, sim_state *out, carma_err *err)
+int fakegpu_parse_spec(const char *spec, fakegpu_state *out, carma_err *err)
 {
     memset(out, 0, sizeof *out);
     if (!spec || !*spec)
@@ -98,7 +98,7 @@ static bool pid_alive(pid_t pid)
 }
 
 /* Parses the file text; skips dead processes when prune is set. */
-static int parse_text(const char *path, char *text, sim_state *st, bool prune, carma_err *err)
+static int parse_text(const char *path, char *text, fakegpu_state *st, bool prune, carma_err *err)
 {
     memset(st, 0, sizeof *st);
     int lineno = 0;
@@ -112,15 +112,15 @@ static int parse_text(const char *path, char *text, sim_state *st, bool prune, c
                 return carma_err_set(err, "%s:1: not a carma sim state file", path);
             continue;
         }
-        if (!strncmp(line, "gpu ", 4) && st->ngpus < SIM_MAX_GPUS) {
-            sim_gpu *g = &st->gpus[st->ngpus];
+        if (!strncmp(line, "gpu ", 4) && st->ngpus < FAKEGPU_MAX_GPUS) {
+            fakegpu_dev *g = &st->gpus[st->ngpus];
             unsigned long long total;
             if (sscanf(line + 4, "%47s %47s %llu %lf", g->uuid, g->name, &total, &g->tdp_w) != 4)
                 return carma_err_set(err, "%s:%d: bad gpu line", path, lineno);
             g->total_mib = total;
             st->ngpus++;
-        } else if (!strncmp(line, "proc ", 5) && st->nprocs < SIM_MAX_PROCS) {
-            sim_proc *p = &st->procs[st->nprocs];
+        } else if (!strncmp(line, "proc ", 5) && st->nprocs < FAKEGPU_MAX_PROCS) {
+            fakegpu_proc *p = &st->procs[st->nprocs];
             int pid;
             unsigned long long mib;
             if (sscanf(line + 5, "%d %d %llu %lf %lf %lf", &pid, &p->gpu, &mib, &p->smact,
@@ -137,7 +137,7 @@ static int parse_text(const char *path, char *text, sim_state *st, bool prune, c
     return 0;
 }
 
-static char *format_text(const sim_state *st)
+static char *format_text(const fakegpu_state *st)
 {
     size_t cap = 64 + (size_t)st->ngpus * 160 + (size_t)st->nprocs * 120;
     char *buf = malloc(cap);
@@ -149,7 +149,7 @@ static char *format_text(const sim_state *st)
                               st->gpus[i].name, (unsigned long long)st->gpus[i].total_mib,
                               st->gpus[i].tdp_w);
     for (int i = 0; i < st->nprocs; i++) {
-        const sim_proc *p = &st->procs[i];
+        const fakegpu_proc *p = &st->procs[i];
         n += (size_t)snprintf(buf + n, cap - n, "proc %d %d %llu %.4f %.4f %.4f\n", (int)p->pid,
                               p->gpu, (unsigned long long)p->mib, p->smact, p->smocc, p->drama);
     }
@@ -213,7 +213,7 @@ static int open_locked(const char *path, int flags, int lock, carma_err *err)
     return fd;
 }
 
-static bool same_gpus(const sim_state *a, const sim_state *b)
+static bool same_gpus(const fakegpu_state *a, const fakegpu_state *b)
 {
     if (a->ngpus != b->ngpus)
         return false;
@@ -224,13 +224,13 @@ static bool same_gpus(const sim_state *a, const sim_state *b)
     return true;
 }
 
-int sim_state_init_file(const char *path, const sim_state *gpus, carma_err *err)
+int fakegpu_state_init_file(const char *path, const fakegpu_state *gpus, carma_err *err)
 {
     int fd = open_locked(path, O_RDWR | O_CREAT, LOCK_EX, err);
     if (fd < 0)
         return -1;
     fchmod(fd, 0666); /* fake jobs of any submitter register here (test backend only) */
-    sim_state *old = malloc(sizeof *old), *next = malloc(sizeof *next);
+    fakegpu_state *old = malloc(sizeof *old), *next = malloc(sizeof *next);
     char *text = read_fd(fd), *out = NULL;
     int rc = -1;
     if (!old || !next || !text) {
@@ -257,7 +257,7 @@ done:
     return rc;
 }
 
-int sim_state_read(const char *path, sim_state *out, carma_err *err)
+int fakegpu_state_read(const char *path, fakegpu_state *out, carma_err *err)
 {
     int fd = open_locked(path, O_RDONLY, LOCK_SH, err);
     if (fd < 0)
@@ -271,7 +271,7 @@ int sim_state_read(const char *path, sim_state *out, carma_err *err)
     return rc;
 }
 
-uint64_t sim_state_used_mib(const sim_state *st, int gpu)
+uint64_t fakegpu_state_used_mib(const fakegpu_state *st, int gpu)
 {
     uint64_t used = 0;
     for (int i = 0; i < st->nprocs; i++)
@@ -281,7 +281,7 @@ uint64_t sim_state_used_mib(const sim_state *st, int gpu)
 }
 
 /* Resolves one CUDA_VISIBLE_DEVICES item (UUID or index) to a GPU index, -1 if unknown. */
-static int resolve_device(const sim_state *st, const char *item)
+static int resolve_device(const fakegpu_state *st, const char *item)
 {
     for (int i = 0; i < st->ngpus; i++)
         if (!strcmp(st->gpus[i].uuid, item))
@@ -293,12 +293,12 @@ static int resolve_device(const sim_state *st, const char *item)
 }
 
 /* Applies a change to the state under the exclusive lock. */
-static int update(const char *path, int (*fn)(sim_state *, void *), void *arg, carma_err *err)
+static int update(const char *path, int (*fn)(fakegpu_state *, void *), void *arg, carma_err *err)
 {
     int fd = open_locked(path, O_RDWR, LOCK_EX, err);
     if (fd < 0)
         return -1;
-    sim_state *st = malloc(sizeof *st);
+    fakegpu_state *st = malloc(sizeof *st);
     char *text = read_fd(fd), *out = NULL;
     int rc = -1;
     if (!st || !text) {
@@ -335,26 +335,26 @@ typedef struct reg_args {
     uint64_t *oom_total, *oom_free;
 } reg_args;
 
-static int do_register(sim_state *st, void *arg)
+static int do_register(fakegpu_state *st, void *arg)
 {
     reg_args *a = arg;
-    int idx[SIM_MAX_GPUS], n = 0;
+    int idx[FAKEGPU_MAX_GPUS], n = 0;
     char *copy = str_dup(a->devices), *save = NULL;
     if (!copy)
         return -1;
     for (char *it = strtok_r(copy, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
         int g = resolve_device(st, str_trim(it));
-        if (g < 0 || n >= SIM_MAX_GPUS) {
+        if (g < 0 || n >= FAKEGPU_MAX_GPUS) {
             free(copy);
             return -1;
         }
         idx[n++] = g;
     }
     free(copy);
-    if (n == 0 || st->nprocs + n > SIM_MAX_PROCS)
+    if (n == 0 || st->nprocs + n > FAKEGPU_MAX_PROCS)
         return -1;
     for (int i = 0; i < n; i++) {
-        uint64_t used = sim_state_used_mib(st, idx[i]), total = st->gpus[idx[i]].total_mib;
+        uint64_t used = fakegpu_state_used_mib(st, idx[i]), total = st->gpus[idx[i]].total_mib;
         uint64_t avail = used < total ? total - used : 0;
         if (a->mib > avail) {
             *a->oom_gpu = i;
@@ -364,11 +364,12 @@ static int do_register(sim_state *st, void *arg)
         }
     }
     for (int i = 0; i < n; i++)
-        st->procs[st->nprocs++] = (sim_proc){a->pid, idx[i], a->mib, a->smact, a->smocc, a->drama};
+        st->procs[st->nprocs++] =
+            (fakegpu_proc){a->pid, idx[i], a->mib, a->smact, a->smocc, a->drama};
     return 0;
 }
 
-int sim_state_register(const char *path, pid_t pid, const char *devices, uint64_t mib,
+int fakegpu_state_register(const char *path, pid_t pid, const char *devices, uint64_t mib,
                        double smact, double smocc, double drama, int *oom_gpu,
                        uint64_t *oom_total, uint64_t *oom_free, carma_err *err)
 {
@@ -378,7 +379,7 @@ int sim_state_register(const char *path, pid_t pid, const char *devices, uint64_
     return update(path, do_register, &a, err);
 }
 
-static int do_unregister(sim_state *st, void *arg)
+static int do_unregister(fakegpu_state *st, void *arg)
 {
     pid_t pid = *(pid_t *)arg;
     int n = 0;
@@ -389,7 +390,7 @@ static int do_unregister(sim_state *st, void *arg)
     return 0;
 }
 
-int sim_state_unregister(const char *path, pid_t pid, carma_err *err)
+int fakegpu_state_unregister(const char *path, pid_t pid, carma_err *err)
 {
     return update(path, do_unregister, &pid, err);
 }

@@ -1,32 +1,27 @@
-/* sim.c — the `sim` GPU backend: virtual GPUs whose memory use and activity are the sums of
- * what the processes registered on them (carma-fakejob) declared in the shared state file.
+/* fakegpu.c — the fake-GPU backend (named `sim` in the config and on the command line):
+ * virtual GPUs whose memory use and activity are the sums of what the processes registered on
+ * them (carma-fakejob) declared in the shared state file (fakegpu_state.h). Not the simulator
+ * (src/sim), which models GPUs in virtual time without any process.
  * open() argument: "SPEC@STATEFILE", e.g. "2xA100-40GB@/var/lib/carma/sim-gpus". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu/backend.h"
-#include "gpu/sim.h"
-#include "gpu/simstate.h"
+#include "gpu/fakegpu.h"
+#include "gpu/fakegpu_state.h"
+#include "util/clock.h"
 
 struct gpu_backend {
     char *path;
     int ngpus;
     double last_t;          /* monotonic time of the previous sample, 0 = none */
-    double energy_mj[SIM_MAX_GPUS];
-    sim_state st;
+    double energy_mj[FAKEGPU_MAX_GPUS];
+    fakegpu_state st;
 };
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int sim_open(gpu_backend **out, const char *arg, carma_err *err)
+static int fakegpu_open(gpu_backend **out, const char *arg, carma_err *err)
 {
     const char *at = arg ? strrchr(arg, '@') : NULL;
     if (!at || at == arg || !at[1])
@@ -41,10 +36,10 @@ static int sim_open(gpu_backend **out, const char *arg, carma_err *err)
         free(b);
         return carma_err_set(err, "out of memory");
     }
-    int rc = sim_parse_spec(spec, &b->st, err);
+    int rc = fakegpu_parse_spec(spec, &b->st, err);
     free(spec);
     if (rc == 0)
-        rc = sim_state_init_file(b->path, &b->st, err);
+        rc = fakegpu_state_init_file(b->path, &b->st, err);
     if (rc) {
         free(b->path);
         free(b);
@@ -55,20 +50,20 @@ static int sim_open(gpu_backend **out, const char *arg, carma_err *err)
     return 0;
 }
 
-static int sim_count(gpu_backend *b)
+static int fakegpu_count(gpu_backend *b)
 {
     return b->ngpus;
 }
 
-static int sim_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
+static int fakegpu_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
 {
-    if (sim_state_read(b->path, &b->st, err))
+    if (fakegpu_state_read(b->path, &b->st, err))
         return -1;
-    double now = mono_now(), dt = b->last_t > 0 ? now - b->last_t : 0;
+    double now = clock_mono_s(), dt = b->last_t > 0 ? now - b->last_t : 0;
     b->last_t = now;
     for (int g = 0; g < b->ngpus; g++) {
         gpu_reading *r = &out[g];
-        const sim_gpu *sg = &b->st.gpus[g];
+        const fakegpu_dev *sg = &b->st.gpus[g];
         memset(r, 0, sizeof *r);
         r->index = g;
         snprintf(r->uuid, sizeof r->uuid, "%s", sg->uuid);
@@ -77,7 +72,7 @@ static int sim_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
         uint64_t used = 0;
         r->procs_known = true;
         for (int i = 0; i < b->st.nprocs; i++) {
-            const sim_proc *p = &b->st.procs[i];
+            const fakegpu_proc *p = &b->st.procs[i];
             if (p->gpu != g)
                 continue;
             used += p->mib;
@@ -95,8 +90,8 @@ static int sim_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
         r->smocc = fmin(1, smocc);
         r->drama = fmin(1, drama);
         r->util_gpu = r->nprocs ? fmin(1, 1.25 * smact) : 0;
-        r->src_activity = SRC_SIM;
-        r->src_power = SRC_SIM;
+        r->src_activity = SRC_FAKEGPU;
+        r->src_power = SRC_FAKEGPU;
         r->power_w = sg->tdp_w * (0.15 + 0.85 * r->smact);
         b->energy_mj[g] += r->power_w * dt * 1000.0;
         r->energy_mj = b->energy_mj[g];
@@ -104,7 +99,7 @@ static int sim_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
     return 0;
 }
 
-static void sim_close(gpu_backend *b)
+static void fakegpu_close(gpu_backend *b)
 {
     if (!b)
         return;
@@ -112,10 +107,10 @@ static void sim_close(gpu_backend *b)
     free(b);
 }
 
-const gpu_backend_ops gpu_backend_sim = {
+const gpu_backend_ops gpu_backend_fakegpu = {
     .name = "sim",
-    .open = sim_open,
-    .count = sim_count,
-    .sample = sim_sample,
-    .close = sim_close,
+    .open = fakegpu_open,
+    .count = fakegpu_count,
+    .sample = fakegpu_sample,
+    .close = fakegpu_close,
 };

@@ -1,0 +1,136 @@
+/* request.c — the common command line and the socket plumbing of the commands that talk to
+ * the daemon (see request.h). */
+#include "cli/request.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/client.h"
+#include "daemon/daemon.h"
+#include "util/strutil.h"
+
+enum { OPT_SOCKET = 0x100, OPT_JSON, OPT_CONFIG, OPT_SET };
+
+static const struct option common_longopts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"socket", required_argument, NULL, OPT_SOCKET},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"set", required_argument, NULL, OPT_SET},
+};
+#define NCOMMON (sizeof common_longopts / sizeof common_longopts[0])
+_Static_assert(sizeof ((request_args *)0)->longopts ==
+                   (REQUEST_MAX_OWN_OPTS + NCOMMON + 1) * sizeof(struct option),
+               "request_args.longopts holds the own options, the common ones and the end");
+
+int request_cmd_main(const char *name, const request_cmd *c, int argc, char **argv)
+{
+    request_args a = {.cmd = name, .argc = argc, .argv = argv, .usage = c->usage};
+    /* getopt's string: '+' first when asked, ':' to tell a missing value from an unknown
+     * option, the command's own letters, then h */
+    const char *own = c->shortopts ? c->shortopts : "";
+    bool stop = *own == '+';
+    int len = snprintf(a.shortopts, sizeof a.shortopts, "%s:%sh", stop ? "+" : "", own + stop);
+    assert(len > 0 && (size_t)len < sizeof a.shortopts);
+    (void)len;
+    size_t n = 0;
+    for (const struct option *o = c->longopts; o && o->name && n < REQUEST_MAX_OWN_OPTS; o++)
+        a.longopts[n++] = *o;
+    assert(!c->longopts || !c->longopts[n].name); /* all of them fitted */
+    memcpy(&a.longopts[n], common_longopts, sizeof common_longopts);
+    memset(&a.longopts[n + NCOMMON], 0, sizeof a.longopts[0]);
+    opterr = 0;
+    optind = 0; /* not 1: getopt then starts afresh, '+' included, even after another parse */
+    return c->run(&a);
+}
+
+int request_next_option(request_args *a)
+{
+    int opt;
+    while ((opt = getopt_long(a->argc, a->argv, a->shortopts, a->longopts, NULL)) != -1) {
+        a->arg = optarg;
+        switch (opt) {
+        case OPT_SOCKET:
+            a->opts.socket = optarg;
+            continue;
+        case OPT_JSON:
+            a->opts.json = true;
+            continue;
+        case OPT_CONFIG:
+            a->opts.config.path = optarg;
+            continue;
+        case OPT_SET:
+            if ((a->status = cli_add_set(a->cmd, &a->opts.config, optarg)) != 0)
+                return -1;
+            continue;
+        case 'h':
+            fputs(a->usage, stdout);
+            a->status = 0;
+            return -1;
+        case '?':
+        case ':':
+            a->status = cli_bad_option(a->cmd, a->argv, optopt, opt);
+            return -1;
+        default:
+            return opt;
+        }
+    }
+    a->arg = NULL;
+    a->operands = optind;
+    return 0;
+}
+
+int request_no_operands(const request_args *a)
+{
+    if (a->operands < a->argc)
+        return cli_usage_error(a->cmd, "unexpected argument '%s'", a->argv[a->operands]);
+    return 0;
+}
+
+int request_task_id_operand(const request_args *a, long long *id)
+{
+    if (a->operands + 1 != a->argc)
+        return cli_usage_error(a->cmd, "expected one task id");
+    const char *arg = a->argv[a->operands];
+    int64_t v;
+    if (parse_i64(arg, &v) || v < 1)
+        return cli_usage_error(a->cmd, "expected a task id (a positive integer), got '%s'", arg);
+    *id = v;
+    return 0;
+}
+
+int request_send(const request_args *a, json_t *req, json_t **reply)
+{
+    const request_opts *o = &a->opts;
+    carma_config cfg;
+    carma_err err;
+    char path[CONFIG_STR_MAX];
+    bool need_config = !(o->socket && *o->socket) && !getenv("CARMA_SOCKET");
+    if (need_config && cli_load_config(&cfg, &o->config, &err)) {
+        json_decref(req);
+        return cli_fail(a->cmd, &err);
+    }
+    daemon_client_socket(o->socket, need_config ? &cfg : NULL, path, sizeof path);
+    int fd = client_connect(path, &err);
+    if (fd < 0) {
+        json_decref(req);
+        return cli_fail(a->cmd, &err);
+    }
+    *reply = client_call(fd, req, &err);
+    close(fd);
+    return *reply ? 0 : cli_fail(a->cmd, &err);
+}
+
+int request_task_verb(request_args *a, const char *verb, long long *id, json_t **reply)
+{
+    *reply = NULL;
+    int rc;
+    if (request_next_option(a) != 0) /* none of its own: --help or a usage error */
+        return a->status;
+    if ((rc = request_task_id_operand(a, id)) != 0)
+        return rc;
+    return request_send(a, json_pack("{sssI}", "verb", verb, "id", (json_int_t)*id), reply);
+}

@@ -1,0 +1,86 @@
+/* request.h — the commands that talk to the daemon (submit, queue, show, cancel, logs, gpus):
+ * flagged CMD_TALKS_TO_DAEMON in the command table, they share their common options
+ * (--socket, --json, --config, --set, --help), which are parsed here, once for all of them;
+ * finding the socket; one request and its reply. (The daemon's side of the socket is
+ * src/daemon/server.c.) */
+#ifndef CARMA_CLI_REQUEST_H
+#define CARMA_CLI_REQUEST_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "cli/cli.h"
+
+/* The options every such command takes. */
+typedef struct request_opts {
+    const char *socket;     /* --socket */
+    bool json;              /* --json */
+    cli_config_args config; /* --config, --set (read only to find the socket) */
+} request_opts;
+
+/* Their lines in a --help text. */
+#define REQUEST_USAGE                                                                        \
+    "  --socket PATH   the daemon's socket (default: $CARMA_SOCKET, the config's\n"          \
+    "                  `socket`, else the built-in default)\n"                               \
+    "  --json          print JSON\n"                                                         \
+    "  --config FILE, --set KEY=VALUE   configuration (for the socket)\n"
+
+#define REQUEST_MAX_OWN_OPTS 16
+
+/* A command's command line as it is being read: see request_next_option. */
+typedef struct request_args {
+    const char *cmd;   /* the command's name, for messages */
+    request_opts opts; /* the common options read so far */
+    const char *arg;   /* the argument of the option request_next_option returned */
+    int argc;          /* the command line, argv[0] the command's name */
+    char **argv;
+    int operands;      /* once the options are read: argv[operands..argc) are the operands */
+    int status;        /* when request_next_option returned -1: the exit status */
+    /* private: the command's own options and the common ones, for getopt_long */
+    const char *usage;
+    char shortopts[16];
+    struct option longopts[REQUEST_MAX_OWN_OPTS + 6]; /* + the 5 common ones and the end */
+} request_args;
+
+/* What a command that talks to the daemon adds to the common options: its --help text, its
+ * own options, and what it does. Its entry in the command table points here. */
+typedef struct request_cmd {
+    const char *usage;             /* --help prints it (it ends with REQUEST_USAGE) */
+    const char *shortopts;         /* its own short options ("a", "f"); a leading '+' stops the
+                                      options at the first operand (submit's COMMAND) */
+    const struct option *longopts; /* its own long options, ended by {NULL}; or NULL */
+    /* Reads its own options with request_next_option, then its operands; returns the exit
+     * status. */
+    int (*run)(request_args *a);
+} request_cmd;
+
+/* Runs command `name` (argv[0]) as described by c: what the command table does for a command
+ * flagged CMD_TALKS_TO_DAEMON. */
+int request_cmd_main(const char *name, const request_cmd *c, int argc, char **argv);
+
+/* Reads the next option. Handles the common ones itself and returns the command's own ones
+ * (their val, argument in a->arg); returns 0 when the options are over (the operands start at
+ * a->operands), and -1 when the command should end now with exit status a->status: 0 after
+ * --help printed the usage, EXIT_USAGE after a usage error was printed (unknown option,
+ * missing value, too many --set). */
+int request_next_option(request_args *a);
+
+/* The operands of a command that takes none: 0, or a usage error's exit status. */
+int request_no_operands(const request_args *a);
+/* The operands of a command that takes one task id ("17"): 0 with *id set, or a usage error's
+ * exit status. */
+int request_task_id_operand(const request_args *a, long long *id);
+
+/* Connects to the daemon's socket (--socket, else $CARMA_SOCKET, else the config's) and makes
+ * one request (req is taken). On failure prints "carma CMD: ..." and returns 1; *reply is set
+ * on success. */
+int request_send(const request_args *a, json_t *req, json_t **reply);
+
+/* The whole work of a command that takes the common options and one task id (show, cancel)
+ * but printing the reply: reads its command line, sends {"verb": verb, "id": ID}. Sets *reply
+ * (and *id) when the command goes on to print it; else *reply is NULL and the exit status is
+ * returned (0 after --help). */
+int request_task_verb(request_args *a, const char *verb, long long *id, json_t **reply);
+
+#endif

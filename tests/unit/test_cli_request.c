@@ -1,0 +1,176 @@
+/* test_cli_request.c — the command line shared by the commands that talk to the daemon
+ * (cli/request.h): the common options read for every such command, its own ones handed back
+ * in order, --help and usage errors as exit statuses, operands, and '+' stopping at the first
+ * operand (submit's COMMAND). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/request.h"
+
+/* What the last run saw. */
+static struct {
+    int own[8], nown;
+    const char *own_arg[8];
+    int last;    /* request_next_option's final result */
+    int status;
+    request_opts opts;
+    int operands, argc;
+    long long id;
+    int id_rc, none_rc;
+} seen;
+
+static int record(request_args *a)
+{
+    memset(&seen, 0, sizeof seen);
+    int opt;
+    while ((opt = request_next_option(a)) > 0 && seen.nown < 8) {
+        seen.own_arg[seen.nown] = a->arg;
+        seen.own[seen.nown++] = opt;
+    }
+    seen.last = opt;
+    seen.status = a->status;
+    seen.opts = a->opts;
+    seen.operands = a->operands;
+    seen.argc = a->argc;
+    if (opt == 0) {
+        seen.id_rc = request_task_id_operand(a, &seen.id);
+        seen.none_rc = request_no_operands(a);
+    }
+    return opt < 0 ? a->status : 0;
+}
+
+static const struct option own_longopts[] = {
+    {"follow", no_argument, NULL, 'f'},
+    {"name", required_argument, NULL, 'n'},
+    {NULL, 0, NULL, 0},
+};
+static const request_cmd cmd = {"usage: test\n", "f", own_longopts, record};
+static const request_cmd stop_cmd = {"usage: test\n", "+", own_longopts, record};
+
+static int run(const request_cmd *c, char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    return request_cmd_main(argv[0], c, argc, argv);
+}
+
+static void common_and_own_options_in_any_order(void **state)
+{
+    (void)state;
+    char *argv[] = {"logs", "--json", "-f", "--socket", "/s", "--set", "a=1", "7", "--name",
+                    "x", "--config", "c.conf", "--set", "b=2", NULL};
+    assert_int_equal(run(&cmd, argv), 0);
+    assert_int_equal(seen.last, 0);
+    assert_int_equal(seen.nown, 2);
+    assert_int_equal(seen.own[0], 'f');
+    assert_int_equal(seen.own[1], 'n');
+    assert_string_equal(seen.own_arg[1], "x");
+    assert_true(seen.opts.json);
+    assert_string_equal(seen.opts.socket, "/s");
+    assert_string_equal(seen.opts.config.path, "c.conf");
+    assert_int_equal(seen.opts.config.nsets, 2);
+    assert_string_equal(seen.opts.config.sets[1], "b=2");
+    assert_int_equal(seen.operands, seen.argc - 1); /* getopt moved the operand last */
+    assert_int_equal(seen.id_rc, 0);
+    assert_int_equal(seen.id, 7);
+    assert_int_equal(seen.none_rc, EXIT_USAGE); /* 7 is one operand too many for queue */
+}
+
+static void help_and_usage_errors_end_the_command(void **state)
+{
+    (void)state;
+    char *help[] = {"queue", "--set", "a=1", "--help", "--bogus", NULL};
+    assert_int_equal(run(&cmd, help), 0);
+    assert_int_equal(seen.last, -1);
+    assert_int_equal(seen.status, 0);
+    char *bogus[] = {"queue", "--bogus", "--help", NULL};
+    assert_int_equal(run(&cmd, bogus), EXIT_USAGE);
+    char *short_bogus[] = {"queue", "-z", NULL};
+    assert_int_equal(run(&cmd, short_bogus), EXIT_USAGE);
+    char *missing[] = {"queue", "--socket", NULL};
+    assert_int_equal(run(&cmd, missing), EXIT_USAGE);
+    char *too_many[140] = {"queue"}; /* 69 --set: more than cli_config_args holds */
+    for (int i = 1; i < 139; i += 2) {
+        too_many[i] = "--set";
+        too_many[i + 1] = "a=1";
+    }
+    assert_int_equal(run(&cmd, too_many), EXIT_USAGE);
+    assert_int_equal(seen.last, -1);
+}
+
+static void task_id_operands(void **state)
+{
+    (void)state;
+    char *none[] = {"show", NULL};
+    assert_int_equal(run(&cmd, none), 0);
+    assert_int_equal(seen.id_rc, EXIT_USAGE);
+    assert_int_equal(seen.none_rc, 0);
+    char *two[] = {"show", "1", "2", NULL};
+    run(&cmd, two);
+    assert_int_equal(seen.id_rc, EXIT_USAGE);
+    char *zero[] = {"show", "0", NULL};
+    run(&cmd, zero);
+    assert_int_equal(seen.id_rc, EXIT_USAGE);
+    char *word[] = {"show", "x", NULL};
+    run(&cmd, word);
+    assert_int_equal(seen.id_rc, EXIT_USAGE);
+}
+
+static void plus_stops_at_the_first_operand(void **state)
+{
+    (void)state;
+    char *argv[] = {"submit", "--json", "--name", "n", "python", "--json", "-f", NULL};
+    assert_int_equal(run(&stop_cmd, argv), 0);
+    assert_int_equal(seen.last, 0);
+    assert_int_equal(seen.nown, 1); /* --name; the command's own --json and -f are left alone */
+    assert_true(seen.opts.json);
+    assert_int_equal(seen.operands, 4);
+    char *dashdash[] = {"submit", "--", "--json", NULL};
+    run(&stop_cmd, dashdash);
+    assert_false(seen.opts.json);
+    assert_int_equal(seen.operands, 2);
+    char *own_short[] = {"submit", "-f", "x", NULL}; /* -f is not submit's */
+    assert_int_equal(run(&stop_cmd, own_short), EXIT_USAGE);
+}
+
+static int task_verb(request_args *a)
+{
+    long long id = 0;
+    json_t *reply = (json_t *)1;
+    int rc = request_task_verb(a, "show", &id, &reply);
+    assert_null(reply);
+    return rc;
+}
+
+static void task_verb_ends_without_a_request(void **state)
+{
+    (void)state;
+    static const request_cmd verb_cmd = {"usage: show\n", NULL, NULL, task_verb};
+    char *help[] = {"show", "--help", NULL};
+    assert_int_equal(run(&verb_cmd, help), 0);
+    char *bad[] = {"show", "x", NULL};
+    assert_int_equal(run(&verb_cmd, bad), EXIT_USAGE);
+    char *own[] = {"show", "--follow", "1", NULL}; /* show has no options of its own */
+    assert_int_equal(run(&verb_cmd, own), EXIT_USAGE);
+    char *nodaemon[] = {"show", "--socket", "/nonexistent/carma.sock", "1", NULL};
+    assert_int_equal(run(&verb_cmd, nodaemon), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(common_and_own_options_in_any_order),
+        cmocka_unit_test(help_and_usage_errors_end_the_command),
+        cmocka_unit_test(task_id_operands),
+        cmocka_unit_test(plus_stops_at_the_first_operand),
+        cmocka_unit_test(task_verb_ends_without_a_request),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

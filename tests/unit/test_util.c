@@ -1,0 +1,161 @@
+/* test_util.c — the small helpers of src/util that others fold into: growing an array
+ * (array.h), the monotonic clock (clock.h), quoting a command line's words for /bin/sh and
+ * reading a whole file (strutil.h), and the data directory's defaults (datadir.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tmpfile_fixture.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "util/datadir.h"
+#include "util/strutil.h"
+
+static void array_grow_doubles_from_initial(void **state)
+{
+    (void)state;
+    int *v = NULL;
+    size_t cap = 0;
+    v = array_grow(v, &cap, 1, sizeof *v, 4);
+    assert_non_null(v);
+    assert_int_equal(cap, 4);
+    int *same = array_grow(v, &cap, 4, sizeof *v, 4); /* enough room: untouched */
+    assert_ptr_equal(same, v);
+    assert_int_equal(cap, 4);
+    for (int i = 0; i < 4; i++)
+        v[i] = i;
+    v = array_grow(v, &cap, 5, sizeof *v, 4);
+    assert_non_null(v);
+    assert_int_equal(cap, 8);
+    v = array_grow(v, &cap, 33, sizeof *v, 4); /* several doublings at once */
+    assert_non_null(v);
+    assert_int_equal(cap, 64);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(v[i], i); /* the contents move along */
+    free(v);
+
+    cap = 0;
+    char *c = array_grow(NULL, &cap, 1, 1, 0); /* no initial capacity: starts at 1 */
+    assert_non_null(c);
+    assert_int_equal(cap, 1);
+    free(c);
+}
+
+static void array_grow_refuses_overflow_and_keeps_the_array(void **state)
+{
+    (void)state;
+    size_t cap = 0;
+    char *v = array_grow(NULL, &cap, 8, 1, 8);
+    assert_non_null(v);
+    assert_null(array_grow(v, &cap, SIZE_MAX, 1, 8)); /* the capacity cannot double that far */
+    assert_int_equal(cap, 8);
+    assert_null(array_grow(v, &cap, SIZE_MAX / 4, 16, 8)); /* nor the bytes be counted */
+    assert_int_equal(cap, 8);
+    v[7] = 'x'; /* still the caller's */
+    free(v);
+}
+
+static void clock_is_monotonic_seconds(void **state)
+{
+    (void)state;
+    double a = clock_mono_s(), b = clock_mono_s();
+    assert_true(a > 0);
+    assert_true(b >= a);
+    assert_true(b - a < 1.0);
+}
+
+static char *quoted(const char *const *args)
+{
+    char *line = NULL;
+    size_t len = 0;
+    for (; *args; args++)
+        assert_int_equal(str_append_shell_word(&line, &len, *args), 0);
+    assert_int_equal(strlen(line), len);
+    return line;
+}
+
+static void shell_words_quoted_only_when_needed(void **state)
+{
+    (void)state;
+    const char *const plain[] = {"python", "train.py", "--lr=0.1", "a,b:c+d@e%f", "-_./", NULL};
+    char *line = quoted(plain);
+    assert_string_equal(line, "python train.py --lr=0.1 a,b:c+d@e%f -_./");
+    free(line);
+    const char *const odd[] = {"echo", "hi there", "", "it's", "$HOME", "a*b", "x;y", NULL};
+    line = quoted(odd);
+    assert_string_equal(line, "echo 'hi there' '' 'it'\\''s' '$HOME' 'a*b' 'x;y'");
+    free(line);
+    const char *const one[] = {"\xc3\xa9t\xc3\xa9", NULL}; /* non-ASCII: quoted */
+    line = quoted(one);
+    assert_string_equal(line, "'\xc3\xa9t\xc3\xa9'");
+    free(line);
+}
+
+static void read_file_past_its_first_buffer(void **state)
+{
+    (void)state;
+    size_t n = 3 * 4096 + 17;
+    char *text = malloc(n + 1);
+    assert_non_null(text);
+    for (size_t i = 0; i < n; i++)
+        text[i] = (char)('a' + i % 26);
+    text[n] = '\0';
+    char *path = write_tmp(text);
+    size_t len;
+    char *got = read_file(path, &len);
+    assert_non_null(got);
+    assert_int_equal(len, n);
+    assert_string_equal(got, text);
+    free(got);
+    unlink(path);
+    free(path);
+    char *empty = write_tmp("");
+    got = read_file(empty, &len);
+    assert_non_null(got);
+    assert_int_equal(len, 0);
+    assert_string_equal(got, "");
+    free(got);
+    unlink(empty);
+    free(empty);
+    assert_null(read_file("/nonexistent/carma", &len));
+    free(text);
+}
+
+static void data_defaults_follow_the_data_dir(void **state)
+{
+    (void)state;
+    char buf[256];
+    carma_err err = {{0}};
+    const char *given = "mine.csv", *path = given;
+    assert_int_equal(carma_data_default(&path, "workloads.csv", buf, sizeof buf, &err), 0);
+    assert_ptr_equal(path, given); /* an option given wins */
+    setenv("CARMA_DATA_DIR", "/elsewhere", 1);
+    path = NULL;
+    assert_int_equal(carma_data_default(&path, "traces/t.csv", buf, sizeof buf, &err), 0);
+    assert_string_equal(path, "/elsewhere/traces/t.csv");
+    char small[8];
+    path = NULL;
+    assert_int_equal(carma_data_default(&path, "workloads.csv", small, sizeof small, &err), -1);
+    assert_null(path);
+    assert_non_null(strstr(err.msg, "data path too long"));
+    unsetenv("CARMA_DATA_DIR");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(array_grow_doubles_from_initial),
+        cmocka_unit_test(array_grow_refuses_overflow_and_keeps_the_array),
+        cmocka_unit_test(clock_is_monotonic_seconds),
+        cmocka_unit_test(shell_words_quoted_only_when_needed),
+        cmocka_unit_test(read_file_past_its_first_buffer),
+        cmocka_unit_test(data_defaults_follow_the_data_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
