@@ -1,6 +1,6 @@
 /* bench_tick.c — the daemon's CPU time per monitoring tick with 8 GPUs (goal < 1 ms; the
  * reference spawned nvidia-smi and dcgmi several times a second). Two figures:
- *   1. in-process: the daemon's own tick function (d_monitor_tick: read the sim backend's
+ *   1. in-process: the daemon's own tick function (d_monitor_tick: read the fake-GPU backend's
  *      state file, push 8 windows, aggregate with the risk blend, rebuild the views) called
  *      back to back, CPU time from getrusage; then again with the 16 processes as running
  *      tasks, so each tick also reads /proc once and matches every task's process tree
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon_int.h"
-#include "gpu/simstate.h"
+#include "gpu/fakegpu_state.h"
 
 static volatile sig_atomic_t stop_flag;
 static void on_term(int sig)
@@ -51,8 +51,8 @@ static void register_load(const char *state_file)
         int g;
         uint64_t t, a;
         carma_err err;
-        sim_state_register(state_file, helpers[i], dev, 2000, 0.2 + 0.02 * i, 0.1, 0.1, &g, &t,
-                           &a, &err);
+        fakegpu_state_register(state_file, helpers[i], dev, 2000, 0.2 + 0.02 * i, 0.1, 0.1, &g,
+                               &t, &a, &err);
     }
 }
 
@@ -70,10 +70,10 @@ int main(int argc, char **argv)
     char root[] = "/tmp/carma-tick-XXXXXX";
     if (!mkdtemp(root))
         return 1;
-    char state[128], sock[128], sim[160];
+    char state[128], sock[128], fake_gpus[160];
     snprintf(state, sizeof state, "%s/state", root);
     snprintf(sock, sizeof sock, "%s/s", root);
-    snprintf(sim, sizeof sim, "%s/sim-gpus", state);
+    snprintf(fake_gpus, sizeof fake_gpus, "%s/sim-gpus", state); /* the fake-GPU state file */
     if (mkdir(state, 0755))
         return 1;
 
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_tick: %s\n", err.msg);
         return 1;
     }
-    register_load(sim);
+    register_load(fake_gpus);
     d_monitor_tick(&d);
     double c0 = cpu_s();
     for (int i = 0; i < ticks; i++)
@@ -105,10 +105,10 @@ int main(int argc, char **argv)
     memset(tasks, 0, sizeof tasks);
     for (int i = 0; i < 16; i++) {
         tasks[i].st.id = (uint64_t)i + 1;
-        tasks[i].task_pid = helpers[i];
-        tasks[i].att_ngpus = 1;
-        tasks[i].att_gpus[0] = i % 8;
-        tasks[i].peak_mib = -1;
+        tasks[i].att.pid = helpers[i];
+        tasks[i].att.ngpus = 1;
+        tasks[i].att.gpus[0] = i % 8;
+        tasks[i].att.peak_mib = -1;
         running[i] = &tasks[i];
     }
     d.running = running;
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
            "per tick  [goal < 1000 us]\n", tticks, per_tasks * 1e6);
     bool peaks = true;
     for (int i = 0; i < 16; i++)
-        peaks &= tasks[i].peak_mib == 2000 && tasks[i].seen[0];
+        peaks &= tasks[i].att.peak_mib == 2000 && tasks[i].att.seen[0];
     if (!peaks)
         fprintf(stderr, "bench_tick: the tasks' processes were not all matched\n");
     d.running = NULL;

@@ -1,87 +1,22 @@
-/* daemon.c — start-up, the main loop and the helpers every daemon file shares. */
+/* daemon.c — the top of the daemon: start-up (GPUs, state directory, store, core, MPS, the
+ * tasks found in the store, the socket), the loop (serve clients, reap attempts, sample the
+ * GPUs, place tasks, commit) and shutdown; and the default socket and state paths. */
 #include "daemon/daemon.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "daemon/daemon_int.h"
+#include "daemon/journal.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
 
 #define REAP_INTERVAL_S 0.2
-
-double daemon_mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double daemon_wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void dlog(daemon_state *d, const char *fmt, ...)
-{
-    if (!d->opts->log)
-        return;
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    d->opts->log(msg);
-}
-
-void d_fail(daemon_state *d, const carma_err *err)
-{
-    if (!d->failed) {
-        d->fatal = *err;
-        d->failed = true;
-    }
-}
-
-bool d_txn(daemon_state *d)
-{
-    if (d->failed)
-        return false;
-    if (d->in_txn)
-        return true;
-    carma_err err;
-    if (store_begin(d->db, &err)) {
-        d_fail(d, &err);
-        return false;
-    }
-    d->in_txn = true;
-    return true;
-}
-
-bool d_commit(daemon_state *d)
-{
-    if (!d->in_txn)
-        return !d->failed;
-    d->in_txn = false;
-    carma_err err;
-    if (d->failed) {
-        store_rollback(d->db);
-        return false;
-    }
-    if (store_commit(d->db, &err)) {
-        store_rollback(d->db);
-        d_fail(d, &err);
-        return false;
-    }
-    return true;
-}
 
 void daemon_default_socket(char *buf, size_t cap)
 {

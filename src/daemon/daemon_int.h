@@ -1,9 +1,32 @@
-/* daemon_int.h — the daemon's internal state, shared by the files of src/daemon/ only. */
+/* daemon_int.h — the daemon's state, shared by the files of src/daemon/ only: a task (dtask)
+ * and its current attempt, a client connection, the daemon itself; and the entry points of the
+ * daemon's services (GPU monitor, MPS, socket server, request handlers).
+ *
+ * The daemon's files, each leaning only on those above it:
+ *
+ *     registry.c   the task table, the running set, state names, the tasks' invariants
+ *     journal.c    log lines, clocks, the loop iteration's transaction, durable writes
+ *     task_view.c  a task as clients see it (JSON) and the memory figure it is shown with
+ *     mps_tasks.c  mps = on: the control daemon, each task's MPS variables
+ *     monitor.c    GPU samples, the running tasks' processes and peaks
+ *     reap.c       looking at running attempts; ending an attempt
+ *     env.c        the environment an attempt runs with
+ *     launch.c     placing through the core, writing the attempt, starting its supervisor
+ *     submit.c     a new task                  cancel.c    cancelling one
+ *     restore.c    the tasks found in the database at start-up
+ *     handlers.c   one function per protocol verb
+ *     server.c     the socket: clients, framing, group commit
+ *     daemon.c     start-up, the loop, shutdown
+ *
+ * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c, env.c,
+ * reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS, monitor, handlers,
+ * server) are declared below. supervisor.c, oomclass.c, proto.c and client.c stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H
 #define CARMA_DAEMON_DAEMON_INT_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "daemon/daemon.h"
@@ -15,10 +38,40 @@
 #include "sched/window.h"
 #include "store/store.h"
 
-typedef enum dstate { DS_QUEUED = 0, DS_RUNNING, DS_DONE, DS_FAILED, DS_CANCELLED } dstate;
+typedef enum dstate { DS_QUEUED = 0, DS_RUNNING, DS_DONE, DS_FAILED, DS_CANCELLED, DS_COUNT } dstate;
 
+/* One launch of a task: the daemon's copy of its row in the store (store_attempt_row), and what
+ * only the running daemon follows. The row's state is derived (d_save_attempt): 'starting'
+ * while launch_pending, 'ended' once ended is set, 'running' between; its outcome is the
+ * task's. n == 0: the task was never launched, and the other fields mean nothing. */
+typedef struct attempt {
+    /* stored */
+    int n;                          /* 1-based; equals the task's st.attempts once launched */
+    int gpus[SCHED_MAX_TASK_GPUS];  /* GPU indices; the row keeps them as "0,1" */
+    int ngpus;
+    char *dir;                      /* STATE/attempts/ID.N (owned) */
+    pid_t pid;                      /* the task's pid; 0 until its supervisor reports it */
+    double started, ended;          /* wall clock; ended is 0 while the attempt runs */
+    exit_status exit;               /* how it ended (valid once ended) */
+    int64_t peak_mib;               /* largest per-GPU memory of its processes; -1 unknown */
+    /* followed by the running daemon only */
+    bool launch_pending;            /* written, supervisor not forked yet */
+    bool collocated;                /* placed next to other tasks (MPS caps it) */
+    bool seen[SCHED_MAX_TASK_GPUS]; /* its processes were seen on gpus[k] */
+    bool peak_lost;                 /* a matched process's memory was unknown: no peak */
+    bool cancel_sent;               /* its supervisor was asked to cancel */
+} attempt;
+
+/* A task. Its invariants (registry.c's d_task_ok, asserted in debug builds):
+ *   - RUNNING  <=> running_idx >= 0, d->running[running_idx] == t, st.where == SCHED_RUNNING;
+ *                  then att.n == st.attempts >= 1, att.dir is set, and att.gpus are
+ *                  st.gpus, sub.ngpus of them;
+ *   - QUEUED   <=> st.where is SCHED_IN_RECOVERY when recovery, else SCHED_IN_MAIN (once
+ *                  restore has handed the queues to the core);
+ *   - ended (DONE, FAILED, CANCELLED): st.where == SCHED_NOWHERE;
+ *   - att.launch_pending only while RUNNING. */
 typedef struct dtask {
-    sched_task st; /* the core's view; st.id is the task id */
+    sched_task st;       /* the core's view; first member (the core hands back &st); st.id is the id */
     submission sub;
     uid_t uid;
     gid_t gid;
@@ -28,23 +81,13 @@ typedef struct dtask {
     int64_t queue_seq;
     double submitted_at, ended_at; /* wall clock */
     char outcome[16];    /* last attempt's class: done, oom, failed, cancelled; "" none */
-    /* the current (or last) attempt */
-    int att_n;
-    int att_gpus[SCHED_MAX_TASK_GPUS];
-    int att_ngpus;
-    char *att_dir;
-    pid_t task_pid;
-    double att_started, att_ended;
-    exit_status att_exit;
-    bool seen[SCHED_MAX_TASK_GPUS];
     int64_t history_mib; /* memory figure learned from an earlier identical run; -1 none */
-    int64_t peak_mib;    /* this attempt's largest per-GPU memory; -1 unknown */
-    bool peak_lost;      /* a matched process's memory was unknown: no peak this attempt */
-    bool att_collocated; /* placed next to other tasks (MPS caps it) */
-    bool cancel_requested, cancel_sent;
-    bool launch_pending; /* written, supervisor not forked yet */
+    bool cancel_requested;
     int running_idx;     /* index in d->running, -1 when not running */
+    attempt att;         /* the current (or last) attempt */
 } dtask;
+
+_Static_assert(offsetof(dtask, st) == 0, "the core's sched_task pointers are dtask pointers");
 
 typedef struct client {
     int fd;
@@ -90,31 +133,6 @@ typedef struct daemon_state {
     char mps_pipe[1024], mps_log[1024];
     mps_options mps;
 } daemon_state;
-
-/* time */
-double daemon_mono_now(void);
-double daemon_wall_now(void);
-void dlog(daemon_state *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* durable writes: opens the iteration's transaction on first use; commit ends it */
-bool d_txn(daemon_state *d);
-bool d_commit(daemon_state *d);
-void d_fail(daemon_state *d, const carma_err *err);
-bool d_save_task(daemon_state *d, dtask *t);
-bool d_event(daemon_state *d, const dtask *t, const char *kind, const char *detail);
-
-/* tasks.c */
-const char *dstate_name(dstate s);
-dtask *d_task(daemon_state *d, uint64_t id);
-int d_put_task(daemon_state *d, dtask *t, carma_err *err);
-void d_free_task(dtask *t);
-int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, carma_err *err);
-int d_cancel(daemon_state *d, dtask *t, carma_err *err);
-void d_schedule(daemon_state *d);
-void d_reap(daemon_state *d);
-int d_restore(daemon_state *d, carma_err *err);
-bool d_task_mem(const daemon_state *d, const dtask *t, uint64_t *mib, const char **source);
-json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail);
 
 /* monitor.c */
 int d_monitor_open(daemon_state *d, carma_err *err);

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/daemon_int.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
 
 #define LOG_CHUNK (64 * 1024)
 
@@ -120,16 +121,16 @@ static json_t *do_logs(daemon_state *d, client *c, const json_t *req)
         return proto_error("'offset' must be a non-negative integer");
     json_int_t offset = off ? json_integer_value(off) : 0;
     json_t *r = proto_ok();
-    json_object_set_new(r, "attempt", json_integer(t->att_n));
-    bool finished = t->state != DS_RUNNING && !(t->state == DS_QUEUED && t->att_n == 0);
-    if (t->att_n == 0 || !t->att_dir) {
+    json_object_set_new(r, "attempt", json_integer(t->att.n));
+    bool finished = t->state != DS_RUNNING && !(t->state == DS_QUEUED && t->att.n == 0);
+    if (t->att.n == 0 || !t->att.dir) {
         json_object_set_new(r, "data", json_string(""));
         json_object_set_new(r, "offset", json_integer(0));
         json_object_set_new(r, "eof", json_boolean(finished));
         return r;
     }
     char path[4400];
-    snprintf(path, sizeof path, "%s/%s", t->att_dir, stream);
+    snprintf(path, sizeof path, "%s/%s", t->att.dir, stream);
     char *buf = malloc(LOG_CHUNK);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = 0;

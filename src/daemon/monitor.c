@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/daemon_int.h"
+#include "daemon/journal.h"
 #include "gpu/procs.h"
 
 int d_monitor_open(daemon_state *d, carma_err *err)
@@ -56,8 +56,8 @@ void d_monitor_close(daemon_state *d)
 
 static int task_gpu_pos(const dtask *t, int gpu)
 {
-    for (int k = 0; k < t->att_ngpus; k++)
-        if (t->att_gpus[k] == gpu)
+    for (int k = 0; k < t->att.ngpus; k++)
+        if (t->att.gpus[k] == gpu)
             return k;
     return -1;
 }
@@ -69,23 +69,23 @@ static void track_task(daemon_state *d, dtask *t, const task_gpu_usage *u, doubl
         int k = task_gpu_pos(t, u->gpus[i]);
         if (k < 0)
             continue; /* not one of its GPUs (it chose its own device): not counted */
-        if (!t->seen[k]) {
-            t->seen[k] = true;
+        if (!t->att.seen[k]) {
+            t->att.seen[k] = true;
             sched_process_seen(d->core, &t->st, u->gpus[i], now);
         }
-        if (t->peak_lost)
+        if (t->att.peak_lost)
             continue;
         if (!u->used_known[i]) {
             /* Under MPS, or on drivers that do not report it, a process's memory can be
              * unknown; the GPU's own total mixes in its neighbours, so no peak is kept. */
-            t->peak_lost = true;
-            t->peak_mib = -1;
+            t->att.peak_lost = true;
+            t->att.peak_mib = -1;
             dlog(d, "task %llu: GPU %d does not report its processes' memory; no peak recorded",
                  (unsigned long long)t->st.id, u->gpus[i]);
             continue;
         }
-        if ((int64_t)u->used_mib[i] > t->peak_mib)
-            t->peak_mib = (int64_t)u->used_mib[i];
+        if ((int64_t)u->used_mib[i] > t->att.peak_mib)
+            t->att.peak_mib = (int64_t)u->used_mib[i];
     }
 }
 
@@ -108,9 +108,9 @@ static void track_tasks(daemon_state *d, double now)
     pid_set pids = {0};
     for (int i = 0; i < d->nrunning; i++) {
         dtask *t = d->running[i];
-        if (t->launch_pending || t->task_pid <= 0)
+        if (t->att.launch_pending || t->att.pid <= 0)
             continue;
-        if (proc_table_task_tree(&pt, t->task_pid, &pids, &err)) {
+        if (proc_table_task_tree(&pt, t->att.pid, &pids, &err)) {
             dlog(d, "task %llu: %s", (unsigned long long)t->st.id, err.msg);
             continue;
         }
@@ -181,8 +181,8 @@ json_t *d_gpus_json(const daemon_state *d)
         json_t *tasks = json_array();
         for (int i = 0; i < d->nrunning; i++) {
             const dtask *t = d->running[i];
-            for (int k = 0; k < t->att_ngpus; k++)
-                if (t->att_gpus[k] == g)
+            for (int k = 0; k < t->att.ngpus; k++)
+                if (t->att.gpus[k] == g)
                     json_array_append_new(tasks, json_integer((json_int_t)t->st.id));
         }
         json_object_set_new(j, "tasks", tasks);

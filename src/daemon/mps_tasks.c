@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon_int.h"
+#include "daemon/journal.h"
+#include "daemon/tasks.h"
 #include "gpu/procs.h"
 
 #define MPS_CALL_TIMEOUT_S 3.0
@@ -63,13 +64,11 @@ int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err
     if (!d->mps_on)
         return 0;
     /* The task's own figure (the or-* policies' fixed floor is not one). */
-    uint64_t figure = 0;
-    const char *source = "";
-    if (!d_task_mem(d, t, &figure, &source) || !strcmp(source, "policy"))
-        figure = 0;
-    if (!t->att_collocated || figure == 0) {
+    dtask_mem mem = d_task_mem(d, t);
+    uint64_t figure = mem.from == DMEM_SUBMITTED || mem.from == DMEM_HISTORY ? mem.mib : 0;
+    if (!t->att.collocated || figure == 0) {
         /* Alone on its GPUs (or no figure to cap it with): an MPS client without a cap. */
-        if (t->att_collocated)
+        if (t->att.collocated)
             dlog(d, "task %llu: collocated without a memory figure; no MPS memory cap",
                  (unsigned long long)t->st.id);
         env->n = 1;
@@ -77,9 +76,9 @@ int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err
         return 0;
     }
     const char *uuids[SCHED_MAX_TASK_GPUS];
-    for (int i = 0; i < t->att_ngpus; i++)
-        uuids[i] = d->readings[t->att_gpus[i]].uuid;
-    return mps_client_env(&d->mps, uuids, t->att_ngpus, figure, d->cfg.sched.margin_mib,
+    for (int i = 0; i < t->att.ngpus; i++)
+        uuids[i] = d->readings[t->att.gpus[i]].uuid;
+    return mps_client_env(&d->mps, uuids, t->att.ngpus, figure, d->cfg.sched.margin_mib,
                           d->cfg.daemon.mps_thread_pct, env, err);
 }
 
@@ -88,11 +87,11 @@ static int task_clients(daemon_state *d, const dtask *t, pid_t *out, int cap)
 {
     carma_err err;
     pid_set pids = {0};
-    if (t->task_pid <= 0 || proc_task_tree(PROC_ROOT, t->task_pid, &pids, &err))
+    if (t->att.pid <= 0 || proc_task_tree(PROC_ROOT, t->att.pid, &pids, &err))
         return 0;
     int n = 0;
-    for (int k = 0; k < t->att_ngpus; k++) {
-        const gpu_reading *r = &d->readings[t->att_gpus[k]];
+    for (int k = 0; k < t->att.ngpus; k++) {
+        const gpu_reading *r = &d->readings[t->att.gpus[k]];
         for (int i = 0; i < r->nprocs && n < cap; i++) {
             bool dup = false;
             for (int j = 0; j < n; j++)

@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon/daemon_int.h"
+#include "daemon/journal.h"
 
 #define MAX_CLIENTS 1024
 #define CLIENT_IDLE_S 600.0

@@ -1,0 +1,34 @@
+/* cancel.c — cancelling a task: a queued one leaves its queue and ends now; a running one is
+ * marked, and its supervisor is asked to cancel (SIGTERM, then SIGKILL after kill_grace_s) by
+ * d_reap, once the commit has recorded the request. */
+#include <assert.h>
+#include <stdio.h>
+
+#include "daemon/journal.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
+
+int d_cancel(daemon_state *d, dtask *t, carma_err *err)
+{
+    if (t->state == DS_QUEUED) {
+        sched_remove_queued(d->core, &t->st);
+        t->state = DS_CANCELLED;
+        t->recovery = false;
+        t->ended_at = daemon_wall_now();
+        snprintf(t->outcome, sizeof t->outcome, "cancelled");
+        assert(d->failed || d_task_ok(d, t));
+        if (!d_save_task(d, t) || !d_event(d, t, "cancelled", "while queued"))
+            return carma_err_set(err, "%s", d->fatal.msg);
+        d->need_schedule = true;
+        return 0;
+    }
+    if (t->state != DS_RUNNING)
+        return carma_err_set(err, "task %llu is already %s", (unsigned long long)t->st.id,
+                             dstate_name(t->state));
+    if (t->cancel_requested)
+        return 0;
+    t->cancel_requested = true;
+    if (!d_event(d, t, "cancel", "SIGTERM, then SIGKILL after the grace period"))
+        return carma_err_set(err, "%s", d->fatal.msg);
+    return 0; /* the signal goes out in d_reap, after the commit */
+}

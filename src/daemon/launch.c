@@ -1,0 +1,110 @@
+/* launch.c — placing tasks: what the core places (sched_next) becomes a new attempt, written to
+ * the store with its task; after the commit, each attempt's supervisor is started with the
+ * task's environment (env.c), as its submitter when the daemon is root. */
+#include <assert.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/journal.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
+#include "util/strutil.h"
+
+#define MAX_LAUNCHES_PER_TURN 256
+
+/* Starts the written attempt's supervisor; a launch that fails ends the attempt as failed. */
+static void launch_one(daemon_state *d, dtask *t)
+{
+    assert(d->failed || (t->state == DS_RUNNING && t->att.launch_pending && d_task_ok(d, t)));
+    carma_err err;
+    task_env env;
+    t->att.launch_pending = false;
+    if (d_task_env(d, t, &env, &err)) {
+        dlog(d, "task %llu: launch failed: %s", (unsigned long long)t->st.id, err.msg);
+        d_end_attempt(d, t, TASK_FAILED, "launch failed");
+        return;
+    }
+    gid_t groups[256];
+    int ngroups = 256;
+    bool switch_user = geteuid() == 0 && t->uid != 0;
+    if (switch_user && getgrouplist(t->user, t->gid, groups, &ngroups) < 0) {
+        groups[0] = t->gid;
+        ngroups = 1;
+    }
+    launch_spec spec = {
+        .dir = t->att.dir, .command = t->sub.command, .cwd = t->sub.cwd, .env = env.v,
+        .switch_user = switch_user, .uid = t->uid, .gid = t->gid, .groups = groups,
+        .ngroups = ngroups, .kill_grace_s = d->cfg.daemon.kill_grace_s,
+    };
+    pid_t sup = 0;
+    if (supervisor_launch(&spec, &sup, &err)) {
+        dlog(d, "task %llu: launch failed: %s", (unsigned long long)t->st.id, err.msg);
+        d_end_attempt(d, t, TASK_FAILED, "launch failed");
+    } else {
+        dlog(d, "task %llu attempt %d: supervisor %d started", (unsigned long long)t->st.id,
+             t->att.n, (int)sup);
+        d_save_attempt(d, t, false);
+    }
+    d_task_env_free(&env);
+}
+
+/* The placed task's new attempt (not yet launched). False when it cannot be recorded. */
+static bool new_attempt(daemon_state *d, dtask *t, const sched_decision *dec)
+{
+    assert(t->state == DS_QUEUED && t->running_idx < 0);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/attempts/%llu.%d", d->opts->state_dir,
+             (unsigned long long)t->st.id, t->st.attempts);
+    char *owned = str_dup(dir);
+    free(t->att.dir);
+    t->att = (attempt){
+        .n = t->st.attempts, .ngpus = dec->ngpus, .dir = owned, .started = daemon_wall_now(),
+        .peak_mib = -1, .launch_pending = true, .collocated = dec->collocated,
+    };
+    memcpy(t->att.gpus, dec->gpus, sizeof dec->gpus);
+    t->state = DS_RUNNING;
+    t->recovery = false;
+    t->outcome[0] = '\0';
+    carma_err err;
+    if (!owned || d_running_add(d, t)) {
+        carma_err_set(&err, "out of memory");
+        d_fail(d, &err);
+        return false;
+    }
+    assert(d_task_ok(d, t));
+    return true;
+}
+
+void d_schedule(daemon_state *d)
+{
+    if (!d->have_sample || d->failed)
+        return;
+    d->need_schedule = false;
+    dtask *launched[MAX_LAUNCHES_PER_TURN];
+    int n = 0;
+    sched_decision dec;
+    double now = daemon_mono_now();
+    while (n < MAX_LAUNCHES_PER_TURN && sched_next(d->core, now, d->views, &dec)) {
+        dtask *t = (dtask *)dec.task; /* st is the first member */
+        if (!new_attempt(d, t, &dec))
+            break;
+        d_save_attempt(d, t, true);
+        d_save_task(d, t);
+        char detail[320], gpus[128];
+        d_gpus_text(dec.gpus, dec.ngpus, gpus, sizeof gpus);
+        snprintf(detail, sizeof detail, "attempt %d on GPUs %s (%s%s%s)", t->att.n, gpus,
+                 dec.rule == PLACE_EXCLUSIVE_FIRST ? "exclusive-first" : "policy",
+                 dec.collocated ? ", collocated" : "", dec.from_recovery ? ", recovery" : "");
+        d_event(d, t, "launch", detail);
+        dlog(d, "task %llu: %s", (unsigned long long)t->st.id, detail);
+        launched[n++] = t;
+    }
+    if (n == 0 || !d_commit(d))
+        return;
+    for (int i = 0; i < n; i++)
+        launch_one(d, launched[i]);
+    d_commit(d);
+}

@@ -1,0 +1,99 @@
+/* reap.c — the running attempts: each loop looks at every one's supervisor (supervisor.h),
+ * ends the attempts that ended (classified by oomclass.h; the core's recovery rules send an
+ * out-of-memory crash back to the recovery queue), and sends the cancels that were requested,
+ * after the commit that recorded them. */
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/journal.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
+
+void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why)
+{
+    assert(d->failed || (t->state == DS_RUNNING && !t->att.launch_pending && d_task_ok(d, t)));
+    snprintf(t->outcome, sizeof t->outcome, "%s", task_outcome_name(outcome));
+    t->att.ended = daemon_wall_now();
+    d_running_remove(d, t);
+    sched_end end = sched_task_ended(d->core, &t->st, outcome, daemon_mono_now());
+    if (end == SCHED_END_RETRY) {
+        t->state = DS_QUEUED;
+        t->recovery = true;
+        t->queue_seq = store_next_seq(d->db);
+    } else {
+        t->state = outcome == TASK_DONE        ? DS_DONE
+                   : outcome == TASK_CANCELLED ? DS_CANCELLED
+                                               : DS_FAILED;
+        t->recovery = false;
+        t->ended_at = t->att.ended;
+    }
+    assert(d->failed || d_task_ok(d, t));
+    d_save_attempt(d, t, false);
+    d_save_task(d, t);
+    if (outcome == TASK_DONE && t->att.peak_mib >= 0 && d_txn(d)) {
+        carma_err err;
+        if (store_history_put(d->db, t->sub.command, t->sub.batch, t->sub.ngpus,
+                              (uint64_t)t->att.peak_mib, daemon_wall_now(), &err))
+            d_fail(d, &err);
+    }
+    char detail[160];
+    snprintf(detail, sizeof detail, "attempt %d: %s%s%s", t->att.n, t->outcome, why ? ", " : "",
+             why ? why : "");
+    d_event(d, t, end == SCHED_END_RETRY ? "recovery" : "ended", detail);
+    dlog(d, "task %llu %s (%s)", (unsigned long long)t->st.id,
+         end == SCHED_END_RETRY ? "to the recovery queue" : dstate_name(t->state), detail);
+    d->need_schedule = true;
+}
+
+void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
+{
+    t->att.exit = r->status;
+    task_outcome o = oom_classify(r->status, r->cancelled || t->cancel_requested, r->tail,
+                                  r->tail_len);
+    char why[96];
+    if (r->status.exited)
+        snprintf(why, sizeof why, "exit %d", r->status.exit_code);
+    else
+        snprintf(why, sizeof why, "signal %d", r->status.term_signal);
+    if (o == TASK_OOM) {
+        const char *m = oom_marker_in(r->tail, r->tail_len);
+        snprintf(why + strlen(why), sizeof why - strlen(why), ", '%s' in stderr", m);
+    }
+    d_end_attempt(d, t, o, why);
+}
+
+/* One running attempt. The result lives on the caller's stack (4 KiB of stderr tail): looking
+ * at an attempt allocates nothing, so it cannot be skipped for want of memory. */
+static void reap_one(daemon_state *d, dtask *t)
+{
+    sup_result r;
+    pid_t task_pid = 0;
+    sup_status s = supervisor_poll(t->att.dir, &task_pid, &r);
+    if (task_pid > 0)
+        t->att.pid = task_pid;
+    if (s == SUP_ENDED)
+        d_attempt_result(d, t, &r);
+    else if (s == SUP_LOST || s == SUP_NEVER_STARTED) {
+        if (s == SUP_LOST)
+            supervisor_kill_leftovers(t->att.pid);
+        d_end_attempt(d, t, t->cancel_requested ? TASK_CANCELLED : TASK_FAILED,
+                      "its supervisor died without a result");
+    } else if (t->cancel_requested && !t->att.cancel_sent) {
+        carma_err err;
+        d_mps_terminate(d, t);
+        if (supervisor_cancel(t->att.dir, &err) == 0)
+            t->att.cancel_sent = true;
+    }
+}
+
+void d_reap(daemon_state *d)
+{
+    /* From the end: an attempt that ends leaves d->running, and the last one takes its place. */
+    for (int i = d->nrunning - 1; i >= 0 && !d->failed; i--) {
+        dtask *t = d->running[i];
+        assert(t->running_idx == i && t->state == DS_RUNNING);
+        if (!t->att.launch_pending)
+            reap_one(d, t);
+    }
+}

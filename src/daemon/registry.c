@@ -1,0 +1,163 @@
+/* registry.c — the daemon's tasks in memory: the table by id, the running set, the state
+ * names, and the invariants that tie a task's state to the core's view and to the running
+ * set. */
+#include "daemon/registry.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const state_names[DS_COUNT] = {"queued", "running", "done", "failed",
+                                                  "cancelled"};
+
+const char *dstate_name(dstate s)
+{
+    return (unsigned)s < DS_COUNT ? state_names[s] : "?";
+}
+
+int dstate_from(const char *name, dstate *out)
+{
+    for (int i = 0; i < DS_COUNT; i++)
+        if (!strcmp(name, state_names[i])) {
+            *out = (dstate)i;
+            return 0;
+        }
+    return -1;
+}
+
+dtask *d_new_task(void)
+{
+    dtask *t = calloc(1, sizeof *t);
+    if (t) {
+        submission_init(&t->sub);
+        t->running_idx = -1;
+        t->history_mib = -1;
+        t->att.peak_mib = -1;
+    }
+    return t;
+}
+
+void d_free_task(dtask *t)
+{
+    if (!t)
+        return;
+    submission_free(&t->sub);
+    free(t->user);
+    free(t->att.dir);
+    free(t);
+}
+
+dtask *d_task(daemon_state *d, uint64_t id)
+{
+    return id < d->ntasks_cap ? d->tasks[id] : NULL;
+}
+
+int d_put_task(daemon_state *d, dtask *t, carma_err *err)
+{
+    uint64_t id = t->st.id;
+    if (id >= d->ntasks_cap) {
+        uint64_t cap = d->ntasks_cap ? d->ntasks_cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        dtask **n = realloc(d->tasks, cap * sizeof *n);
+        if (!n)
+            return carma_err_set(err, "out of memory");
+        memset(n + d->ntasks_cap, 0, (cap - d->ntasks_cap) * sizeof *n);
+        d->tasks = n;
+        d->ntasks_cap = cap;
+    }
+    assert(id > 0 && !d->tasks[id]);
+    d->tasks[id] = t;
+    return 0;
+}
+
+/* The core's view of the task: the submitted figures, and, when no measured figure was
+ * submitted, the peak measured on an earlier identical run. */
+void d_fill_sched_task(dtask *t)
+{
+    t->st.ngpus = t->sub.ngpus;
+    t->st.mem = t->sub.mem;
+    uint64_t mib;
+    if (t->history_mib >= 0 && !mem_figures_get(&t->st.mem, MEM_ORACLE, &mib))
+        mem_figures_set(&t->st.mem, MEM_ORACLE, (uint64_t)t->history_mib);
+    t->st.max_retries = t->sub.max_retries;
+    t->st.profiled_util = NAN; /* no solo profile: horus and lucid place it on idle GPUs only */
+    t->st.lucid_class = LUCID_UNKNOWN;
+}
+
+int d_running_add(daemon_state *d, dtask *t)
+{
+    assert(t->running_idx < 0);
+    if (d->nrunning == d->running_cap) {
+        int cap = d->running_cap ? d->running_cap * 2 : 64;
+        dtask **n = realloc(d->running, (size_t)cap * sizeof *n);
+        if (!n)
+            return -1;
+        d->running = n;
+        d->running_cap = cap;
+    }
+    t->running_idx = d->nrunning;
+    d->running[d->nrunning++] = t;
+    return 0;
+}
+
+void d_running_remove(daemon_state *d, dtask *t)
+{
+    int i = t->running_idx;
+    if (i < 0)
+        return;
+    assert(i < d->nrunning && d->running[i] == t);
+    d->running[i] = d->running[--d->nrunning];
+    d->running[i]->running_idx = i;
+    t->running_idx = -1;
+}
+
+bool d_task_ok(const daemon_state *d, const dtask *t)
+{
+    if (t->st.id == 0 || t->st.id >= d->ntasks_cap || d->tasks[t->st.id] != t)
+        return false;
+    bool in_running = t->running_idx >= 0 && t->running_idx < d->nrunning &&
+                      d->running[t->running_idx] == t;
+    if ((t->running_idx >= 0) != in_running)
+        return false;
+    if (t->att.launch_pending && t->state != DS_RUNNING)
+        return false;
+    switch (t->state) {
+    case DS_RUNNING:
+        if (!in_running || t->st.where != SCHED_RUNNING || t->att.n < 1 ||
+            t->att.n != t->st.attempts || !t->att.dir || t->att.ngpus != t->sub.ngpus)
+            return false;
+        for (int k = 0; k < t->att.ngpus; k++)
+            if (t->att.gpus[k] != t->st.gpus[k] || t->att.gpus[k] < 0 ||
+                t->att.gpus[k] >= d->ngpus)
+                return false;
+        return true;
+    case DS_QUEUED:
+        return !in_running &&
+               t->st.where == (t->recovery ? SCHED_IN_RECOVERY : SCHED_IN_MAIN);
+    case DS_DONE:
+    case DS_FAILED:
+    case DS_CANCELLED:
+        return !in_running && t->st.where == SCHED_NOWHERE;
+    case DS_COUNT:
+        break;
+    }
+    return false;
+}
+
+bool d_tasks_ok(const daemon_state *d)
+{
+    if (d->nrunning < 0 || d->nrunning > d->running_cap)
+        return false;
+    int running = 0;
+    for (uint64_t id = 1; id < d->ntasks_cap; id++) {
+        const dtask *t = d->tasks[id];
+        if (!t)
+            continue;
+        if (!d_task_ok(d, t))
+            return false;
+        running += t->state == DS_RUNNING;
+    }
+    return running == d->nrunning;
+}

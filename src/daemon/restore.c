@@ -1,0 +1,239 @@
+/* restore.c — the tasks found in the database at start-up. Queued tasks go back to their
+ * queues in their order; each running attempt's directory says what became of it while the
+ * daemon was away: still running (its supervisor is adopted), ended (its result is classified
+ * once the core holds every task), its supervisor lost (failed), or written but never
+ * launched (the task returns to its queue and the attempt does not count). */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon/journal.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
+#include "util/strutil.h"
+
+/* A running attempt that ended while the daemon was away: classified once the core is ready. */
+typedef struct ended_attempt {
+    dtask *t;
+    sup_result *r; /* NULL: its supervisor died without a result */
+} ended_attempt;
+
+typedef struct restore_ctx {
+    daemon_state *d;
+    dtask **queued;
+    size_t nqueued, qcap;
+    ended_attempt *ended;
+    size_t nended, ecap;
+} restore_ctx;
+
+static int push_queued(restore_ctx *rc, dtask *t, carma_err *err)
+{
+    if (rc->nqueued == rc->qcap) {
+        size_t cap = rc->qcap ? rc->qcap * 2 : 64;
+        dtask **v = realloc(rc->queued, cap * sizeof *v);
+        if (!v)
+            return carma_err_set(err, "out of memory");
+        rc->queued = v;
+        rc->qcap = cap;
+    }
+    rc->queued[rc->nqueued++] = t;
+    return 0;
+}
+
+static int push_ended(restore_ctx *rc, dtask *t, sup_result *r, carma_err *err)
+{
+    if (rc->nended == rc->ecap) {
+        size_t cap = rc->ecap ? rc->ecap * 2 : 64;
+        ended_attempt *v = realloc(rc->ended, cap * sizeof *v);
+        if (!v)
+            return carma_err_set(err, "out of memory");
+        rc->ended = v;
+        rc->ecap = cap;
+    }
+    rc->ended[rc->nended++] = (ended_attempt){t, r};
+    return 0;
+}
+
+static int parse_gpus(const char *text, int *gpus, int max)
+{
+    int n = 0;
+    for (const char *p = text; *p && n < max;) {
+        char *end;
+        long g = strtol(p, &end, 10);
+        if (end == p)
+            return -1;
+        gpus[n++] = (int)g;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+/* The attempt's row as the task's attempt (the inverse of d_save_attempt). */
+static int attempt_from_row(attempt *at, const store_attempt_row *a, carma_err *err)
+{
+    at->n = a->n;
+    at->ngpus = parse_gpus(a->gpus, at->gpus, SCHED_MAX_TASK_GPUS);
+    if (!(at->dir = str_dup(a->dir)))
+        return carma_err_set(err, "out of memory");
+    at->pid = a->task_pid;
+    at->started = a->started_at;
+    at->ended = a->ended_at;
+    at->exit = (exit_status){a->exited, a->exit_code, a->term_signal};
+    at->peak_mib = a->peak_mib;
+    return 0;
+}
+
+/* The task row and its latest attempt's as a task (not yet entered anywhere). */
+static dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a,
+                             carma_err *err)
+{
+    json_error_t jerr;
+    json_t *spec = json_loads(row->spec, 0, &jerr);
+    dtask *t = d_new_task();
+    int rc = !t    ? carma_err_set(err, "out of memory")
+             : !spec ? carma_err_set(err, "its spec is not JSON: %s", jerr.text)
+             : submission_from_json(spec, &t->sub, err);
+    json_decref(spec);
+    if (rc == 0 && !(t->user = str_dup(row->user)))
+        rc = carma_err_set(err, "out of memory");
+    if (rc == 0 && dstate_from(row->state, &t->state))
+        rc = carma_err_set(err, "unknown state '%s'", row->state);
+    if (rc == 0 && a)
+        rc = attempt_from_row(&t->att, a, err);
+    if (rc) {
+        d_free_task(t);
+        carma_err_prefix(err, "task %llu in the state database is unreadable",
+                         (unsigned long long)row->id);
+        return NULL;
+    }
+    t->st.id = row->id;
+    t->uid = row->uid;
+    t->gid = row->gid;
+    t->recovery = row->recovery;
+    t->queue_seq = row->queue_seq;
+    t->st.attempts = row->attempts;
+    t->submitted_at = row->submitted_at;
+    t->ended_at = row->ended_at;
+    snprintf(t->outcome, sizeof t->outcome, "%s", row->outcome);
+    t->history_mib = row->history_mib;
+    d_fill_sched_task(t);
+    return t;
+}
+
+/* Written but never launched: back to its queue, the attempt does not count. */
+static int requeue_never_started(restore_ctx *rc, dtask *t, carma_err *err)
+{
+    daemon_state *d = rc->d;
+    t->state = DS_QUEUED;
+    t->st.attempts--;
+    t->recovery = t->att.n > 1;
+    dlog(d, "task %llu: attempt %d was never started; queued again",
+         (unsigned long long)t->st.id, t->att.n);
+    if (!d_txn(d) || store_delete_attempt(d->db, t->st.id, t->att.n, err) ||
+        !d_save_task(d, t) ||
+        !d_event(d, t, "requeued", "attempt never started before a daemon restart"))
+        return d->failed ? carma_err_set(err, "%s", d->fatal.msg) : -1;
+    t->att.n--;
+    return push_queued(rc, t, err);
+}
+
+/* A task that was running: its attempt adopted, kept for classification, or requeued. */
+static int restore_running(restore_ctx *rc, dtask *t, bool have_attempt, carma_err *err)
+{
+    daemon_state *d = rc->d;
+    if (!have_attempt || t->att.ngpus != t->sub.ngpus)
+        return carma_err_set(err, "task %llu is running without a valid attempt record",
+                             (unsigned long long)t->st.id);
+    pid_t task_pid = 0;
+    sup_result result;
+    sup_status s = supervisor_poll(t->att.dir, &task_pid, &result);
+    if (task_pid > 0)
+        t->att.pid = task_pid;
+    if (s == SUP_NEVER_STARTED)
+        return requeue_never_started(rc, t, err);
+    if (sched_restore_running(d->core, &t->st, t->att.gpus, t->att.ngpus, GPU_LAUNCHING, 0, err))
+        return -1;
+    if (d_running_add(d, t))
+        return carma_err_set(err, "out of memory");
+    if (s == SUP_RUNNING) {
+        dlog(d, "task %llu: attempt %d still running; adopted", (unsigned long long)t->st.id,
+             t->att.n);
+        return 0;
+    }
+    dlog(d, "task %llu: attempt %d %s while the daemon was away", (unsigned long long)t->st.id,
+         t->att.n, s == SUP_LOST ? "lost its supervisor" : "ended");
+    if (s == SUP_LOST) {
+        supervisor_kill_leftovers(t->att.pid);
+        return push_ended(rc, t, NULL, err);
+    }
+    sup_result *r = malloc(sizeof *r);
+    if (!r)
+        return carma_err_set(err, "out of memory");
+    *r = result;
+    if (push_ended(rc, t, r, err)) {
+        free(r);
+        return -1;
+    }
+    return 0;
+}
+
+static int restore_row(void *ctx, const store_task_row *row, const store_attempt_row *a,
+                       carma_err *err)
+{
+    restore_ctx *rc = ctx;
+    dtask *t = task_from_rows(row, a, err);
+    if (!t)
+        return -1;
+    if (d_put_task(rc->d, t, err)) {
+        d_free_task(t);
+        return -1;
+    }
+    if (t->state == DS_QUEUED)
+        return push_queued(rc, t, err);
+    if (t->state == DS_RUNNING)
+        return restore_running(rc, t, a != NULL, err);
+    return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const dtask *x = *(dtask *const *)a, *y = *(dtask *const *)b;
+    return (x->queue_seq > y->queue_seq) - (x->queue_seq < y->queue_seq);
+}
+
+/* The queued tasks back in their queues, in their order. */
+static int queue_again(daemon_state *d, restore_ctx *rc, carma_err *err)
+{
+    if (rc->nqueued > 1)
+        qsort(rc->queued, rc->nqueued, sizeof *rc->queued, by_seq);
+    for (size_t i = 0; i < rc->nqueued; i++) {
+        dtask *t = rc->queued[i];
+        if ((t->recovery ? sched_submit_recovery : sched_submit)(d->core, &t->st, err))
+            return -1;
+    }
+    return 0;
+}
+
+int d_restore(daemon_state *d, carma_err *err)
+{
+    restore_ctx rc = {.d = d};
+    int r = store_load(d->db, restore_row, &rc, err);
+    if (r == 0)
+        r = queue_again(d, &rc, err);
+    for (size_t i = 0; i < rc.nended; i++) {
+        if (r == 0 && rc.ended[i].r)
+            d_attempt_result(d, rc.ended[i].t, rc.ended[i].r);
+        else if (r == 0)
+            d_end_attempt(d, rc.ended[i].t, TASK_FAILED, "its supervisor died without a result");
+        free(rc.ended[i].r);
+    }
+    free(rc.queued);
+    free(rc.ended);
+    if (r == 0 && d->failed)
+        r = carma_err_set(err, "%s", d->fatal.msg);
+    if (r == 0 && d->in_txn && !d_commit(d))
+        r = carma_err_set(err, "%s", d->fatal.msg);
+    assert(r != 0 || d_tasks_ok(d));
+    d->need_schedule = true;
+    return r;
+}

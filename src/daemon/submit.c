@@ -1,0 +1,97 @@
+/* submit.c — a new task: checked against the server, given the memory figure an earlier
+ * identical run measured (when none was submitted), stored, and queued in the core. */
+#include <assert.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon/journal.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
+#include "util/strutil.h"
+
+/* A new task from the submission (which it takes), as the socket's peer submitted it. */
+static dtask *new_submitted(const client *c, submission *sub)
+{
+    struct passwd *pw = getpwuid(c->uid);
+    char uname[32];
+    snprintf(uname, sizeof uname, "%u", (unsigned)c->uid);
+    dtask *t = d_new_task();
+    if (!t || !(t->user = str_dup(pw ? pw->pw_name : uname))) {
+        d_free_task(t);
+        return NULL;
+    }
+    t->sub = *sub;
+    submission_init(sub); /* the task owns it now */
+    t->uid = c->uid;
+    t->gid = c->gid;
+    t->state = DS_QUEUED;
+    t->submitted_at = daemon_wall_now();
+    return t;
+}
+
+/* The history's figure for this command, batch and GPU count, when no measured one was
+ * submitted. Opens the iteration's transaction (the read is part of it). */
+static int take_history(daemon_state *d, dtask *t, carma_err *err)
+{
+    if (!d_txn(d))
+        return carma_err_set(err, "%s", d->fatal.msg);
+    uint64_t mib;
+    if (mem_figures_get(&t->sub.mem, MEM_ORACLE, &mib))
+        return 0;
+    int found = store_history_get(d->db, t->sub.command, t->sub.batch, t->sub.ngpus, &mib, err);
+    if (found > 0)
+        t->history_mib = (int64_t)mib;
+    return found < 0 ? -1 : 0;
+}
+
+int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, carma_err *err)
+{
+    if (sub->ngpus > d->ngpus)
+        return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
+                             d->ngpus);
+    json_t *spec = submission_to_json(sub);
+    char *spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
+    json_decref(spec);
+    dtask *t = spec_text ? new_submitted(c, sub) : NULL;
+    if (!t) {
+        free(spec_text);
+        return carma_err_set(err, "out of memory");
+    }
+    int rc = take_history(d, t, err);
+    d_fill_sched_task(t);
+    store_task_row row = {
+        .uid = t->uid, .gid = t->gid, .user = t->user, .spec = spec_text, .state = "queued",
+        .submitted_at = t->submitted_at, .outcome = "", .history_mib = t->history_mib,
+    };
+    if (rc == 0)
+        rc = store_insert_task(d->db, &row, err);
+    free(spec_text);
+    if (rc) {
+        d_free_task(t);
+        d_fail(d, err);
+        return -1;
+    }
+    t->st.id = row.id;
+    t->queue_seq = row.queue_seq;
+    if (d_put_task(d, t, err)) {
+        d_free_task(t);
+        d_fail(d, err);
+        return -1;
+    }
+    if (sched_submit(d->core, &t->st, err)) {
+        d->tasks[row.id] = NULL;
+        d_free_task(t);
+        d_fail(d, err);
+        return -1;
+    }
+    assert(d->failed || d_task_ok(d, t));
+    char detail[96] = "";
+    if (t->history_mib >= 0)
+        snprintf(detail, sizeof detail, "memory figure %lld MiB from an earlier identical run",
+                 (long long)t->history_mib);
+    d_event(d, t, "submitted", detail);
+    d->need_schedule = true;
+    *id = row.id;
+    return 0;
+}

@@ -1,0 +1,125 @@
+/* task_view.c — a task as clients see it (docs/protocol.md's TASK, and `show`'s detail), and
+ * the memory figure it is shown with, which is also the figure mps_tasks.c caps it at. */
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
+
+/* What the configured policy places tasks with. */
+typedef enum policy_figure {
+    FIGURE_NONE = 0, /* no figure (exclusive, or-rr, horus) */
+    FIGURE_FLOOR,    /* a fixed floor, whatever the task (or-magm, or-lug) */
+    FIGURE_TASK      /* one of the task's figures: the measured one or an estimator's */
+} policy_figure;
+
+/* Asked of the core itself (sched_task_requirement) with probe tasks, so that the daemon does
+ * not keep a second copy of the policy table: a policy that places a task without figures
+ * with a non-zero floor uses a floor (the config's floor is made non-zero for the question);
+ * one that places a task with only a measured figure reads that one (*src), else the
+ * configured estimator's. */
+static policy_figure what_policy_reads(const sched_config *cfg, mem_source *src)
+{
+    sched_config probe_cfg = *cfg;
+    probe_cfg.or_min_free_mib = 1;
+    sched_task probe;
+    sched_task_init(&probe);
+    uint64_t mib;
+    if (sched_task_requirement(&probe_cfg, &probe, &mib))
+        return mib > 0 ? FIGURE_FLOOR : FIGURE_NONE;
+    mem_figures_set(&probe.mem, MEM_ORACLE, 1);
+    *src = sched_task_requirement(&probe_cfg, &probe, &mib) ? MEM_ORACLE : cfg->estimator;
+    return FIGURE_TASK;
+}
+
+/* One of the task's figures: a measured figure that was not submitted came from the history. */
+static dtask_mem task_figure(const dtask *t, mem_source src, uint64_t mib)
+{
+    uint64_t submitted;
+    bool history = src == MEM_ORACLE && !mem_figures_get(&t->sub.mem, MEM_ORACLE, &submitted);
+    return (dtask_mem){history ? DMEM_HISTORY : DMEM_SUBMITTED, src, mib};
+}
+
+dtask_mem d_task_mem(const daemon_state *d, const dtask *t)
+{
+    const sched_config *cfg = sched_get_config(d->core);
+    mem_source src = MEM_ORACLE;
+    policy_figure reads = what_policy_reads(cfg, &src);
+    uint64_t mib;
+    /* The placement figure, computed by the core, once. */
+    if (reads != FIGURE_NONE && sched_task_requirement(cfg, &t->st, &mib))
+        return reads == FIGURE_FLOOR ? (dtask_mem){DMEM_POLICY, MEM_ORACLE, mib}
+                                     : task_figure(t, src, mib);
+    /* None: the measured figure, else the first estimate known. */
+    for (int k = 0; k < MEM_SOURCE_COUNT; k++)
+        if (mem_figures_get(&t->st.mem, (mem_source)k, &mib))
+            return task_figure(t, (mem_source)k, mib);
+    return (dtask_mem){DMEM_NONE, MEM_ORACLE, 0};
+}
+
+const char *d_task_mem_name(dtask_mem m)
+{
+    switch (m.from) {
+    case DMEM_NONE:
+        return NULL;
+    case DMEM_POLICY:
+        return "policy";
+    case DMEM_HISTORY:
+        return "history";
+    case DMEM_SUBMITTED:
+        return proto_mem_source_name(m.source);
+    }
+    return NULL;
+}
+
+static json_t *attempt_json(const attempt *a)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "n", json_integer(a->n));
+    json_object_set_new(j, "dir", json_string(a->dir ? a->dir : ""));
+    json_object_set_new(j, "pid", a->pid ? json_integer(a->pid) : json_null());
+    json_object_set_new(j, "started_at", json_real(a->started));
+    bool ended = a->ended > 0;
+    json_object_set_new(j, "ended_at", ended ? json_real(a->ended) : json_null());
+    json_object_set_new(j, "exit_code", ended && a->exit.exited ? json_integer(a->exit.exit_code)
+                                                                : json_null());
+    json_object_set_new(j, "signal", ended && !a->exit.exited ? json_integer(a->exit.term_signal)
+                                                              : json_null());
+    return j;
+}
+
+json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "id", json_integer((json_int_t)t->st.id));
+    json_object_set_new(j, "name", json_string(t->sub.name));
+    json_object_set_new(j, "user", json_string(t->user));
+    json_object_set_new(j, "uid", json_integer(t->uid));
+    json_object_set_new(j, "state", json_string(dstate_name(t->state)));
+    json_object_set_new(j, "queue", t->state != DS_QUEUED ? json_null()
+                                    : json_string(t->recovery ? "recovery" : "main"));
+    json_object_set_new(j, "attempts", json_integer(t->st.attempts));
+    json_object_set_new(j, "ngpus", json_integer(t->sub.ngpus));
+    json_t *gpus = json_array();
+    for (int i = 0; t->att.n > 0 && i < t->att.ngpus; i++)
+        json_array_append_new(gpus, json_integer(t->att.gpus[i]));
+    json_object_set_new(j, "gpus", gpus);
+    dtask_mem mem = d_task_mem(d, t);
+    bool have = mem.from != DMEM_NONE;
+    json_object_set_new(j, "mem_mib", have ? json_integer((json_int_t)mem.mib) : json_null());
+    json_object_set_new(j, "mem_source", have ? json_string(d_task_mem_name(mem)) : json_null());
+    json_object_set_new(j, "peak_mib", t->att.n > 0 && t->att.peak_mib >= 0
+                                           ? json_integer((json_int_t)t->att.peak_mib)
+                                           : json_null());
+    json_object_set_new(j, "outcome", t->outcome[0] ? json_string(t->outcome) : json_null());
+    json_object_set_new(j, "submitted_at", json_real(t->submitted_at));
+    json_object_set_new(j, "ended_at", t->ended_at > 0 ? json_real(t->ended_at) : json_null());
+    if (detail) {
+        json_object_set_new(j, "command", json_string(t->sub.command));
+        json_object_set_new(j, "cwd", json_string(t->sub.cwd));
+        json_object_set_new(j, "max_retries", json_integer(t->sub.max_retries));
+        json_t *spec = submission_to_json(&t->sub);
+        json_object_set_new(j, "mem", json_incref(json_object_get(spec, "mem")));
+        json_decref(spec);
+        if (t->att.n > 0)
+            json_object_set_new(j, "last_attempt", attempt_json(&t->att));
+    }
+    return j;
+}

@@ -1,0 +1,72 @@
+/* tasks.h — a task's life in the daemon, one file per step: submitted (submit.c), placed and
+ * launched (launch.c, with env.c's environment), its attempts looked at and ended (reap.c),
+ * cancelled (cancel.c), found again after a restart (restore.c), and shown to clients
+ * (task_view.c). Every change is written to the store in the loop iteration's transaction
+ * (journal.h) before it is acted on: launches and signals happen only after the commit. */
+#ifndef CARMA_DAEMON_TASKS_H
+#define CARMA_DAEMON_TASKS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/daemon_int.h"
+#include "daemon/supervisor.h"
+
+/* submit.c: stores a new task and queues it; *id is its id. A refused task stores nothing. */
+int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, carma_err *err);
+
+/* launch.c: places what the core allows, writes the attempts, commits, then starts their
+ * supervisors. */
+void d_schedule(daemon_state *d);
+
+/* env.c: the environment of the task's current attempt ("KEY=VALUE" each, NULL-terminated
+ * in v): the base, the submitted variables, the daemon's (CUDA_VISIBLE_DEVICES, ...) and the
+ * MPS ones. -1 when any of them cannot be stored: the attempt must not run without it. */
+typedef struct task_env {
+    char **v;
+    size_t n, cap;
+} task_env;
+int d_task_env(daemon_state *d, const dtask *t, task_env *e, carma_err *err);
+void d_task_env_free(task_env *e);
+
+/* reap.c: looks at every running attempt's supervisor: ends the attempts that ended, sends
+ * the cancels requested. */
+void d_reap(daemon_state *d);
+/* Ends the running task's attempt with this outcome (why: for the event, or NULL): the core's
+ * recovery rules send it to the recovery queue or end the task. */
+void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why);
+/* Ends the running task's attempt as its supervisor's result tells (oomclass.h). */
+void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r);
+
+/* cancel.c: a queued task is cancelled now; a running one is marked, and d_reap signals it
+ * after the commit. */
+int d_cancel(daemon_state *d, dtask *t, carma_err *err);
+
+/* restore.c: loads every task from the store at start-up: queued tasks keep their order,
+ * running attempts are adopted, classified or requeued (docs/protocol.md). */
+int d_restore(daemon_state *d, carma_err *err);
+
+/* task_view.c: where the memory figure shown for a task (and its MPS cap) comes from. */
+typedef enum dmem_from {
+    DMEM_NONE = 0,  /* no figure */
+    DMEM_POLICY,    /* the fixed floor of the or-* policies: the policy's, not the task's */
+    DMEM_SUBMITTED, /* a figure submitted with the task: .source names it */
+    DMEM_HISTORY    /* the peak measured on an earlier identical run (.source is MEM_ORACLE) */
+} dmem_from;
+
+typedef struct dtask_mem {
+    dmem_from from;
+    mem_source source; /* DMEM_SUBMITTED, DMEM_HISTORY */
+    uint64_t mib;      /* unless DMEM_NONE */
+} dtask_mem;
+
+/* The figure the configured policy places the task with (as the core computes it); for
+ * policies that use none, or when the task lacks the one its policy uses, the measured figure,
+ * else the first estimate known. */
+dtask_mem d_task_mem(const daemon_state *d, const dtask *t);
+/* mem_source in JSON: "policy", "history", an estimator's or "oracle"; NULL for DMEM_NONE. */
+const char *d_task_mem_name(dtask_mem m);
+json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail);
+
+#endif
