@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "daemon/client.h"
+#include "daemon/connect.h"
 #include "daemon/daemon.h"
 #include "store/store.h"
 #include "util/clock.h"
@@ -44,7 +44,7 @@ static pid_t start_daemon(const char *sock, const char *state)
         o.socket_path = sock;
         o.state_dir = state;
         o.backend = "sim";
-        o.sim_gpus = "1xA100-40GB";
+        o.fakegpu_spec = "1xA100-40GB";
         o.stop = &stop_flag;
         carma_err err;
         int rc = daemon_run(&o, &err);
@@ -54,7 +54,7 @@ static pid_t start_daemon(const char *sock, const char *state)
     }
     carma_err err;
     for (int i = 0; i < 1000; i++) {
-        int fd = client_connect(sock, &err);
+        int fd = daemon_connect(sock, &err);
         if (fd >= 0) {
             close(fd);
             return pid;
@@ -68,11 +68,11 @@ static pid_t start_daemon(const char *sock, const char *state)
 static int submitter_run(const char *sock, int n)
 {
     carma_err err;
-    int fd = client_connect(sock, &err);
+    int fd = daemon_connect(sock, &err);
     if (fd < 0)
         return 1;
     for (int i = 0; i < n; i++) {
-        json_t *r = client_call(fd, submit_req("true"), &err);
+        json_t *r = daemon_call(fd, submit_req("true"), &err);
         if (!r) {
             fprintf(stderr, "submit: %s\n", err.msg);
             return 1;
@@ -95,8 +95,8 @@ static int one_round(int total, int submitters)
     if (d < 0)
         return 1;
     carma_err err;
-    int fd = client_connect(sock, &err);
-    json_t *r = fd >= 0 ? client_call(fd, submit_req("sleep 600"), &err) : NULL; /* the blocker */
+    int fd = daemon_connect(sock, &err);
+    json_t *r = fd >= 0 ? daemon_call(fd, submit_req("sleep 600"), &err) : NULL; /* the blocker */
     json_decref(r);
     double t0 = clock_mono_s();
     int per = total / submitters;
@@ -109,7 +109,7 @@ static int one_round(int total, int submitters)
         bad |= !WIFEXITED(status) || WEXITSTATUS(status);
     }
     double dt = clock_mono_s() - t0;
-    r = client_call(fd, json_pack("{sssi}", "verb", "cancel", "id", 1), &err);
+    r = daemon_call(fd, json_pack("{sssi}", "verb", "cancel", "id", 1), &err);
     json_decref(r);
     close(fd);
     struct timespec ts = {0, 300000000L};

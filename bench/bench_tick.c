@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     o.state_dir = state;
     o.socket_path = sock;
     o.backend = "sim";
-    o.sim_gpus = "8xA100-80GB";
+    o.fakegpu_spec = "8xA100-80GB";
     o.stop = &stop_flag;
     daemon_state d = {0};
     d.opts = &o;

@@ -103,7 +103,7 @@ int cmd_daemon(int argc, char **argv)
     o.socket_path = socket_path;
     o.state_dir = state_dir;
     o.backend = backend_opt ? backend_opt : o.cfg.daemon.gpu_backend;
-    o.sim_gpus = fake_gpus_opt ? fake_gpus_opt : o.cfg.daemon.sim_gpus;
+    o.fakegpu_spec = fake_gpus_opt ? fake_gpus_opt : o.cfg.daemon.sim_gpus;
     o.stop = &stop_requested;
     o.log = log_line;
     struct sigaction sa = {0};

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/client.h"
+#include "daemon/connect.h"
 #include "daemon/daemon.h"
 #include "util/strutil.h"
 
@@ -113,13 +113,13 @@ int request_send(const request_args *a, json_t *req, json_t **reply)
         json_decref(req);
         return cli_fail(a->cmd, &err);
     }
-    daemon_client_socket(o->socket, need_config ? &cfg : NULL, path, sizeof path);
-    int fd = client_connect(path, &err);
+    daemon_socket_path(o->socket, need_config ? &cfg : NULL, path, sizeof path);
+    int fd = daemon_connect(path, &err);
     if (fd < 0) {
         json_decref(req);
         return cli_fail(a->cmd, &err);
     }
-    *reply = client_call(fd, req, &err);
+    *reply = daemon_call(fd, req, &err);
     close(fd);
     return *reply ? 0 : cli_fail(a->cmd, &err);
 }

@@ -36,7 +36,7 @@ void daemon_default_state_dir(char *buf, size_t cap)
         snprintf(buf, cap, "%s/.local/state/carma", home);
 }
 
-void daemon_client_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap)
+void daemon_socket_path(const char *opt, const carma_config *cfg, char *buf, size_t cap)
 {
     const char *env = getenv("CARMA_SOCKET");
     if (opt && *opt)
@@ -88,9 +88,9 @@ static int start(daemon_state *d, carma_err *err)
 {
     char path[4400];
     /* The GPUs first, so a daemon that cannot read them (no libnvidia-ml) leaves nothing
-     * behind; only the sim backend keeps its GPUs in the state directory. */
-    bool sim = d->opts->backend && !strcmp(d->opts->backend, "sim");
-    if (!sim && d_monitor_open(d, err))
+     * behind; only the fake-GPU backend (`sim`) keeps its GPUs in the state directory. */
+    bool fakegpu = d->opts->backend && !strcmp(d->opts->backend, "sim");
+    if (!fakegpu && d_monitor_open(d, err))
         return -1;
     if (make_dirs(d->opts->state_dir, 0755, err))
         return -1;
@@ -108,7 +108,7 @@ static int start(daemon_state *d, carma_err *err)
     snprintf(path, sizeof path, "%s/carma.db", d->opts->state_dir);
     if (store_open(&d->db, path, err))
         return -1;
-    if (sim && d_monitor_open(d, err))
+    if (fakegpu && d_monitor_open(d, err))
         return -1;
     if (!(d->core = sched_create(&d->cfg.sched, d->ngpus, err)))
         return -1;
@@ -135,9 +135,9 @@ int daemon_run(const daemon_options *opts, carma_err *err)
     d->listen_fd = -1;
     int rc = start(d, err);
     double interval = d->cfg.daemon.sample_interval_s;
-    d->next_tick = daemon_mono_now() + interval;
+    d->next_tick = clock_mono_s() + interval;
     while (rc == 0 && !*opts->stop && !d->failed) {
-        double now = daemon_mono_now();
+        double now = clock_mono_s();
         double wait = fmin(d->next_tick, d->next_reap) - now;
         int timeout_ms = wait <= 0 ? 0 : (int)ceil(wait * 1000);
         if (d->need_schedule)
@@ -146,7 +146,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
             rc = carma_err_set(err, "poll: %s", strerror(errno));
         while (waitpid(-1, NULL, WNOHANG) > 0) /* supervisors we forked */
             ;
-        now = daemon_mono_now();
+        now = clock_mono_s();
         if (now >= d->next_reap) {
             d_reap(d);
             d_commit(d);

@@ -21,8 +21,8 @@ typedef struct daemon_options {
     carma_config cfg;        /* scheduling settings and daemon settings */
     const char *socket_path; /* resolved */
     const char *state_dir;   /* resolved */
-    const char *backend;     /* "sim", "nvml" */
-    const char *sim_gpus;    /* sim backend's GPUs */
+    const char *backend;     /* "sim" (the fake-GPU backend), "nvml" */
+    const char *fakegpu_spec; /* the fake-GPU backend's GPUs, e.g. "2xA100-40GB" (`sim_gpus`) */
     volatile sig_atomic_t *stop; /* the loop ends when *stop becomes non-zero */
     daemon_log_fn log;       /* one line per call; NULL = silent */
 } daemon_options;
@@ -34,7 +34,8 @@ int daemon_run(const daemon_options *opts, carma_err *err);
 void daemon_default_socket(char *buf, size_t cap);
 void daemon_default_state_dir(char *buf, size_t cap);
 
-/* The socket a client uses: --socket, else $CARMA_SOCKET, else the config's, else default. */
-void daemon_client_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap);
+/* The socket a command connects to: --socket, else $CARMA_SOCKET, else the config's, else
+ * the default. */
+void daemon_socket_path(const char *opt, const carma_config *cfg, char *buf, size_t cap);
 
 #endif

@@ -1,11 +1,12 @@
 /* daemon_int.h — the daemon's state, shared by the files of src/daemon/ only: a task (dtask)
- * and its current attempt, a client connection, the daemon itself; and the entry points of the
- * daemon's services (GPU monitor, MPS, socket server, request handlers).
+ * and its current attempt, a peer (a client's connection to the socket), the daemon itself;
+ * and the entry points of the daemon's services (GPU monitor, MPS, socket server, request
+ * handlers).
  *
  * The daemon's files, each leaning only on those above it:
  *
  *     registry.c   the task table, the running set, state names, the tasks' invariants
- *     journal.c    log lines, clocks, the loop iteration's transaction, durable writes
+ *     journal.c    log lines, the wall clock, the loop iteration's transaction, durable writes
  *     task_view.c  a task as clients see it (JSON) and the memory figure it is shown with
  *     mps_tasks.c  mps = on: the control daemon, each task's MPS variables
  *     monitor.c    GPU samples, the running tasks' processes and peaks
@@ -15,12 +16,12 @@
  *     submit.c     a new task                  cancel.c    cancelling one
  *     restore.c    the tasks found in the database at start-up
  *     handlers.c   one function per protocol verb
- *     server.c     the socket: clients, framing, group commit
+ *     server.c     the socket: peers, framing, group commit
  *     daemon.c     start-up, the loop, shutdown
  *
  * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c, env.c,
  * reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS, monitor, handlers,
- * server) are declared below. supervisor.c, oomclass.c, proto.c and client.c stand alone. */
+ * server) are declared below. supervisor.c, oomclass.c, proto.c and connect.c stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H
 #define CARMA_DAEMON_DAEMON_INT_H
 
@@ -89,7 +90,9 @@ typedef struct dtask {
 
 _Static_assert(offsetof(dtask, st) == 0, "the core's sched_task pointers are dtask pointers");
 
-typedef struct client {
+/* A connected peer of the socket server (server.c): a client of the protocol, its identity
+ * from SO_PEERCRED, its buffered request bytes and pending replies. */
+typedef struct peer {
     int fd;
     uid_t uid;
     gid_t gid;
@@ -100,12 +103,12 @@ typedef struct client {
     size_t out_len, out_off, out_cap;
     bool closing;        /* close once the output is flushed */
     double last_active;
-} client;
+} peer;
 
 typedef struct daemon_state {
     const daemon_options *opts;
     carma_config cfg;
-    char sim_state[4096];  /* sim backend's state file ("" for other backends) */
+    char fakegpu_state_path[4096]; /* the fake-GPU backend's state file ("" for others) */
     store *db;
     bool in_txn;
     sched *core;
@@ -117,11 +120,13 @@ typedef struct daemon_state {
     metric_window *windows;
     gpu_view *views;
     dtask **tasks;       /* by id: tasks[id], NULL for unused ids */
-    uint64_t ntasks_cap;
+    size_t ntasks_cap;
     dtask **running;
-    int nrunning, running_cap;
-    client **clients;
-    int nclients;
+    int nrunning;
+    size_t running_cap;
+    peer **peers;        /* the socket's connected peers */
+    int npeers;
+    size_t peers_cap;
     int listen_fd;
     bool need_schedule;
     double next_tick, next_reap;
@@ -154,6 +159,6 @@ void d_server_close(daemon_state *d);
 int d_serve_once(daemon_state *d, int timeout_ms);
 
 /* handlers.c */
-json_t *d_handle(daemon_state *d, client *c, const char *line, size_t len);
+json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len);
 
 #endif

@@ -1,8 +1,9 @@
 /* env.c — the environment a task's attempt runs with: a clean base (PATH, USER, LOGNAME,
  * HOME), the submitted variables, then the daemon's (CUDA_VISIBLE_DEVICES with the attempt's
- * GPU UUIDs, CUDA_DEVICE_ORDER, CARMA_TASK_ID, CARMA_ATTEMPT, the sim backend's state file, the
- * MPS variables). A variable that cannot be stored fails the whole environment: a task never
- * runs without one of them (without CUDA_VISIBLE_DEVICES it would run on every GPU). */
+ * GPU UUIDs, CUDA_DEVICE_ORDER, CARMA_TASK_ID, CARMA_ATTEMPT, the fake-GPU backend's state
+ * file, the MPS variables). A variable that cannot be stored fails the whole environment: a
+ * task never runs without one of them (without CUDA_VISIBLE_DEVICES it would run on every
+ * GPU). */
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "daemon/journal.h"
 #include "daemon/tasks.h"
+#include "util/array.h"
 #include "util/strutil.h"
 
 /* Sets KEY=VALUE, replacing the key's earlier value. -1 when out of memory (e unchanged). */
@@ -25,16 +27,12 @@ static int env_set(task_env *e, const char *kv)
             e->v[i] = copy;
             return 0;
         }
-    if (e->n + 2 > e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 32;
-        char **v = realloc(e->v, cap * sizeof *v);
-        if (!v) {
-            free(copy);
-            return -1;
-        }
-        e->v = v;
-        e->cap = cap;
+    char **v = array_grow(e->v, &e->cap, e->n + 2, sizeof *v, 32);
+    if (!v) {
+        free(copy);
+        return -1;
     }
+    e->v = v;
     e->v[e->n++] = copy;
     e->v[e->n] = NULL;
     return 0;
@@ -81,8 +79,8 @@ int d_task_env(daemon_state *d, const dtask *t, task_env *e, carma_err *err)
     rc = rc ? rc : env_setf(e, "CARMA_TASK_ID", num);
     snprintf(num, sizeof num, "%d", t->att.n);
     rc = rc ? rc : env_setf(e, "CARMA_ATTEMPT", num);
-    if (d->sim_state[0])
-        rc = rc ? rc : env_setf(e, "CARMA_SIM_STATE", d->sim_state);
+    if (d->fakegpu_state_path[0])
+        rc = rc ? rc : env_setf(e, "CARMA_SIM_STATE", d->fakegpu_state_path);
     if (rc == 0) {
         mps_env mps;
         carma_err merr;

@@ -12,9 +12,9 @@
 
 #define LOG_CHUNK (64 * 1024)
 
-static bool may_manage(const client *c, const dtask *t)
+static bool may_manage(const peer *p, const dtask *t)
 {
-    return c->uid == 0 || c->uid == t->uid;
+    return p->uid == 0 || p->uid == t->uid;
 }
 
 static dtask *task_arg(daemon_state *d, const json_t *req, json_t **error)
@@ -30,12 +30,12 @@ static dtask *task_arg(daemon_state *d, const json_t *req, json_t **error)
     return t;
 }
 
-/* The task named by the request, when the client may cancel it or read its logs. */
-static dtask *managed_task_arg(daemon_state *d, const client *c, const json_t *req,
+/* The task named by the request, when the peer may cancel it or read its logs. */
+static dtask *managed_task_arg(daemon_state *d, const peer *p, const json_t *req,
                                json_t **error)
 {
     dtask *t = task_arg(d, req, error);
-    if (t && !may_manage(c, t)) {
+    if (t && !may_manage(p, t)) {
         *error = proto_error("permission denied: task %llu belongs to %s",
                              (unsigned long long)t->st.id, t->user);
         return NULL;
@@ -43,14 +43,14 @@ static dtask *managed_task_arg(daemon_state *d, const client *c, const json_t *r
     return t;
 }
 
-static json_t *do_submit(daemon_state *d, client *c, const json_t *req)
+static json_t *do_submit(daemon_state *d, peer *p, const json_t *req)
 {
     submission sub;
     carma_err err;
     if (submission_from_json(json_object_get(req, "task"), &sub, &err))
         return proto_error("invalid submission: %s", err.msg);
     uint64_t id;
-    if (d_submit(d, c, &sub, &id, &err)) {
+    if (d_submit(d, p, &sub, &id, &err)) {
         submission_free(&sub);
         return proto_error("submission refused: %s", err.msg);
     }
@@ -89,10 +89,10 @@ static json_t *do_show(daemon_state *d, const json_t *req)
     return r;
 }
 
-static json_t *do_cancel(daemon_state *d, client *c, const json_t *req)
+static json_t *do_cancel(daemon_state *d, peer *p, const json_t *req)
 {
     json_t *error = NULL;
-    dtask *t = managed_task_arg(d, c, req, &error);
+    dtask *t = managed_task_arg(d, p, req, &error);
     if (!t)
         return error;
     carma_err err;
@@ -105,10 +105,10 @@ static json_t *do_cancel(daemon_state *d, client *c, const json_t *req)
     return r;
 }
 
-static json_t *do_logs(daemon_state *d, client *c, const json_t *req)
+static json_t *do_logs(daemon_state *d, peer *p, const json_t *req)
 {
     json_t *error = NULL;
-    dtask *t = managed_task_arg(d, c, req, &error);
+    dtask *t = managed_task_arg(d, p, req, &error);
     if (!t)
         return error;
     const char *stream = json_string_value(json_object_get(req, "stream"));
@@ -157,9 +157,9 @@ static json_t *do_gpus(daemon_state *d)
     return r;
 }
 
-json_t *d_handle(daemon_state *d, client *c, const char *line, size_t len)
+json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
 {
-    if (geteuid() != 0 && c->uid != geteuid())
+    if (geteuid() != 0 && p->uid != geteuid())
         return proto_error("this daemon runs as uid %u and serves only that user",
                            (unsigned)geteuid());
     json_error_t jerr;
@@ -171,21 +171,21 @@ json_t *d_handle(daemon_state *d, client *c, const char *line, size_t len)
     if (!json_is_object(req) || !verb)
         reply = proto_error("a request is a JSON object with a \"verb\"");
     else if (!strcmp(verb, "submit"))
-        reply = do_submit(d, c, req);
+        reply = do_submit(d, p, req);
     else if (!strcmp(verb, "queue"))
         reply = do_queue(d, req);
     else if (!strcmp(verb, "show"))
         reply = do_show(d, req);
     else if (!strcmp(verb, "cancel"))
-        reply = do_cancel(d, c, req);
+        reply = do_cancel(d, p, req);
     else if (!strcmp(verb, "logs"))
-        reply = do_logs(d, c, req);
+        reply = do_logs(d, p, req);
     else if (!strcmp(verb, "gpus"))
         reply = do_gpus(d);
     else if (!strcmp(verb, "ping")) {
         reply = proto_ok();
         json_object_set_new(reply, "version", json_integer(PROTO_VERSION));
-        json_object_set_new(reply, "uid", json_integer(c->uid));
+        json_object_set_new(reply, "uid", json_integer(p->uid));
     } else
         reply = proto_error("unknown verb '%.64s' (submit, queue, show, cancel, logs, gpus, ping)",
                             verb);

@@ -1,4 +1,4 @@
-/* journal.c — the daemon's log lines, clocks and durable record: the loop iteration's store
+/* journal.c — the daemon's log lines, wall clock and durable record: the loop iteration's store
  * transaction (d_txn, d_commit, d_fail) and the writes of a task's row, its attempt's row and
  * its events. */
 #include "daemon/journal.h"
@@ -9,13 +9,6 @@
 #include <time.h>
 
 #include "daemon/registry.h"
-
-double daemon_mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 double daemon_wall_now(void)
 {

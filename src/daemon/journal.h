@@ -8,10 +8,10 @@
 #include <stdbool.h>
 
 #include "daemon/daemon_int.h"
+#include "util/clock.h"
 
-/* Seconds: monotonic (intervals, deadlines, the core's time) and wall clock (what is stored
- * and shown). The daemon reads no other clock. */
-double daemon_mono_now(void);
+/* Seconds on the wall clock (what is stored and shown). The daemon's other clock is
+ * util/clock.h's clock_mono_s (intervals, deadlines, the core's time); it reads no third. */
 double daemon_wall_now(void);
 
 /* One log line through opts->log (nothing when it is NULL). */

@@ -86,7 +86,7 @@ void d_schedule(daemon_state *d)
     dtask *launched[MAX_LAUNCHES_PER_TURN];
     int n = 0;
     sched_decision dec;
-    double now = daemon_mono_now();
+    double now = clock_mono_s();
     while (n < MAX_LAUNCHES_PER_TURN && sched_next(d->core, now, d->views, &dec)) {
         dtask *t = (dtask *)dec.task; /* st is the first member */
         if (!new_attempt(d, t, &dec))

@@ -20,8 +20,9 @@ int d_monitor_open(daemon_state *d, carma_err *err)
     char arg[4400];
     const char *argp = NULL;
     if (!strcmp(d->ops->name, "sim")) {
-        snprintf(d->sim_state, sizeof d->sim_state, "%s/sim-gpus", d->opts->state_dir);
-        snprintf(arg, sizeof arg, "%s@%s", d->opts->sim_gpus, d->sim_state);
+        snprintf(d->fakegpu_state_path, sizeof d->fakegpu_state_path, "%s/sim-gpus",
+                 d->opts->state_dir);
+        snprintf(arg, sizeof arg, "%s@%s", d->opts->fakegpu_spec, d->fakegpu_state_path);
         argp = arg;
     }
     if (d->ops->open(&d->backend, argp, err))
@@ -125,7 +126,7 @@ static void track_tasks(daemon_state *d, double now)
 void d_monitor_tick(daemon_state *d)
 {
     carma_err err;
-    double now = daemon_mono_now();
+    double now = clock_mono_s();
     if (d->ops->sample(d->backend, d->readings, &err)) {
         dlog(d, "GPU sample failed: %s", err.msg);
         for (int g = 0; g < d->ngpus; g++) {
@@ -158,7 +159,7 @@ static json_t *num_or_null(double v)
 json_t *d_gpus_json(const daemon_state *d)
 {
     json_t *arr = json_array();
-    double now = daemon_mono_now();
+    double now = clock_mono_s();
     for (int g = 0; g < d->ngpus; g++) {
         const gpu_reading *r = &d->readings[g];
         const gpu_view *v = &d->views[g];

@@ -16,7 +16,7 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
     snprintf(t->outcome, sizeof t->outcome, "%s", task_outcome_name(outcome));
     t->att.ended = daemon_wall_now();
     d_running_remove(d, t);
-    sched_end end = sched_task_ended(d->core, &t->st, outcome, daemon_mono_now());
+    sched_end end = sched_task_ended(d->core, &t->st, outcome, clock_mono_s());
     if (end == SCHED_END_RETRY) {
         t->state = DS_QUEUED;
         t->recovery = true;

@@ -5,8 +5,11 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/array.h"
 
 static const char *const state_names[DS_COUNT] = {"queued", "running", "done", "failed",
                                                   "cancelled"};
@@ -57,10 +60,9 @@ int d_put_task(daemon_state *d, dtask *t, carma_err *err)
 {
     uint64_t id = t->st.id;
     if (id >= d->ntasks_cap) {
-        uint64_t cap = d->ntasks_cap ? d->ntasks_cap : 1024;
-        while (cap <= id)
-            cap *= 2;
-        dtask **n = realloc(d->tasks, cap * sizeof *n);
+        size_t cap = d->ntasks_cap;
+        dtask **n = id < SIZE_MAX ? array_grow(d->tasks, &cap, (size_t)id + 1, sizeof *n, 1024)
+                                  : NULL;
         if (!n)
             return carma_err_set(err, "out of memory");
         memset(n + d->ntasks_cap, 0, (cap - d->ntasks_cap) * sizeof *n);
@@ -89,14 +91,10 @@ void d_fill_sched_task(dtask *t)
 int d_running_add(daemon_state *d, dtask *t)
 {
     assert(t->running_idx < 0);
-    if (d->nrunning == d->running_cap) {
-        int cap = d->running_cap ? d->running_cap * 2 : 64;
-        dtask **n = realloc(d->running, (size_t)cap * sizeof *n);
-        if (!n)
-            return -1;
-        d->running = n;
-        d->running_cap = cap;
-    }
+    dtask **n = array_grow(d->running, &d->running_cap, (size_t)d->nrunning + 1, sizeof *n, 64);
+    if (!n)
+        return -1;
+    d->running = n;
     t->running_idx = d->nrunning;
     d->running[d->nrunning++] = t;
     return 0;
@@ -148,7 +146,7 @@ bool d_task_ok(const daemon_state *d, const dtask *t)
 
 bool d_tasks_ok(const daemon_state *d)
 {
-    if (d->nrunning < 0 || d->nrunning > d->running_cap)
+    if (d->nrunning < 0 || (size_t)d->nrunning > d->running_cap)
         return false;
     int running = 0;
     for (uint64_t id = 1; id < d->ntasks_cap; id++) {

@@ -10,6 +10,7 @@
 #include "daemon/journal.h"
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
+#include "util/array.h"
 #include "util/strutil.h"
 
 /* A running attempt that ended while the daemon was away: classified once the core is ready. */
@@ -28,28 +29,20 @@ typedef struct restore_ctx {
 
 static int push_queued(restore_ctx *rc, dtask *t, carma_err *err)
 {
-    if (rc->nqueued == rc->qcap) {
-        size_t cap = rc->qcap ? rc->qcap * 2 : 64;
-        dtask **v = realloc(rc->queued, cap * sizeof *v);
-        if (!v)
-            return carma_err_set(err, "out of memory");
-        rc->queued = v;
-        rc->qcap = cap;
-    }
+    dtask **v = array_grow(rc->queued, &rc->qcap, rc->nqueued + 1, sizeof *v, 64);
+    if (!v)
+        return carma_err_set(err, "out of memory");
+    rc->queued = v;
     rc->queued[rc->nqueued++] = t;
     return 0;
 }
 
 static int push_ended(restore_ctx *rc, dtask *t, sup_result *r, carma_err *err)
 {
-    if (rc->nended == rc->ecap) {
-        size_t cap = rc->ecap ? rc->ecap * 2 : 64;
-        ended_attempt *v = realloc(rc->ended, cap * sizeof *v);
-        if (!v)
-            return carma_err_set(err, "out of memory");
-        rc->ended = v;
-        rc->ecap = cap;
-    }
+    ended_attempt *v = array_grow(rc->ended, &rc->ecap, rc->nended + 1, sizeof *v, 64);
+    if (!v)
+        return carma_err_set(err, "out of memory");
+    rc->ended = v;
     rc->ended[rc->nended++] = (ended_attempt){t, r};
     return 0;
 }

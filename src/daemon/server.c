@@ -1,7 +1,8 @@
-/* server.c — the daemon's Unix socket: accepting clients, learning each one's identity from
- * the kernel (SO_PEERCRED), reading newline-framed requests with a size limit, and writing
- * replies without ever blocking the loop. All requests read in one iteration are handled in
- * one transaction, which is committed before any reply goes out (group commit). */
+/* server.c — the daemon's Unix socket: accepting peers (the connected clients), learning each
+ * one's identity from the kernel (SO_PEERCRED), reading newline-framed requests with a size
+ * limit, and writing replies without ever blocking the loop. All requests read in one
+ * iteration are handled in one transaction, which is committed before any reply goes out
+ * (group commit). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,9 +14,10 @@
 #include <unistd.h>
 
 #include "daemon/journal.h"
+#include "util/array.h"
 
-#define MAX_CLIENTS 1024
-#define CLIENT_IDLE_S 600.0
+#define MAX_PEERS 1024
+#define PEER_IDLE_S 600.0
 #define MAX_OUTPUT (64u << 20)
 #define MAX_REQUESTS_PER_TURN 512
 
@@ -63,22 +65,23 @@ int d_listen(daemon_state *d, carma_err *err)
     return 0;
 }
 
-static void drop_client(daemon_state *d, int i)
+static void drop_peer(daemon_state *d, int i)
 {
-    client *c = d->clients[i];
-    close(c->fd);
-    free(c->in);
-    free(c->out);
-    free(c);
-    d->clients[i] = d->clients[--d->nclients];
+    peer *p = d->peers[i];
+    close(p->fd);
+    free(p->in);
+    free(p->out);
+    free(p);
+    d->peers[i] = d->peers[--d->npeers];
 }
 
 void d_server_close(daemon_state *d)
 {
-    while (d->nclients > 0)
-        drop_client(d, d->nclients - 1);
-    free(d->clients);
-    d->clients = NULL;
+    while (d->npeers > 0)
+        drop_peer(d, d->npeers - 1);
+    free(d->peers);
+    d->peers = NULL;
+    d->peers_cap = 0;
     if (d->listen_fd >= 0) {
         close(d->listen_fd);
         unlink(d->opts->socket_path);
@@ -86,7 +89,7 @@ void d_server_close(daemon_state *d)
     }
 }
 
-static void accept_clients(daemon_state *d)
+static void accept_peers(daemon_state *d)
 {
     for (;;) {
         int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -94,131 +97,128 @@ static void accept_clients(daemon_state *d)
             return;
         struct ucred cred;
         socklen_t len = sizeof cred;
-        client *c = d->nclients < MAX_CLIENTS ? calloc(1, sizeof *c) : NULL;
-        client **grown = c ? realloc(d->clients, (size_t)(d->nclients + 1) * sizeof *grown) : NULL;
-        if (!c || !grown || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
-            free(c);
+        peer *p = d->npeers < MAX_PEERS ? calloc(1, sizeof *p) : NULL;
+        peer **grown = p ? array_grow(d->peers, &d->peers_cap, (size_t)d->npeers + 1,
+                                      sizeof *grown, 16)
+                         : NULL;
+        if (!p || !grown || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+            free(p);
             close(fd);
             continue;
         }
-        d->clients = grown;
-        c->fd = fd;
-        c->uid = cred.uid;
-        c->gid = cred.gid;
-        c->pid = cred.pid;
-        c->last_active = daemon_mono_now();
-        d->clients[d->nclients++] = c;
+        d->peers = grown;
+        p->fd = fd;
+        p->uid = cred.uid;
+        p->gid = cred.gid;
+        p->pid = cred.pid;
+        p->last_active = clock_mono_s();
+        d->peers[d->npeers++] = p;
     }
 }
 
-static void queue_reply(client *c, json_t *reply)
+static void queue_reply(peer *p, json_t *reply)
 {
     size_t len;
     char *line = proto_encode_line(reply, &len);
     json_decref(reply);
-    if (!line || c->out_len + len > MAX_OUTPUT) {
-        free(line); /* a client that never reads its replies is dropped */
-        c->closing = true;
-        c->out_len = c->out_off = 0;
+    if (!line || p->out_len + len > MAX_OUTPUT) {
+        free(line); /* a peer that never reads its replies is dropped */
+        p->closing = true;
+        p->out_len = p->out_off = 0;
         return;
     }
-    if (c->out_len + len > c->out_cap) {
-        size_t cap = c->out_cap ? c->out_cap : 4096;
-        while (cap < c->out_len + len)
-            cap *= 2;
-        char *n = realloc(c->out, cap);
-        if (!n) {
-            free(line);
-            c->closing = true;
-            return;
-        }
-        c->out = n;
-        c->out_cap = cap;
+    char *out = array_grow(p->out, &p->out_cap, p->out_len + len, 1, 4096);
+    if (!out) {
+        free(line);
+        p->closing = true;
+        return;
     }
-    memcpy(c->out + c->out_len, line, len);
-    c->out_len += len;
+    p->out = out;
+    memcpy(p->out + p->out_len, line, len);
+    p->out_len += len;
     free(line);
 }
 
-/* Reads what the client sent and handles each complete line. Returns false on EOF/error. */
-static bool read_client(daemon_state *d, client *c)
+/* Reads what the peer sent and handles each complete line. Returns false on EOF/error. */
+static bool read_peer(daemon_state *d, peer *p)
 {
     int handled = 0;
     for (;;) {
-        if (c->in_cap - c->in_len < 4096) {
-            size_t cap = c->in_cap ? c->in_cap * 2 : 8192;
+        if (p->in_cap - p->in_len < 4096) {
+            /* Doubling that stops at one line's limit (array_grow has no ceiling). */
+            size_t cap = p->in_cap ? p->in_cap * 2 : 8192;
             if (cap > PROTO_MAX_LINE + 8192)
                 cap = PROTO_MAX_LINE + 8192;
-            if (cap <= c->in_cap)
+            if (cap <= p->in_cap)
                 break;
-            char *n = realloc(c->in, cap);
+            char *n = realloc(p->in, cap);
             if (!n)
                 return false;
-            c->in = n;
-            c->in_cap = cap;
+            p->in = n;
+            p->in_cap = cap;
         }
-        ssize_t r = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+        ssize_t r = recv(p->fd, p->in + p->in_len, p->in_cap - p->in_len, 0);
         if (r == 0)
-            return c->out_len > c->out_off ? (c->closing = true) : false;
+            return p->out_len > p->out_off ? (p->closing = true) : false;
         if (r < 0)
             break;
-        c->in_len += (size_t)r;
-        c->last_active = daemon_mono_now();
-        if (c->in_len >= c->in_cap)
+        p->in_len += (size_t)r;
+        p->last_active = clock_mono_s();
+        if (p->in_len >= p->in_cap)
             break;
     }
     size_t start = 0;
     for (;;) {
-        char *nl = memchr(c->in + start, '\n', c->in_len - start);
+        char *nl = memchr(p->in + start, '\n', p->in_len - start);
         if (!nl || handled >= MAX_REQUESTS_PER_TURN)
             break;
-        size_t len = (size_t)(nl - (c->in + start));
+        size_t len = (size_t)(nl - (p->in + start));
         if (len > PROTO_MAX_LINE) {
-            queue_reply(c, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
-            c->closing = true;
-            c->in_len = 0;
+            queue_reply(p, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
+            p->closing = true;
+            p->in_len = 0;
             return true;
         }
-        if (len > 0 && !c->closing)
-            queue_reply(c, d_handle(d, c, c->in + start, len));
+        if (len > 0 && !p->closing)
+            queue_reply(p, d_handle(d, p, p->in + start, len));
         start += len + 1;
         handled++;
     }
-    memmove(c->in, c->in + start, c->in_len - start);
-    c->in_len -= start;
-    if (c->in_len > PROTO_MAX_LINE) {
-        queue_reply(c, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
-        c->closing = true;
-        c->in_len = 0;
+    memmove(p->in, p->in + start, p->in_len - start);
+    p->in_len -= start;
+    if (p->in_len > PROTO_MAX_LINE) {
+        queue_reply(p, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
+        p->closing = true;
+        p->in_len = 0;
     }
     return true;
 }
 
-/* Sends pending output; returns false when the client is gone. */
-static bool flush_client(client *c)
+/* Sends pending output; returns false when the peer is gone. */
+static bool flush_peer(peer *p)
 {
-    while (c->out_off < c->out_len) {
-        ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+    while (p->out_off < p->out_len) {
+        ssize_t w = send(p->fd, p->out + p->out_off, p->out_len - p->out_off,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0)
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-        c->out_off += (size_t)w;
+        p->out_off += (size_t)w;
     }
-    c->out_off = c->out_len = 0;
-    return !c->closing;
+    p->out_off = p->out_len = 0;
+    return !p->closing;
 }
 
 int d_serve_once(daemon_state *d, int timeout_ms)
 {
-    int n = d->nclients;
+    int n = d->npeers;
     struct pollfd *fds = calloc((size_t)n + 1, sizeof *fds);
     if (!fds)
         return -1;
     fds[0] = (struct pollfd){d->listen_fd, POLLIN, 0};
     for (int i = 0; i < n; i++) {
-        client *c = d->clients[i];
-        fds[i + 1] = (struct pollfd){c->fd, (short)((c->closing ? 0 : POLLIN) |
-                                                    (c->out_len > c->out_off ? POLLOUT : 0)), 0};
+        peer *p = d->peers[i];
+        fds[i + 1] = (struct pollfd){p->fd, (short)((p->closing ? 0 : POLLIN) |
+                                                    (p->out_len > p->out_off ? POLLOUT : 0)), 0};
     }
     int r = poll(fds, (nfds_t)n + 1, timeout_ms);
     if (r < 0) {
@@ -232,7 +232,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     }
     for (int i = 0; i < n; i++)
         if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
-            gone[i] = !read_client(d, d->clients[i]);
+            gone[i] = !read_peer(d, d->peers[i]);
     /* Group commit: everything those requests changed is durable before any reply leaves. */
     if (d->in_txn)
         d_commit(d);
@@ -241,18 +241,18 @@ int d_serve_once(daemon_state *d, int timeout_ms)
         free(gone);
         return 0;
     }
-    double now = daemon_mono_now();
+    double now = clock_mono_s();
     for (int i = n - 1; i >= 0; i--) {
-        client *c = d->clients[i];
+        peer *p = d->peers[i];
         if (!gone[i])
-            gone[i] = !flush_client(c);
-        if (!gone[i] && c->out_len == 0 && now - c->last_active > CLIENT_IDLE_S)
+            gone[i] = !flush_peer(p);
+        if (!gone[i] && p->out_len == 0 && now - p->last_active > PEER_IDLE_S)
             gone[i] = true;
         if (gone[i])
-            drop_client(d, i);
+            drop_peer(d, i);
     }
     if (fds[0].revents & POLLIN)
-        accept_clients(d);
+        accept_peers(d);
     free(fds);
     free(gone);
     return 0;

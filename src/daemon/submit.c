@@ -11,11 +11,11 @@
 #include "util/strutil.h"
 
 /* A new task from the submission (which it takes), as the socket's peer submitted it. */
-static dtask *new_submitted(const client *c, submission *sub)
+static dtask *new_submitted(const peer *p, submission *sub)
 {
-    struct passwd *pw = getpwuid(c->uid);
+    struct passwd *pw = getpwuid(p->uid);
     char uname[32];
-    snprintf(uname, sizeof uname, "%u", (unsigned)c->uid);
+    snprintf(uname, sizeof uname, "%u", (unsigned)p->uid);
     dtask *t = d_new_task();
     if (!t || !(t->user = str_dup(pw ? pw->pw_name : uname))) {
         d_free_task(t);
@@ -23,8 +23,8 @@ static dtask *new_submitted(const client *c, submission *sub)
     }
     t->sub = *sub;
     submission_init(sub); /* the task owns it now */
-    t->uid = c->uid;
-    t->gid = c->gid;
+    t->uid = p->uid;
+    t->gid = p->gid;
     t->state = DS_QUEUED;
     t->submitted_at = daemon_wall_now();
     return t;
@@ -45,7 +45,7 @@ static int take_history(daemon_state *d, dtask *t, carma_err *err)
     return found < 0 ? -1 : 0;
 }
 
-int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, carma_err *err)
+int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carma_err *err)
 {
     if (sub->ngpus > d->ngpus)
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
@@ -53,7 +53,7 @@ int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, ca
     json_t *spec = submission_to_json(sub);
     char *spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
     json_decref(spec);
-    dtask *t = spec_text ? new_submitted(c, sub) : NULL;
+    dtask *t = spec_text ? new_submitted(p, sub) : NULL;
     if (!t) {
         free(spec_text);
         return carma_err_set(err, "out of memory");

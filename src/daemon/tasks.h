@@ -14,7 +14,7 @@
 #include "daemon/supervisor.h"
 
 /* submit.c: stores a new task and queues it; *id is its id. A refused task stores nothing. */
-int d_submit(daemon_state *d, const client *c, submission *sub, uint64_t *id, carma_err *err);
+int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carma_err *err);
 
 /* launch.c: places what the core allows, writes the attempts, commits, then starts their
  * supervisors. */

@@ -2,7 +2,9 @@
  * virtual GPUs whose memory use and activity are the sums of what the processes registered on
  * them (carma-fakejob) declared in the shared state file (fakegpu_state.h). Not the simulator
  * (src/sim), which models GPUs in virtual time without any process.
- * open() argument: "SPEC@STATEFILE", e.g. "2xA100-40GB@/var/lib/carma/sim-gpus". */
+ * open() argument: "SPEC@STATEFILE", e.g. "2xA100-40GB@/var/lib/carma/sim-gpus".
+ * A sample fails, every reading unknown but the GPUs' identity (from the specification), when
+ * the file cannot be read or lists fewer GPUs than were opened. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +18,10 @@
 struct gpu_backend {
     char *path;
     int ngpus;
+    fakegpu_dev gpus[FAKEGPU_MAX_GPUS]; /* the GPUs opened (the specification's) */
     double last_t;          /* monotonic time of the previous sample, 0 = none */
     double energy_mj[FAKEGPU_MAX_GPUS];
-    fakegpu_state st;
+    fakegpu_state st;       /* the file as the last sample read it */
 };
 
 static int fakegpu_open(gpu_backend **out, const char *arg, carma_err *err)
@@ -46,6 +49,7 @@ static int fakegpu_open(gpu_backend **out, const char *arg, carma_err *err)
         return -1;
     }
     b->ngpus = b->st.ngpus;
+    memcpy(b->gpus, b->st.gpus, sizeof b->gpus);
     *out = b;
     return 0;
 }
@@ -55,10 +59,30 @@ static int fakegpu_count(gpu_backend *b)
     return b->ngpus;
 }
 
+/* A GPU whose readings are unknown: only what was opened (its UUID and name) is said. */
+static void unknown_reading(const gpu_backend *b, int g, gpu_reading *r)
+{
+    memset(r, 0, sizeof *r);
+    r->index = g;
+    snprintf(r->uuid, sizeof r->uuid, "%s", b->gpus[g].uuid);
+    snprintf(r->name, sizeof r->name, "sim %s", b->gpus[g].name);
+    r->util_gpu = r->smact = r->smocc = r->drama = NAN;
+    r->power_w = r->energy_mj = NAN;
+    r->src_activity = r->src_power = SRC_UNKNOWN;
+}
+
 static int fakegpu_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
 {
-    if (fakegpu_state_read(b->path, &b->st, err))
+    int rc = fakegpu_state_read(b->path, &b->st, err);
+    /* A file that lost GPUs (truncated) would give them no UUID: no sample rather than that. */
+    if (rc == 0 && b->st.ngpus < b->ngpus)
+        rc = carma_err_set(err, "sim state %s lists %d of the backend's %d GPUs", b->path,
+                           b->st.ngpus, b->ngpus);
+    if (rc) {
+        for (int g = 0; g < b->ngpus; g++)
+            unknown_reading(b, g, &out[g]);
         return -1;
+    }
     double now = clock_mono_s(), dt = b->last_t > 0 ? now - b->last_t : 0;
     b->last_t = now;
     for (int g = 0; g < b->ngpus; g++) {

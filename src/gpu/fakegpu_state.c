@@ -1,4 +1,7 @@
-/* fakegpu_state.c — reading and updating the fake-GPU backend's shared state file under flock. */
+/* fakegpu_state.c — reading and updating the fake-GPU backend's shared state file under flock.
+ * The file is never written in place: each change is written whole to a private temporary file
+ * beside it, flushed, and renamed over it (replace_file), so that a writer killed at any point
+ * leaves the old contents or the new one, never a truncated file. */
 #include "gpu/fakegpu_state.h"
 
 #include <errno.h>
@@ -101,6 +104,8 @@ static bool pid_alive(pid_t pid)
 static int parse_text(const char *path, char *text, fakegpu_state *st, bool prune, carma_err *err)
 {
     memset(st, 0, sizeof *st);
+    if (!*text)
+        return carma_err_set(err, "%s: empty, not a carma sim state file", path);
     int lineno = 0;
     for (char *line = text, *next; line && *line; line = next) {
         lineno++;
@@ -182,11 +187,9 @@ static char *read_fd(int fd)
     return buf;
 }
 
-static int write_fd(int fd, const char *text)
+static int write_all(int fd, const char *text)
 {
     size_t len = strlen(text), off = 0;
-    if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) < 0)
-        return -1;
     while (off < len) {
         ssize_t w = write(fd, text + off, len - off);
         if (w < 0 && errno == EINTR)
@@ -198,19 +201,92 @@ static int write_fd(int fd, const char *text)
     return 0;
 }
 
+/* Flushes the directory holding path (the rename in it); best effort. */
+static void sync_dir(const char *path)
+{
+    char *dir = str_dup(path);
+    if (!dir)
+        return;
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0'; /* "/f": the root */
+    else if (slash)
+        *slash = '\0';
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/* Replaces the file at path with text, atomically: the text goes to PATH.tmp (created anew,
+ * mode 0600), is flushed to disk, and the temporary file is renamed over path. Readers see the
+ * old file or the new one; a writer killed before the rename leaves the old file and a stale
+ * PATH.tmp, which the next writer removes. The caller holds the lock of the file at path, and
+ * with it the temporary name. */
+static int replace_file(const char *path, const char *text, carma_err *err)
+{
+    size_t n = strlen(path) + sizeof ".tmp";
+    char *tmp = malloc(n);
+    if (!tmp)
+        return carma_err_set(err, "sim state %s: out of memory", path);
+    snprintf(tmp, n, "%s.tmp", path);
+    int fd = -1, e = 0;
+    if (unlink(tmp) && errno != ENOENT)
+        e = errno;
+    else if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+        e = errno;
+    else if (write_all(fd, text) || fsync(fd))
+        e = errno;
+    if (fd >= 0 && close(fd) && !e)
+        e = errno;
+    if (!e && rename(tmp, path))
+        e = errno;
+    if (e && fd >= 0)
+        unlink(tmp);
+    free(tmp);
+    if (e)
+        return carma_err_set(err, "sim state %s: write: %s", path, strerror(e));
+    sync_dir(path);
+    return 0;
+}
+
+/* Opens the file at path and locks it. The lock is the file's: since a writer replaces the
+ * file by renaming another over it, an exclusive lock won on a file that was replaced
+ * meanwhile guards nothing, and the file now at path is opened and locked instead. A reader
+ * (LOCK_SH) keeps the file it opened: old or new, it is whole. */
 static int open_locked(const char *path, int flags, int lock, carma_err *err)
 {
-    int fd = open(path, flags | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return carma_err_set(err, "sim state %s: %s", path, strerror(errno));
-    while (flock(fd, lock)) {
-        if (errno != EINTR) {
-            carma_err_set(err, "sim state %s: lock: %s", path, strerror(errno));
-            close(fd);
-            return -1;
+    for (;;) {
+        int fd = open(path, flags | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return carma_err_set(err, "sim state %s: %s", path, strerror(errno));
+        while (flock(fd, lock)) {
+            if (errno != EINTR) {
+                carma_err_set(err, "sim state %s: lock: %s", path, strerror(errno));
+                close(fd);
+                return -1;
+            }
         }
+        struct stat held, now;
+        bool current = false;
+        int e = 0;
+        if (lock != LOCK_EX)
+            current = true;
+        else if (fstat(fd, &held))
+            e = errno;
+        else if (stat(path, &now))
+            e = errno == ENOENT ? 0 : errno; /* removed meanwhile: open it again */
+        else
+            current = now.st_dev == held.st_dev && now.st_ino == held.st_ino;
+        if (current)
+            return fd;
+        close(fd);
+        if (e)
+            return carma_err_set(err, "sim state %s: %s", path, strerror(e));
+        /* replaced while we waited for the lock: lock the file that replaced it */
     }
-    return fd;
 }
 
 static bool same_gpus(const fakegpu_state *a, const fakegpu_state *b)
@@ -226,10 +302,9 @@ static bool same_gpus(const fakegpu_state *a, const fakegpu_state *b)
 
 int fakegpu_state_init_file(const char *path, const fakegpu_state *gpus, carma_err *err)
 {
-    int fd = open_locked(path, O_RDWR | O_CREAT, LOCK_EX, err);
+    int fd = open_locked(path, O_RDONLY | O_CREAT, LOCK_EX, err);
     if (fd < 0)
         return -1;
-    fchmod(fd, 0666); /* fake jobs of any submitter register here (test backend only) */
     fakegpu_state *old = malloc(sizeof *old), *next = malloc(sizeof *next);
     char *text = read_fd(fd), *out = NULL;
     int rc = -1;
@@ -244,10 +319,10 @@ int fakegpu_state_init_file(const char *path, const fakegpu_state *gpus, carma_e
         next->nprocs = old->nprocs;
     }
     out = format_text(next);
-    if (!out || write_fd(fd, out))
-        carma_err_set(err, "sim state %s: write: %s", path, strerror(errno));
+    if (!out)
+        carma_err_set(err, "sim state %s: out of memory", path);
     else
-        rc = 0;
+        rc = replace_file(path, out, err);
 done:
     free(out);
     free(text);
@@ -295,7 +370,7 @@ static int resolve_device(const fakegpu_state *st, const char *item)
 /* Applies a change to the state under the exclusive lock. */
 static int update(const char *path, int (*fn)(fakegpu_state *, void *), void *arg, carma_err *err)
 {
-    int fd = open_locked(path, O_RDWR, LOCK_EX, err);
+    int fd = open_locked(path, O_RDONLY, LOCK_EX, err);
     if (fd < 0)
         return -1;
     fakegpu_state *st = malloc(sizeof *st);
@@ -314,10 +389,10 @@ static int update(const char *path, int (*fn)(fakegpu_state *, void *), void *ar
         goto done;
     }
     out = format_text(st);
-    if (!out || write_fd(fd, out)) {
-        rc = carma_err_set(err, "sim state %s: write: %s", path, strerror(errno));
-        goto done;
-    }
+    if (!out)
+        rc = carma_err_set(err, "sim state %s: out of memory", path);
+    else if (replace_file(path, out, err))
+        rc = -1;
 done:
     free(out);
     free(text);

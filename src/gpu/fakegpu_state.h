@@ -3,6 +3,12 @@
  * writes its registration here (under an exclusive flock); the backend reads it (under a shared
  * flock) every tick. The file's format and its "sim" words are on disk: kept as they were.
  *
+ * A change never rewrites the file in place: the new contents go to PATH.tmp in the same
+ * directory, are flushed, and are renamed over PATH. A writer killed at any moment (the fake
+ * jobs of a cancelled task are SIGKILLed) leaves the old file or the new one, never a partial
+ * one. So a writer needs write access to the directory, and the file is private (0600) to the
+ * user who last wrote it.
+ *
  * Text format, one record a line:
  *     carma-sim 1
  *     gpu UUID NAME TOTAL_MIB TDP_W
@@ -43,12 +49,12 @@ typedef struct fakegpu_state {
 /* Parses "2xA100-40GB" or "2xA100-40GB,1xV100-16GB": COUNTxNAME, NAME ending in -<N>GB. */
 int fakegpu_parse_spec(const char *spec, fakegpu_state *out, carma_err *err);
 
-/* Creates the file with these GPUs (mode 0666: fake jobs of every user register in it). When
- * the file already describes the same GPUs, the processes in it are kept (a restarted daemon
- * finds its running fake jobs again). */
+/* Creates (or replaces) the file with these GPUs. When the file already describes the same
+ * GPUs, the processes in it are kept (a restarted daemon finds its running fake jobs again). */
 int fakegpu_state_init_file(const char *path, const fakegpu_state *gpus, carma_err *err);
 
-/* Reads the file; processes that no longer exist are left out. */
+/* Reads the file; processes that no longer exist are left out. An empty file, or one without
+ * the header line, is an error. */
 int fakegpu_state_read(const char *path, fakegpu_state *out, carma_err *err);
 
 /* Registers `mib` of memory and the activity on each GPU named in `devices` (a

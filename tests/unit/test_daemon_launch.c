@@ -5,7 +5,7 @@
  * the launch fails with a clear error instead of starting the task without it.
  *
  * Allocation failures are injected into env.c alone: this file compiles env.c itself with
- * malloc, realloc and str_dup counted (and failed on demand), and the linker takes these
+ * malloc, array_grow and str_dup counted (and failed on demand), and the linker takes these
  * definitions of d_task_env and d_task_env_free instead of the library's. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +25,8 @@
 #include "daemon/journal.h"
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
+#include "gpu/fakegpu_state.h"
+#include "util/array.h"
 #include "util/strutil.h"
 
 /* ---- env.c, with its allocations counted and failed on demand ---------------------------- */
@@ -40,9 +42,13 @@ static void *env_test_malloc(size_t n)
 {
     return env_alloc_fails() ? NULL : malloc(n);
 }
-static void *env_test_realloc(void *p, size_t n)
+/* array_grow allocates only when the array must grow: only those calls count. */
+static void *env_test_array_grow(void *items, size_t *cap, size_t need, size_t elem,
+                                 size_t initial)
 {
-    return env_alloc_fails() ? NULL : realloc(p, n);
+    if ((need > *cap || !items) && env_alloc_fails())
+        return NULL;
+    return array_grow(items, cap, need, elem, initial);
 }
 static char *env_test_str_dup(const char *s)
 {
@@ -50,11 +56,11 @@ static char *env_test_str_dup(const char *s)
 }
 
 #define malloc env_test_malloc
-#define realloc env_test_realloc
+#define array_grow env_test_array_grow
 #define str_dup env_test_str_dup
 #include "daemon/env.c"
 #undef malloc
-#undef realloc
+#undef array_grow
 #undef str_dup
 
 /* ---- a daemon's state, in process ------------------------------------------------------- */
@@ -93,7 +99,7 @@ static int setup(void **state)
     opts.state_dir = state_dir;
     opts.socket_path = "/nonexistent";
     opts.backend = "sim";
-    opts.sim_gpus = "2xA100-40GB";
+    opts.fakegpu_spec = "2xA100-40GB";
     opts.stop = &never;
     opts.log = log_line;
     d = calloc(1, sizeof *d);
@@ -139,9 +145,9 @@ static dtask *submit(const char *command, const char *env_json)
     carma_err err;
     assert_int_equal(submission_from_json(j, &sub, &err), 0);
     json_decref(j);
-    client c = {.fd = -1, .uid = getuid(), .gid = getgid(), .pid = getpid()};
+    peer p = {.fd = -1, .uid = getuid(), .gid = getgid(), .pid = getpid()};
     uint64_t id = 0;
-    assert_int_equal(d_submit(d, &c, &sub, &id, &err), 0);
+    assert_int_equal(d_submit(d, &p, &sub, &id, &err), 0);
     assert_true(d_commit(d));
     dtask *t = d_task(d, id);
     assert_non_null(t);
@@ -310,12 +316,59 @@ static void launch_fails_when_the_environment_cannot_be_built(void **state)
     assert_int_equal(next->state, DS_DONE);
 }
 
+/* A fake-GPU state file found empty (as a writer killed mid-update once left it): the sample
+ * fails, logged, and the GPUs' readings are unknown, but each GPU keeps its UUID, so a task's
+ * CUDA_VISIBLE_DEVICES is never empty. The file written again, the samples are whole again. */
+static void empty_fake_gpu_state_leaves_gpus_unknown_not_nameless(void **state)
+{
+    (void)state;
+    assert_true(d->fakegpu_state_path[0] != '\0');
+    char uuid1[96];
+    snprintf(uuid1, sizeof uuid1, "%s", d->readings[1].uuid);
+    assert_true(uuid1[0] != '\0');
+    assert_int_equal(truncate(d->fakegpu_state_path, 0), 0);
+    logbuf[0] = '\0';
+    d_monitor_tick(d);
+    if (!strstr(logbuf, "GPU sample failed: ") || !strstr(logbuf, "empty"))
+        fail_msg("log should say the sample failed on an empty file:\n%s", logbuf);
+    for (int g = 0; g < d->ngpus; g++) {
+        assert_true(d->readings[g].uuid[0] != '\0');
+        assert_false(d->readings[g].mem_known);
+        assert_false(d->views[g].free_known);
+    }
+    assert_string_equal(d->readings[1].uuid, uuid1);
+
+    dtask *t = d_new_task();
+    assert_non_null(t);
+    t->st.id = 9;
+    t->uid = getuid();
+    t->user = str_dup("someone");
+    t->att.n = 1;
+    t->att.ngpus = 1;
+    t->att.gpus[0] = 1;
+    task_env e;
+    carma_err err;
+    env_fail_at = 0;
+    assert_int_equal(d_task_env(d, t, &e, &err), 0);
+    assert_string_equal(env_get(&e, "CUDA_VISIBLE_DEVICES"), uuid1);
+    d_task_env_free(&e);
+    d_free_task(t);
+
+    fakegpu_state st;
+    assert_int_equal(fakegpu_parse_spec(opts.fakegpu_spec, &st, &err), 0);
+    assert_int_equal(fakegpu_state_init_file(d->fakegpu_state_path, &st, &err), 0);
+    d_monitor_tick(d);
+    for (int g = 0; g < d->ngpus; g++)
+        assert_true(d->readings[g].mem_known && d->views[g].free_known);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launched_task_sees_its_gpus_and_env),
         cmocka_unit_test(environment_is_whole_or_refused),
         cmocka_unit_test(launch_fails_when_the_environment_cannot_be_built),
+        cmocka_unit_test(empty_fake_gpu_state_leaves_gpus_unknown_not_nameless),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "daemon/client.h"
+#include "daemon/connect.h"
 #include "daemon/daemon.h"
 #include "daemon/proto.h"
 
@@ -57,14 +57,14 @@ static int start_daemon(void **state)
         o.socket_path = sock;
         o.state_dir = state_dir;
         o.backend = "sim";
-        o.sim_gpus = "1xA100-40GB";
+        o.fakegpu_spec = "1xA100-40GB";
         o.stop = &stop_flag;
         carma_err err;
         _exit(daemon_run(&o, &err) ? 1 : 0);
     }
     carma_err err;
     for (int i = 0; i < 500; i++) {
-        int fd = client_connect(sock, &err);
+        int fd = daemon_connect(sock, &err);
         if (fd >= 0) {
             close(fd);
             return 0;
@@ -90,7 +90,7 @@ static int stop_daemon(void **state)
 static int raw_connect(void)
 {
     carma_err err;
-    int fd = client_connect(sock, &err);
+    int fd = daemon_connect(sock, &err);
     assert_true(fd >= 0);
     struct timeval tv = {5, 0}; /* a broken daemon fails the test instead of hanging it */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -142,9 +142,9 @@ static void expect_error(int fd, const char *request, const char *needle)
 static void ping(void)
 {
     carma_err err;
-    int fd = client_connect(sock, &err);
+    int fd = daemon_connect(sock, &err);
     assert_true(fd >= 0);
-    json_t *r = client_call(fd, json_pack("{ss}", "verb", "ping"), &err);
+    json_t *r = daemon_call(fd, json_pack("{ss}", "verb", "ping"), &err);
     assert_non_null(r);
     assert_int_equal(json_integer_value(json_object_get(r, "uid")), getuid());
     json_decref(r);
@@ -214,9 +214,9 @@ static void hanging_clients_block_nobody(void **state)
         ping();
     /* A valid submission from another client goes through meanwhile. */
     carma_err err;
-    int fd = client_connect(sock, &err);
+    int fd = daemon_connect(sock, &err);
     json_t *task = json_pack("{ssss}", "command", "true", "cwd", "/");
-    json_t *r = client_call(fd, json_pack("{ssso}", "verb", "submit", "task", task), &err);
+    json_t *r = daemon_call(fd, json_pack("{ssso}", "verb", "submit", "task", task), &err);
     assert_non_null(r);
     assert_int_equal(json_integer_value(json_object_get(r, "id")), 1);
     json_decref(r);

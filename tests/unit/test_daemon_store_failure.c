@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "daemon/client.h"
+#include "daemon/connect.h"
 #include "daemon/daemon.h"
 
 static char root[64], sock[128], state_dir[128], db_path[160], err_path[160];
@@ -93,7 +93,7 @@ static void start_daemon(void)
         o.socket_path = sock;
         o.state_dir = state_dir;
         o.backend = "sim";
-        o.sim_gpus = "1xA100-40GB";
+        o.fakegpu_spec = "1xA100-40GB";
         o.stop = &stop_flag;
         carma_err err;
         if (daemon_run(&o, &err) == 0)
@@ -107,7 +107,7 @@ static void start_daemon(void)
     }
     carma_err err;
     for (int i = 0; i < 500; i++) {
-        int fd = client_connect(sock, &err);
+        int fd = daemon_connect(sock, &err);
         if (fd >= 0) {
             close(fd);
             return;
@@ -146,7 +146,7 @@ static void stop_daemon(void)
 static json_t *call_raw(const char *request)
 {
     carma_err err;
-    int fd = client_connect(sock, &err);
+    int fd = daemon_connect(sock, &err);
     assert_true(fd >= 0);
     struct timeval tv = {20, 0}; /* a daemon that neither answers nor exits fails the test */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

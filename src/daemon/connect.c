@@ -1,5 +1,5 @@
-/* client.c — blocking request/reply over the daemon's Unix socket. */
-#include "daemon/client.h"
+/* connect.c — blocking request/reply over the daemon's Unix socket. */
+#include "daemon/connect.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,8 +9,9 @@
 #include <unistd.h>
 
 #include "daemon/proto.h"
+#include "util/array.h"
 
-int client_connect(const char *socket_path, carma_err *err)
+int daemon_connect(const char *socket_path, carma_err *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(socket_path) >= sizeof sa.sun_path)
@@ -28,7 +29,7 @@ int client_connect(const char *socket_path, carma_err *err)
     return fd;
 }
 
-json_t *client_call(int fd, json_t *req, carma_err *err)
+json_t *daemon_call(int fd, json_t *req, carma_err *err)
 {
     size_t len;
     char *line = proto_encode_line(req, &len);
@@ -49,22 +50,19 @@ json_t *client_call(int fd, json_t *req, carma_err *err)
         off += (size_t)w;
     }
     free(line);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
     for (;;) {
-        if (!buf) {
-            carma_err_set(err, "out of memory");
-            return NULL;
-        }
         if (n > 0 && buf[n - 1] == '\n')
             break;
         if (n == cap) {
-            char *g = realloc(buf, cap * 2);
-            if (!g)
+            char *g = array_grow(buf, &cap, n + 1, 1, 65536);
+            if (!g) {
                 free(buf);
+                carma_err_set(err, "out of memory");
+                return NULL;
+            }
             buf = g;
-            cap *= 2;
-            continue;
         }
         ssize_t r = recv(fd, buf + n, cap - n, 0);
         if (r < 0 && errno == EINTR)

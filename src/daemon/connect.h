@@ -1,0 +1,18 @@
+/* connect.h — the command side of the daemon protocol (the CLI's): connect to the daemon's
+ * socket, send one request, read its reply line. */
+#ifndef CARMA_DAEMON_CONNECT_H
+#define CARMA_DAEMON_CONNECT_H
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+/* Connects to the daemon's socket (daemon_socket_path says which). Returns the fd, or -1
+ * with err saying why (and that the daemon may not be running). */
+int daemon_connect(const char *socket_path, carma_err *err);
+
+/* Sends req (the reference is taken) and reads the reply. Returns the reply when it says
+ * ok; otherwise NULL with err holding the daemon's error (or the transport's). */
+json_t *daemon_call(int fd, json_t *req, carma_err *err);
+
+#endif
