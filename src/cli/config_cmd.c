@@ -1,4 +1,5 @@
-/* config_cmd.c — `carma config`: print the configuration in effect as a valid config file. */
+/* config_cmd.c — `carma config`: print the configuration in effect as a valid config file
+ * (core/config.h: the option table writes it). */
 #include <getopt.h>
 #include <stdio.h>
 
@@ -6,9 +7,11 @@
 #include "cli/commands.h"
 
 static const char *const usage =
-    "usage: carma config [--config FILE] [--set KEY=VALUE]...\n\n"
+    "usage: carma config [--list] [--config FILE] [--set KEY=VALUE]...\n\n"
     "Prints every option with its value in effect: the built-in defaults (CARMA's), then\n"
-    "FILE (or $CARMA_CONFIG), then each --set. The output is itself a valid config file.\n";
+    "FILE (or $CARMA_CONFIG), then each --set. The output is itself a valid config file.\n\n"
+    "  --list   also say, for each option, where it applies (sched: carma daemon and carma\n"
+    "           simulate; daemon; sim: carma simulate), what it takes and its default\n";
 
 int cmd_config(int argc, char **argv)
 {
@@ -20,6 +23,7 @@ int cmd_config(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     cli_config_args cargs = {0};
+    bool list = false;
     int opt;
     opterr = 0;
     optind = 1;
@@ -33,6 +37,7 @@ int cmd_config(int argc, char **argv)
                 return EXIT_USAGE;
             break;
         case 'l':
+            list = true;
             break;
         case 'h':
             fputs(usage, stdout);
@@ -47,6 +52,9 @@ int cmd_config(int argc, char **argv)
     carma_err err;
     if (cli_load_config(&cfg, &cargs, &err))
         return cli_fail("config", &err);
-    config_write(&cfg, stdout);
+    if (list)
+        config_write_list(&cfg, stdout);
+    else
+        config_write(&cfg, stdout);
     return 0;
 }

@@ -1,4 +1,5 @@
-/* config.c — the option table behind carma's config file and --set overrides. */
+/* config.c — parsing, --set, checking and writing of carma's config, all by walking the option
+ * table (config_table.c). */
 #include "core/config.h"
 
 #include <errno.h>
@@ -7,208 +8,245 @@
 
 #include "util/strutil.h"
 
-typedef enum opt_kind { OPT_POLICY, OPT_ESTIMATOR, OPT_AGG, OPT_FRACTION, OPT_SECONDS,
-                        OPT_MIB, OPT_COUNT, OPT_POSITIVE, OPT_NUMBER, OPT_BOOL,
-                        OPT_GPU_MODEL, OPT_STRING } opt_kind;
+/* ---- the names of the enum types, from their own tables ----------------------------------- */
 
-typedef struct config_option {
-    const char *key;
-    opt_kind kind;
-    size_t offset; /* into carma_config */
-    const char *help;
-} config_option;
+static int enum_count(config_type type)
+{
+    switch (type) {
+    case CONFIG_POLICY:
+        return POLICY_COUNT;
+    case CONFIG_ESTIMATOR:
+        return MEM_SOURCE_COUNT;
+    case CONFIG_AGG:
+        return AGG_COUNT;
+    default:
+        return 0;
+    }
+}
 
-#define SCHED_FIELD(f) offsetof(carma_config, sched) + offsetof(sched_config, f)
-#define DAEMON_FIELD(f) offsetof(carma_config, daemon) + offsetof(daemon_config, f)
-#define SIM_FIELD(f) offsetof(carma_config, sim) + offsetof(sim_params, f)
+static const char *enum_name(config_type type, int i)
+{
+    switch (type) {
+    case CONFIG_POLICY:
+        return policy_name((policy_id)i);
+    case CONFIG_ESTIMATOR:
+        return mem_source_estimator_name((mem_source)i);
+    case CONFIG_AGG:
+        return agg_mode_name((agg_mode)i);
+    default:
+        return "?";
+    }
+}
 
-static const config_option options[] = {
-    {"policy", OPT_POLICY, SCHED_FIELD(policy),
-     "placement policy: exclusive, or-rr, oracle-ff, oracle-bf, oracle-magm, oracle-lug, "
-     "or-magm, or-lug, est-magm, est-lug, horus, lucid"},
-    {"estimator", OPT_ESTIMATOR, SCHED_FIELD(estimator),
-     "memory figure of the est-* policies: none (the measured figure), horus, faketensor, "
-     "gpumemnet, carma"},
-    {"smact_threshold", OPT_FRACTION, SCHED_FIELD(thr_smact),
-     "utilization gate: reject a GPU when SMACT >= this and (SMOCC or DRAMA over theirs)"},
-    {"smocc_threshold", OPT_FRACTION, SCHED_FIELD(thr_smocc), "utilization gate: SMOCC threshold"},
-    {"drama_threshold", OPT_FRACTION, SCHED_FIELD(thr_drama), "utilization gate: DRAMA threshold"},
-    {"reserve_mib", OPT_MIB, SCHED_FIELD(reserve_mib),
-     "MiB held back from every GPU's free memory"},
-    {"margin_mib", OPT_MIB, SCHED_FIELD(margin_mib),
-     "MiB added to a task's figure by the oracle-* and est-* policies"},
-    {"or_min_free_mib", OPT_MIB, SCHED_FIELD(or_min_free_mib),
-     "fixed free-memory floor of or-magm and or-lug"},
-    {"window", OPT_POSITIVE, SCHED_FIELD(window), "monitoring samples per GPU in the rolling window"},
-    {"aggregation", OPT_AGG, SCHED_FIELD(agg), "window aggregation: mean, ewma, risk (CARMA: 0.2 mean + 0.3 median + 0.3 p95 + 0.2 EMA), "
-     "risk-equal (AEGIS: 0.25 each)"},
-    {"ewma_alpha", OPT_FRACTION, SCHED_FIELD(ewma_alpha), "smoothing factor of the ewma aggregation"},
-    {"grace_s", OPT_SECONDS, SCHED_FIELD(grace_s),
-     "seconds a GPU takes no new task after a launched task's process appears on it"},
-    {"retry_cap", OPT_COUNT, SCHED_FIELD(retry_cap),
-     "out-of-memory relaunches of a task before it fails for good"},
-    {"horus_util_budget", OPT_NUMBER, SCHED_FIELD(horus_util_budget),
-     "horus: a GPU takes a task while the summed profiled utilization of its tasks stays at "
-     "or below this (1 = 100 %)"},
-    {"lucid_max_jobs", OPT_POSITIVE, SCHED_FIELD(lucid_max_jobs),
-     "lucid: at most this many tasks per GPU"},
-    {"lucid_class_capacity", OPT_COUNT, SCHED_FIELD(lucid_class_capacity),
-     "lucid: the sharing classes (Tiny 0, Medium 1, Jumbo 2) of a GPU's tasks sum to at most this"},
-    {"socket", OPT_STRING, DAEMON_FIELD(socket),
-     "daemon socket path (empty: /run/carma/carma.sock as root, else /tmp/carma-UID.sock); "
-     "$CARMA_SOCKET overrides it for clients"},
-    {"state_dir", OPT_STRING, DAEMON_FIELD(state_dir),
-     "daemon state directory: database and task logs (empty: /var/lib/carma as root, else "
-     "~/.local/state/carma)"},
-    {"gpu_backend", OPT_STRING, DAEMON_FIELD(gpu_backend), "daemon GPU backend: sim or nvml"},
-    {"sim_gpus", OPT_STRING, DAEMON_FIELD(sim_gpus),
-     "GPUs of the sim backend, e.g. 2xA100-40GB or 1xA100-40GB,1xV100-16GB"},
-    {"sample_interval_s", OPT_SECONDS, DAEMON_FIELD(sample_interval_s),
-     "daemon monitoring tick in seconds"},
-    {"kill_grace_s", OPT_SECONDS, DAEMON_FIELD(kill_grace_s),
-     "seconds between SIGTERM and SIGKILL when a task is cancelled"},
-    {"mps", OPT_BOOL, DAEMON_FIELD(mps),
-     "daemon: run tasks as CUDA MPS clients (on/off); a collocated task is capped at its memory "
-     "figure plus margin_mib, so an estimate that is too low fails that task alone"},
-    {"mps_pipe_dir", OPT_STRING, DAEMON_FIELD(mps_pipe_dir),
-     "daemon: MPS pipe directory (empty: STATE/mps/pipe)"},
-    {"mps_log_dir", OPT_STRING, DAEMON_FIELD(mps_log_dir),
-     "daemon: MPS log directory (empty: STATE/mps/log)"},
-    {"mps_active_thread_percentage", OPT_COUNT, DAEMON_FIELD(mps_thread_pct),
-     "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not set)"},
-    {"sim_server", OPT_STRING, SIM_FIELD(server),
-     "simulator: the server carma simulate runs on without --gpus, COUNTxMODEL"},
-    {"sim_startup_s", OPT_SECONDS, SIM_FIELD(startup_s),
-     "simulator: CPU start-up seconds of a task whose catalog row has none measured "
-     "(the measured ones: AEGIS solo end-to-end minus training-loop time)"},
-    {"sim_interference", OPT_BOOL, SIM_FIELD(interference),
-     "simulator: slow collocated tasks down (on/off)"},
-    {"sim_interference_smact_k", OPT_NUMBER, SIM_FIELD(interf_smact_k),
-     "simulator: a task runs at 1 / (1 + sum of its co-runners' pressure), pressure = "
-     "smact_k * max(0, SMACT - smact_knee) + drama_k * DRAMA of the co-runner's solo profile "
-     "(fitted to the 219 A100 pairs of data/aegis/pairwise_a100.csv, tools/fit_sim_models.py)"},
-    {"sim_interference_smact_knee", OPT_FRACTION, SIM_FIELD(interf_smact_knee),
-     "simulator: SMACT above which a co-runner slows the others (same fit)"},
-    {"sim_interference_drama_k", OPT_NUMBER, SIM_FIELD(interf_drama_k),
-     "simulator: slow-down per unit of a co-runner's DRAM activity (same fit)"},
-    {"sim_mem_ramp_s", OPT_SECONDS, SIM_FIELD(mem_ramp_s),
-     "simulator: seconds after its allocation a task grows from its early (first 200 s) peak "
-     "to its full-run peak, crashing out of memory if its GPU cannot hold that"},
-    {"sim_power_busy_frac", OPT_NUMBER, SIM_FIELD(power_busy_frac),
-     "simulator: a GPU holding tasks draws max_w * (busy_frac + util_frac * utilization) "
-     "(fitted to the DCGM energy of the real philly and saturn runs, tools/fit_sim_models.py)"},
-    {"sim_power_util_frac", OPT_NUMBER, SIM_FIELD(power_util_frac),
-     "simulator: power per unit of GPU utilization, as a fraction of max_w (same fit)"},
-    {"sim_gpu_model", OPT_GPU_MODEL, SIM_FIELD(gpu_models),
-     "simulator: an extra GPU model NAME:MEMORY:IDLE_W:MAX_W (repeat the key for more)"},
-};
+static const char *enum_what(config_type type)
+{
+    return type == CONFIG_POLICY      ? "policy"
+           : type == CONFIG_ESTIMATOR ? "estimator"
+                                      : "aggregation";
+}
 
-#define NOPTIONS (sizeof options / sizeof options[0])
+int config_names(config_type type, const char *sep, const char *last, char *buf, size_t size)
+{
+    int n = enum_count(type), len = 0;
+    if (size)
+        buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const char *before = i == 0 ? "" : i == n - 1 && last ? last : sep;
+        size_t at = (size_t)len < size ? (size_t)len : size;
+        int k = at < size ? snprintf(buf + at, size - at, "%s%s", before, enum_name(type, i))
+                          : snprintf(NULL, 0, "%s%s", before, enum_name(type, i));
+        len += k;
+    }
+    return len;
+}
 
-_Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as an OPT_STRING");
+const char *config_scope_name(config_scope scope)
+{
+    switch (scope) {
+    case CONFIG_SCHED:
+        return "sched";
+    case CONFIG_DAEMON:
+        return "daemon";
+    case CONFIG_SIM:
+        return "sim";
+    }
+    return "?";
+}
+
+/* ---- the rows ------------------------------------------------------------------------------ */
+
+const config_row *config_find(const char *name)
+{
+    for (size_t i = 0; i < config_nrows; i++)
+        if (!strcmp(config_rows[i].name, name))
+            return &config_rows[i];
+    return NULL;
+}
+
+static void *field_of(carma_config *cfg, const config_row *r)
+{
+    return (char *)cfg + r->offset;
+}
+
+static const void *cfield_of(const carma_config *cfg, const config_row *r)
+{
+    return (const char *)cfg + r->offset;
+}
+
+/* The row's default, as a pointer to a value of its type. */
+static const void *default_of(const config_row *r)
+{
+    switch (r->type) {
+    case CONFIG_POLICY:
+        return r->def.policy;
+    case CONFIG_ESTIMATOR:
+        return r->def.estimator;
+    case CONFIG_AGG:
+        return r->def.agg;
+    case CONFIG_DOUBLE:
+        return r->def.d;
+    case CONFIG_INT:
+        return r->def.i;
+    case CONFIG_MIB:
+        return r->def.mib;
+    case CONFIG_BOOL:
+        return r->def.b;
+    case CONFIG_STRING:
+        return r->def.s;
+    case CONFIG_GPU_MODELS:
+        return r->def.models;
+    }
+    return NULL;
+}
+
+static size_t size_of(config_type type)
+{
+    switch (type) {
+    case CONFIG_POLICY:
+        return sizeof(policy_id);
+    case CONFIG_ESTIMATOR:
+        return sizeof(mem_source);
+    case CONFIG_AGG:
+        return sizeof(agg_mode);
+    case CONFIG_DOUBLE:
+        return sizeof(double);
+    case CONFIG_INT:
+        return sizeof(int);
+    case CONFIG_MIB:
+        return sizeof(uint64_t);
+    case CONFIG_BOOL:
+        return sizeof(bool);
+    case CONFIG_STRING:
+        return CONFIG_STR_MAX;
+    case CONFIG_GPU_MODELS:
+        return sizeof(gpu_model_list);
+    }
+    return 0;
+}
 
 void config_defaults(carma_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    sched_config_defaults(&cfg->sched);
-    strcpy(cfg->daemon.gpu_backend, "nvml");
-    strcpy(cfg->daemon.sim_gpus, "2xA100-40GB");
-    cfg->daemon.sample_interval_s = 1.0;
-    cfg->daemon.kill_grace_s = 10.0;
-    sim_params_defaults(&cfg->sim);
+    for (size_t i = 0; i < config_nrows; i++) {
+        const config_row *r = &config_rows[i];
+        if (r->type == CONFIG_STRING)
+            snprintf(field_of(cfg, r), CONFIG_STR_MAX, "%s", r->def.s);
+        else
+            memcpy(field_of(cfg, r), default_of(r), size_of(r->type));
+    }
 }
 
-static const config_option *find_option(const char *key)
+/* "KEY: expected <what the row takes>, got 'TEXT'" */
+static int expected(const config_row *r, const char *value, carma_err *err)
 {
-    for (size_t i = 0; i < NOPTIONS; i++)
-        if (!strcmp(options[i].key, key))
-            return &options[i];
-    return NULL;
+    char what[96];
+    sched_bounds_describe(r->bounds, what, sizeof what);
+    return carma_err_set(err, "%s: expected %s, got '%s'", r->name, what, value);
 }
 
-static int set_option(carma_config *cfg, const config_option *o, const char *value, carma_err *err)
+static int parse_enum(config_type type, const char *value, void *field)
 {
-    char *field = (char *)cfg + o->offset;
-    double d;
-    int64_t i;
-    uint64_t u;
-    switch (o->kind) {
-    case OPT_POLICY:
-        if (policy_from_name(value, (policy_id *)field))
-            return carma_err_set(err, "%s: unknown policy '%s' (see `carma config --list`)", o->key,
-                                 value);
+    switch (type) {
+    case CONFIG_POLICY:
+        return policy_from_name(value, field);
+    case CONFIG_ESTIMATOR:
+        return mem_source_from_estimator(value, field);
+    case CONFIG_AGG:
+        return agg_mode_from_name(value, field);
+    default:
+        return -1;
+    }
+}
+
+static int set_row(carma_config *cfg, const config_row *r, const char *value, carma_err *err)
+{
+    void *field = field_of(cfg, r);
+    switch (r->type) {
+    case CONFIG_POLICY:
+    case CONFIG_ESTIMATOR:
+    case CONFIG_AGG:
+        if (parse_enum(r->type, value, field)) {
+            char names[512];
+            config_names(r->type, ", ", " or ", names, sizeof names);
+            return carma_err_set(err, "%s: unknown %s '%s' (expected %s)", r->name,
+                                 enum_what(r->type), value, names);
+        }
         return 0;
-    case OPT_ESTIMATOR:
-        if (mem_source_from_estimator(value, (mem_source *)field))
-            return carma_err_set(err,
-                                 "%s: unknown estimator '%s' (expected none, horus, faketensor, "
-                                 "gpumemnet or carma)",
-                                 o->key, value);
-        return 0;
-    case OPT_AGG:
-        if (agg_mode_from_name(value, (agg_mode *)field))
-            return carma_err_set(err, "%s: unknown aggregation '%s' (expected mean, ewma, risk or "
-                                 "risk-equal)",
-                                 o->key, value);
-        return 0;
-    case OPT_FRACTION:
-        if (parse_double(value, &d) || d < 0 || d > 1)
-            return carma_err_set(err, "%s: expected a fraction between 0 and 1, got '%s'", o->key,
-                                 value);
+    case CONFIG_DOUBLE: {
+        double d;
+        if (parse_double(value, &d))
+            return expected(r, value, err);
+        if (sched_bounds_check(r->bounds, d, r->name, err))
+            return -1;
         *(double *)field = d;
-        return 0;
-    case OPT_SECONDS:
-        if (parse_double(value, &d) || d < 0)
-            return carma_err_set(err, "%s: expected seconds >= 0, got '%s'", o->key, value);
-        *(double *)field = d;
-        return 0;
-    case OPT_MIB:
-        if (parse_size_mib(value, &u))
-            return carma_err_set(err, "%s: expected a size in MiB (e.g. 2048, 2G), got '%s'",
-                                 o->key, value);
-        *(uint64_t *)field = u;
-        return 0;
-    case OPT_STRING:
-        if (strlen(value) >= CONFIG_STR_MAX)
-            return carma_err_set(err, "%s: value longer than %d characters", o->key,
-                                 CONFIG_STR_MAX - 1);
-        strcpy(field, value);
-        return 0;
-    case OPT_NUMBER:
-        if (parse_double(value, &d) || d < 0)
-            return carma_err_set(err, "%s: expected a number >= 0, got '%s'", o->key, value);
-        *(double *)field = d;
-        return 0;
-    case OPT_BOOL:
-        if (parse_bool(value, (bool *)field))
-            return carma_err_set(err, "%s: expected on or off, got '%s'", o->key, value);
-        return 0;
-    case OPT_GPU_MODEL: {
-        gpu_model m;
-        if (gpu_model_parse(value, &m, err) ||
-            gpu_model_list_add((gpu_model_list *)field, &m, err))
-            return carma_err_prefix(err, "%s", o->key);
         return 0;
     }
-    case OPT_COUNT:
-    case OPT_POSITIVE: {
-        int64_t lo = o->kind == OPT_POSITIVE ? 1 : 0;
-        if (parse_i64(value, &i) || i < lo || i > 1000000)
-            return carma_err_set(err, "%s: expected an integer >= %lld, got '%s'", o->key,
-                                 (long long)lo, value);
+    case CONFIG_INT: {
+        int64_t i;
+        if (parse_i64(value, &i))
+            return expected(r, value, err);
+        if (sched_bounds_check(r->bounds, (double)i, r->name, err))
+            return -1;
+        if (i > CONFIG_INT_MAX || i < -CONFIG_INT_MAX)
+            return carma_err_set(err, "%s: expected at most %d, got %lld", r->name,
+                                 CONFIG_INT_MAX, (long long)i);
         *(int *)field = (int)i;
         return 0;
     }
+    case CONFIG_MIB: {
+        uint64_t u;
+        if (parse_size_mib(value, &u))
+            return carma_err_set(err, "%s: expected a size in MiB (e.g. 2048, 2G), got '%s'",
+                                 r->name, value);
+        *(uint64_t *)field = u;
+        return 0;
     }
-    return carma_err_set(err, "%s: unhandled option kind", o->key);
+    case CONFIG_BOOL:
+        if (parse_bool(value, field))
+            return carma_err_set(err, "%s: expected on or off, got '%s'", r->name, value);
+        return 0;
+    case CONFIG_STRING:
+        if (strlen(value) >= CONFIG_STR_MAX)
+            return carma_err_set(err, "%s: value longer than %d characters", r->name,
+                                 CONFIG_STR_MAX - 1);
+        strcpy(field, value);
+        return 0;
+    case CONFIG_GPU_MODELS: {
+        gpu_model m;
+        if (gpu_model_parse(value, &m, err) || gpu_model_list_add(field, &m, err))
+            return carma_err_prefix(err, "%s", r->name);
+        return 0;
+    }
+    }
+    return carma_err_set(err, "%s: unhandled option type", r->name);
 }
 
 int config_set(carma_config *cfg, const char *key, const char *value, carma_err *err)
 {
-    const config_option *o = find_option(key);
-    if (!o)
+    const config_row *r = config_find(key);
+    if (!r)
         return carma_err_set(err, "unknown config key '%s' (see `carma config --list`)", key);
-    return set_option(cfg, o, value, err);
+    return set_row(cfg, r, value, err);
 }
 
 int config_set_pair(carma_config *cfg, const char *pair, carma_err *err)
@@ -252,8 +290,8 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
         }
         *eq = '\0';
         char *key = str_trim(line), *value = str_trim(eq + 1);
-        const config_option *o = find_option(key);
-        if (!*value && !(o && o->kind == OPT_STRING)) { /* "" = a string's built-in default */
+        const config_row *r = config_find(key);
+        if (!*value && !(r && r->type == CONFIG_STRING)) { /* "" = a string's built-in default */
             rc = carma_err_set(err, "%s:%zu: %s: missing value", path, lineno, key);
             break;
         }
@@ -272,69 +310,155 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
 
 int config_validate(const carma_config *cfg, carma_err *err)
 {
-    if (cfg->daemon.sample_interval_s < 0.01 || cfg->daemon.sample_interval_s > 3600)
-        return carma_err_set(err, "sample_interval_s: expected 0.01..3600 seconds");
-    if (cfg->daemon.mps_thread_pct < 0 || cfg->daemon.mps_thread_pct > 100)
-        return carma_err_set(err, "mps_active_thread_percentage: expected 0..100, got %d",
-                             cfg->daemon.mps_thread_pct);
+    for (size_t i = 0; i < config_nrows; i++) {
+        const config_row *r = &config_rows[i];
+        const void *field = cfield_of(cfg, r);
+        if (r->type == CONFIG_DOUBLE &&
+            sched_bounds_check(r->bounds, *(const double *)field, r->name, err))
+            return -1;
+        if (r->type == CONFIG_INT &&
+            sched_bounds_check(r->bounds, *(const int *)field, r->name, err))
+            return -1;
+    }
+    for (size_t i = 0; i < config_nrows; i++)
+        if (config_rows[i].check && config_rows[i].check(cfg, err))
+            return -1;
+    /* The rows cover these; they guard that what passes here is what the core and the
+     * simulator accept. */
     if (sched_config_validate(&cfg->sched, err))
         return -1;
     return sim_params_validate(&cfg->sim, err);
 }
 
-static void write_value(const carma_config *cfg, const config_option *o, FILE *out)
+/* ---- writing ------------------------------------------------------------------------------- */
+
+static void write_value(const config_row *r, const void *field, FILE *out)
 {
-    const char *field = (const char *)cfg + o->offset;
-    switch (o->kind) {
-    case OPT_POLICY:
+    switch (r->type) {
+    case CONFIG_POLICY:
         fputs(policy_name(*(const policy_id *)field), out);
         break;
-    case OPT_ESTIMATOR:
+    case CONFIG_ESTIMATOR:
         fputs(mem_source_estimator_name(*(const mem_source *)field), out);
         break;
-    case OPT_AGG:
+    case CONFIG_AGG:
         fputs(agg_mode_name(*(const agg_mode *)field), out);
         break;
-    case OPT_FRACTION:
-    case OPT_SECONDS:
-    case OPT_NUMBER:
-        fprintf(out, "%g", *(const double *)field);
+    case CONFIG_DOUBLE: /* 15 digits: what the user typed comes back */
+        fprintf(out, "%.15g", *(const double *)field);
         break;
-    case OPT_MIB:
+    case CONFIG_MIB:
         fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)field);
         break;
-    case OPT_COUNT:
-    case OPT_POSITIVE:
+    case CONFIG_INT:
         fprintf(out, "%d", *(const int *)field);
         break;
-    case OPT_STRING:
+    case CONFIG_STRING:
         fputs(field, out);
         break;
-    case OPT_BOOL:
+    case CONFIG_BOOL:
         fputs(*(const bool *)field ? "on" : "off", out);
         break;
-    case OPT_GPU_MODEL:
-        break; /* written by config_write, one line per model */
+    case CONFIG_GPU_MODELS: {
+        const gpu_model_list *l = field;
+        for (int j = 0; j < l->n; j++)
+            fprintf(out, "%s%s:%llu:%g:%g", j ? ", " : "", l->items[j].name,
+                    (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
+                    l->items[j].max_w);
+        if (l->n == 0)
+            fputs("none", out);
+        break;
+    }
+    }
+}
+
+/* "# help", with "{}" written as the names the row takes. */
+static void write_help(const config_row *r, FILE *out)
+{
+    const char *mark = enum_count(r->type) ? strstr(r->help, "{}") : NULL;
+    if (!mark) {
+        fprintf(out, "# %s\n", r->help);
+        return;
+    }
+    char names[512];
+    config_names(r->type, ", ", NULL, names, sizeof names);
+    fprintf(out, "# %.*s%s%s\n", (int)(mark - r->help), r->help, names, mark + 2);
+}
+
+/* "#   applies to: SCOPE (COMMANDS); takes ...; default ..." */
+static void write_about(const config_row *r, FILE *out)
+{
+    static const char *const users[] = {
+        [CONFIG_SCHED] = "carma daemon and carma simulate",
+        [CONFIG_DAEMON] = "carma daemon",
+        [CONFIG_SIM] = "carma simulate",
+    };
+    char takes[512];
+    switch (r->type) {
+    case CONFIG_POLICY:
+    case CONFIG_ESTIMATOR:
+    case CONFIG_AGG: {
+        char names[480];
+        config_names(r->type, ", ", " or ", names, sizeof names);
+        snprintf(takes, sizeof takes, "%s", names);
+        break;
+    }
+    case CONFIG_DOUBLE:
+    case CONFIG_INT:
+        sched_bounds_describe(r->bounds, takes, sizeof takes);
+        break;
+    case CONFIG_MIB:
+        snprintf(takes, sizeof takes, "a size in MiB (e.g. 2048, 2G)");
+        break;
+    case CONFIG_BOOL:
+        snprintf(takes, sizeof takes, "on or off");
+        break;
+    case CONFIG_STRING:
+        snprintf(takes, sizeof takes, "text");
+        break;
+    case CONFIG_GPU_MODELS:
+        snprintf(takes, sizeof takes, "NAME:MEMORY:IDLE_W:MAX_W, once per model");
+        break;
+    }
+    fprintf(out, "#   applies to: %s (%s); takes %s; default ", config_scope_name(r->scope),
+            users[r->scope], takes);
+    if (r->type == CONFIG_STRING && !*r->def.s)
+        fputs("empty", out);
+    else
+        write_value(r, default_of(r), out);
+    fputs("\n", out);
+}
+
+static void write_rows(const carma_config *cfg, bool about, FILE *out)
+{
+    for (size_t i = 0; i < config_nrows; i++) {
+        const config_row *r = &config_rows[i];
+        write_help(r, out);
+        if (about)
+            write_about(r, out);
+        if (r->type == CONFIG_GPU_MODELS) { /* one line per model */
+            const gpu_model_list *l = cfield_of(cfg, r);
+            if (l->n == 0)
+                fprintf(out, "# %s = A30-24GB:24G:30:165\n", r->name);
+            for (int j = 0; j < l->n; j++)
+                fprintf(out, "%s = %s:%llu:%g:%g\n", r->name, l->items[j].name,
+                        (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
+                        l->items[j].max_w);
+        } else {
+            fprintf(out, "%s = ", r->name);
+            write_value(r, cfield_of(cfg, r), out);
+            fputs("\n", out);
+        }
+        fputs("\n", out);
     }
 }
 
 void config_write(const carma_config *cfg, FILE *out)
 {
-    for (size_t i = 0; i < NOPTIONS; i++) {
-        if (options[i].kind == OPT_GPU_MODEL) {
-            const gpu_model_list *l = (const void *)((const char *)cfg + options[i].offset);
-            fprintf(out, "# %s\n", options[i].help);
-            if (l->n == 0)
-                fprintf(out, "# %s = A30-24GB:24G:30:165\n", options[i].key);
-            for (int j = 0; j < l->n; j++)
-                fprintf(out, "%s = %s:%llu:%g:%g\n", options[i].key, l->items[j].name,
-                        (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
-                        l->items[j].max_w);
-            fputs("\n", out);
-            continue;
-        }
-        fprintf(out, "# %s\n%s = ", options[i].help, options[i].key);
-        write_value(cfg, &options[i], out);
-        fputs("\n\n", out);
-    }
+    write_rows(cfg, false, out);
+}
+
+void config_write_list(const carma_config *cfg, FILE *out)
+{
+    write_rows(cfg, true, out);
 }

@@ -1,13 +1,23 @@
 /* config.h — carma's configuration: one `key = value` file (CARMA's defaults shipped in
  * data/carma.conf), every key also settable from the command line with --set KEY=VALUE.
- * A table of options drives parsing, defaults, validation and `carma config --list`. */
+ *
+ * One table (config_table.c, in the manner of Redis's static_configs[]) has a row per option:
+ * its name, type, where it applies, its field, default, bounds, help and an optional check
+ * across keys. Parsing, --set, validation, `carma config` (and so data/carma.conf) and
+ * `carma config --list` all walk it. The defaults and bounds of the scheduling core's and the
+ * simulator's keys are the core's and the simulator's own (sched/sched_config.h,
+ * sim/sim_config.h): the rows point at them, so each number is written once. */
 #ifndef CARMA_CORE_CONFIG_H
 #define CARMA_CORE_CONFIG_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sched/sched.h"
-#include "sim/sim_params.h"
+#include "sched/sched_config.h"
+#include "sim/sim_config.h" /* the simulator's settings: types and data, not its models */
 #include "util/err.h"
 
 #define CONFIG_STR_MAX 256
@@ -32,6 +42,71 @@ typedef struct carma_config {
     sim_params sim; /* the simulator's models (carma simulate) */
 } carma_config;
 
+/* ---- the option table ------------------------------------------------------------------- */
+
+typedef enum config_type {
+    CONFIG_POLICY,     /* policy_id, by name (the policy table) */
+    CONFIG_ESTIMATOR,  /* mem_source, by estimator name */
+    CONFIG_AGG,        /* agg_mode, by name */
+    CONFIG_DOUBLE,     /* double within the row's bounds */
+    CONFIG_INT,        /* int within the row's bounds (and 0..CONFIG_INT_MAX) */
+    CONFIG_MIB,        /* uint64_t MiB: 2048, 2G, 1.5GiB ... */
+    CONFIG_BOOL,       /* bool: on/off, yes/no, true/false, 1/0 */
+    CONFIG_STRING,     /* char[CONFIG_STR_MAX]; "" allowed (a built-in default) */
+    CONFIG_GPU_MODELS  /* gpu_model_list: each `key = NAME:MEMORY:IDLE_W:MAX_W` adds one */
+} config_type;
+
+#define CONFIG_INT_MAX 1000000
+
+/* Where an option applies: the struct of carma_config that holds it. */
+typedef enum config_scope {
+    CONFIG_SCHED,  /* the scheduling core: carma daemon and carma simulate */
+    CONFIG_DAEMON, /* carma daemon (and the clients' socket) */
+    CONFIG_SIM     /* carma simulate */
+} config_scope;
+
+/* The default, typed by the row's type (a pointer into the scope's defaults object). */
+typedef union config_default {
+    const policy_id *policy;
+    const mem_source *estimator;
+    const agg_mode *agg;
+    const double *d;
+    const int *i;
+    const uint64_t *mib;
+    const bool *b;
+    const char *s;
+    const gpu_model_list *models;
+} config_default;
+
+typedef struct config_row {
+    const char *name;
+    config_type type;
+    config_scope scope;
+    size_t offset;               /* of the field in carma_config */
+    config_default def;
+    const sched_bounds *bounds;  /* CONFIG_DOUBLE and CONFIG_INT; NULL for the others */
+    /* One line of help; "{}" in it stands for the names a CONFIG_POLICY, CONFIG_ESTIMATOR or
+     * CONFIG_AGG row takes, written from their own tables. */
+    const char *help;
+    /* A check across keys, run by config_validate (after the whole file and every --set, since
+     * a later key may make it pass); NULL when none. */
+    int (*check)(const carma_config *cfg, carma_err *err);
+} config_row;
+
+/* The rows in the order `carma config` writes them. */
+extern const config_row config_rows[];
+extern const size_t config_nrows;
+
+const config_row *config_find(const char *name);
+const char *config_scope_name(config_scope scope);
+/* The names a CONFIG_POLICY, CONFIG_ESTIMATOR or CONFIG_AGG row takes, from their own tables,
+ * joined by `sep` (the last by `last`, when not NULL): "exclusive, or-rr, ...". Returns the
+ * length the whole list needs, as snprintf does. */
+int config_names(config_type type, const char *sep, const char *last, char *buf, size_t size);
+
+/* ---- loading, checking, writing ------------------------------------------------------------ */
+
+/* Every option at its row's default. */
 void config_defaults(carma_config *cfg);
 
 /* Sets one option by name from its text value; errors name the key and what was expected. */
@@ -43,10 +118,15 @@ int config_set_pair(carma_config *cfg, const char *pair, carma_err *err);
  * file and line. Nothing in cfg changes when the file has an error. */
 int config_load_file(carma_config *cfg, const char *path, carma_err *err);
 
-/* Checks the whole configuration (ranges, combinations). */
+/* Checks the whole configuration: every row's bounds, every row's check, then the core's and
+ * the simulator's own checks (sched_config_validate, sim_params_validate). */
 int config_validate(const carma_config *cfg, carma_err *err);
 
-/* Writes every option as `key = value  # description` (a valid config file). */
+/* Writes every option as `# help` and `key = value` (a valid config file; data/carma.conf is
+ * this with the defaults). */
 void config_write(const carma_config *cfg, FILE *out);
+/* The same with a second comment line per option: where it applies, what it takes, its
+ * default (`carma config --list`). Also a valid config file. */
+void config_write_list(const carma_config *cfg, FILE *out);
 
 #endif

@@ -1,8 +1,10 @@
-/* sched_config.c — CARMA's default thresholds, margins, window and grace, and their checks. */
-#include <math.h>
-#include <strings.h>
+/* sched_config.c — CARMA's default thresholds, margins, window and grace, their bounds, and the
+ * checks; the one place these numbers are written (sched_config.h). */
+#include "sched/sched_config.h"
 
-#include "sched/sched.h"
+#include <math.h>
+#include <stdio.h>
+#include <strings.h>
 
 static const char *const agg_names[] = {[AGG_MEAN] = "mean", [AGG_EWMA] = "ewma",
                                         [AGG_RISK] = "risk", [AGG_RISK_EQUAL] = "risk-equal"};
@@ -23,55 +25,100 @@ const char *agg_mode_name(agg_mode m)
     return (unsigned)m < AGG_COUNT ? agg_names[m] : "?";
 }
 
+const sched_config sched_config_default = {
+    .policy = POLICY_EXCLUSIVE,
+    .estimator = MEM_ORACLE,
+    .thr_smact = 0.80,
+    .thr_smocc = 0.45,
+    .thr_drama = 0.40,
+    .reserve_mib = 512,
+    .margin_mib = 2048,
+    .or_min_free_mib = 5120,
+    .window = 30,
+    .agg = AGG_RISK,
+    .ewma_alpha = 0.5,
+    .grace_s = 30.0,
+    .retry_cap = 3,
+    .horus_util_budget = 1.0,
+    .lucid_max_jobs = 2,
+    .lucid_class_capacity = 2,
+};
+
+#define FRACTION {SCHED_UNIT_FRACTION, 0.0, 1.0, false}
+#define AT_LEAST(unit, lo) {unit, lo, INFINITY, false}
+
+const sched_config_bounds sched_config_limits = {
+    .thr_smact = FRACTION,
+    .thr_smocc = FRACTION,
+    .thr_drama = FRACTION,
+    .window = AT_LEAST(SCHED_UNIT_INTEGER, 1),
+    .ewma_alpha = {SCHED_UNIT_FRACTION, 0.0, 1.0, true},
+    .grace_s = AT_LEAST(SCHED_UNIT_SECONDS, 0),
+    .retry_cap = AT_LEAST(SCHED_UNIT_INTEGER, 0),
+    .horus_util_budget = {SCHED_UNIT_NUMBER, 0.0, INFINITY, true},
+    .lucid_max_jobs = AT_LEAST(SCHED_UNIT_INTEGER, 1),
+    .lucid_class_capacity = AT_LEAST(SCHED_UNIT_INTEGER, 0),
+};
+
 void sched_config_defaults(sched_config *cfg)
 {
-    cfg->policy = POLICY_EXCLUSIVE;
-    cfg->estimator = MEM_ORACLE;
-    cfg->thr_smact = 0.80;
-    cfg->thr_smocc = 0.45;
-    cfg->thr_drama = 0.40;
-    cfg->reserve_mib = 512;
-    cfg->margin_mib = 2048;
-    cfg->or_min_free_mib = 5120;
-    cfg->window = 30;
-    cfg->agg = AGG_RISK;
-    cfg->ewma_alpha = 0.5;
-    cfg->grace_s = 30.0;
-    cfg->retry_cap = 3;
-    cfg->horus_util_budget = 1.0;
-    cfg->lucid_max_jobs = 2;
-    cfg->lucid_class_capacity = 2;
+    *cfg = sched_config_default;
 }
 
-static bool is_fraction(double x)
+bool sched_bounds_hold(const sched_bounds *b, double x)
 {
-    return isfinite(x) && x >= 0.0 && x <= 1.0;
+    return isfinite(x) && (b->min_open ? x > b->min : x >= b->min) && x <= b->max;
+}
+
+void sched_bounds_describe(const sched_bounds *b, char *buf, size_t size)
+{
+    static const char *const nouns[] = {[SCHED_UNIT_NUMBER] = "a number",
+                                        [SCHED_UNIT_FRACTION] = "a fraction",
+                                        [SCHED_UNIT_SECONDS] = "seconds",
+                                        [SCHED_UNIT_INTEGER] = "an integer"};
+    const char *noun = (unsigned)b->unit < sizeof nouns / sizeof *nouns ? nouns[b->unit]
+                                                                         : "a number";
+    if (isinf(b->max))
+        snprintf(buf, size, "%s %s %.15g", noun, b->min_open ? ">" : ">=", b->min);
+    else if (b->min_open)
+        snprintf(buf, size, "%s in (%.15g, %.15g]", noun, b->min, b->max);
+    else if (b->unit == SCHED_UNIT_FRACTION)
+        snprintf(buf, size, "a fraction between %.15g and %.15g", b->min, b->max);
+    else
+        snprintf(buf, size, "%.15g..%.15g%s", b->min, b->max,
+                 b->unit == SCHED_UNIT_SECONDS ? " seconds" : "");
+}
+
+int sched_bounds_check(const sched_bounds *b, double x, const char *key, carma_err *err)
+{
+    if (sched_bounds_hold(b, x))
+        return 0;
+    char what[96];
+    sched_bounds_describe(b, what, sizeof what);
+    return carma_err_set(err, "%s: expected %s, got %.15g", key, what, x);
 }
 
 int sched_config_validate(const sched_config *cfg, carma_err *err)
 {
+    const sched_config_bounds *b = &sched_config_limits;
     if ((unsigned)cfg->policy >= POLICY_COUNT)
         return carma_err_set(err, "policy: out of range");
     if ((unsigned)cfg->estimator >= MEM_SOURCE_COUNT)
         return carma_err_set(err, "estimator: out of range");
-    if (!is_fraction(cfg->thr_smact) || !is_fraction(cfg->thr_smocc) ||
-        !is_fraction(cfg->thr_drama))
-        return carma_err_set(err, "utilization thresholds must be fractions between 0 and 1");
-    if (cfg->window < 1)
-        return carma_err_set(err, "window: must be at least 1 sample");
     if ((unsigned)cfg->agg >= AGG_COUNT)
         return carma_err_set(err, "aggregation: out of range");
-    if (!(cfg->ewma_alpha > 0.0 && cfg->ewma_alpha <= 1.0))
-        return carma_err_set(err, "ewma_alpha: must be in (0, 1]");
-    if (!isfinite(cfg->grace_s) || cfg->grace_s < 0)
-        return carma_err_set(err, "grace_s: must be >= 0");
-    if (cfg->retry_cap < 0)
-        return carma_err_set(err, "retry_cap: must be >= 0");
-    if (!isfinite(cfg->horus_util_budget) || cfg->horus_util_budget <= 0)
-        return carma_err_set(err, "horus_util_budget: must be a finite fraction > 0");
-    if (cfg->lucid_max_jobs < 1)
-        return carma_err_set(err, "lucid_max_jobs: must be at least 1");
-    if (cfg->lucid_class_capacity < 0)
-        return carma_err_set(err, "lucid_class_capacity: must be >= 0");
+    if (sched_bounds_check(&b->thr_smact, cfg->thr_smact, "smact_threshold", err) ||
+        sched_bounds_check(&b->thr_smocc, cfg->thr_smocc, "smocc_threshold", err) ||
+        sched_bounds_check(&b->thr_drama, cfg->thr_drama, "drama_threshold", err) ||
+        sched_bounds_check(&b->window, cfg->window, "window", err) ||
+        sched_bounds_check(&b->ewma_alpha, cfg->ewma_alpha, "ewma_alpha", err) ||
+        sched_bounds_check(&b->grace_s, cfg->grace_s, "grace_s", err) ||
+        sched_bounds_check(&b->retry_cap, cfg->retry_cap, "retry_cap", err) ||
+        sched_bounds_check(&b->horus_util_budget, cfg->horus_util_budget, "horus_util_budget",
+                           err) ||
+        sched_bounds_check(&b->lucid_max_jobs, cfg->lucid_max_jobs, "lucid_max_jobs", err) ||
+        sched_bounds_check(&b->lucid_class_capacity, cfg->lucid_class_capacity,
+                           "lucid_class_capacity", err))
+        return -1;
     return 0;
 }

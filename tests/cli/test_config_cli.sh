@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `carma config`: defaults are CARMA's, the shipped data/carma.conf equals them, --set and a
-# config file override them, and bad keys or values are clear errors with exit status 1.
+# `carma config`: defaults are CARMA's, the shipped data/carma.conf is exactly its output, --set
+# and a config file override them, --list says where each option applies, and bad keys or
+# values are clear errors with exit status 1.
 set -u
 CARMA=$1 SRC=$2
 fails=0
@@ -15,6 +16,25 @@ for kv in "policy = exclusive" "estimator = none" "smact_threshold = 0.8" "smocc
 done
 diff -q <("$CARMA" config --config "$SRC/data/carma.conf") <("$CARMA" config) >/dev/null \
     || fail "data/carma.conf does not equal the built-in defaults"
+diff -u "$SRC/data/carma.conf" <("$CARMA" config) \
+    || fail "data/carma.conf is not \`carma config\` (regenerate it: carma config >data/carma.conf)"
+# The policy help and the unknown-policy message both list the policy table.
+help_names=$(sed -n 's/^# placement policy: //p' <<<"$out" | tr -d ' ' | tr ',' '\n' | sort)
+msg_names=$("$CARMA" config --set policy=nope 2>&1 | sed 's/.*(expected \(.*\))$/\1/; s/ or /, /' \
+            | tr -d ' ' | tr ',' '\n' | sort)
+[ -n "$help_names" ] && [ "$help_names" = "$msg_names" ] && grep -qx "horus" <<<"$help_names" \
+    || fail "policy help lists the policy table: '$help_names' vs '$msg_names'"
+
+"$CARMA" config --list >"$tmp/list.conf" || fail "config --list exits 0"
+diff -q <("$CARMA" config --config "$tmp/list.conf") <("$CARMA" config) >/dev/null \
+    || fail "config --list is a config file of the same values"
+for line in "#   applies to: sched (carma daemon and carma simulate); takes a fraction between 0 and 1; default 0.8" \
+            "#   applies to: daemon (carma daemon); takes 0.01..3600 seconds; default 1" \
+            "#   applies to: sim (carma simulate); takes on or off; default on"; do
+    grep -qxF "$line" "$tmp/list.conf" || fail "--list lacks '$line'"
+done
+[ "$(grep -c '^#   applies to: ' "$tmp/list.conf")" -eq "$(grep -c '^$' <("$CARMA" config))" ] \
+    || fail "--list: one 'applies to' line per option (each option's block ends with a blank line)"
 
 out=$("$CARMA" config --set policy=oracle-MAGM --set margin_mib=4G) || fail "--set accepted"
 grep -qx "policy = oracle-magm" <<<"$out" || fail "--set policy"
@@ -42,6 +62,14 @@ bad "MPS thread percentage over 100" "mps_active_thread_percentage: expected 0..
 bad "mps not a switch" "mps: expected on or off" --set mps=maybe
 bad "bad fraction" "smact_threshold: expected a fraction" --set smact_threshold=1.2
 bad "bad window" "window: expected an integer >= 1" --set window=0
+bad "ewma_alpha 0" "ewma_alpha: expected a fraction in (0, 1], got 0" --set ewma_alpha=0
+bad "sample interval" "sample_interval_s: expected 0.01..3600 seconds" --set sample_interval_s=0.001
+bad "unknown estimator" "unknown estimator 'xmem' (expected none, horus, faketensor, gpumemnet or carma)" \
+    --set estimator=xmem
+bad "power fractions" "sim_power_busy_frac, sim_power_util_frac: must sum to at most 2" \
+    --set sim_power_busy_frac=1.9
+"$CARMA" config --set sim_power_busy_frac=1.9 --set sim_power_util_frac=0.05 >/dev/null \
+    || fail "a check across keys waits for every --set"
 bad "not a pair" "expected KEY=VALUE" --set policy
 bad "missing file" "nope.conf" --config "$tmp/nope.conf"
 printf 'policy = oracle-ff\nthis line is wrong\n' >"$tmp/bad.conf"

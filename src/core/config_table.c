@@ -1,0 +1,180 @@
+/* config_table.c — carma's options, one row each (config.h says what a row holds). A row's
+ * default and bounds are its scope's defaults and bounds objects, field for field: the
+ * scheduling core's and the simulator's own (sched/sched_config.c, sim/sim_params.c), the
+ * daemon's below. To add an option: its field, its default (and bounds), and a row here. */
+#include <math.h>
+
+#include "core/config.h"
+
+/* ---- the daemon's defaults and bounds (the daemon has no checks of its own) ------------------ */
+
+static const daemon_config daemon_default = {
+    .socket = "",
+    .state_dir = "",
+    .gpu_backend = "nvml",
+    .sim_gpus = "2xA100-40GB",
+    .sample_interval_s = 1.0,
+    .kill_grace_s = 10.0,
+    .mps = false,
+    .mps_pipe_dir = "",
+    .mps_log_dir = "",
+    .mps_thread_pct = 0,
+};
+
+static const struct daemon_bounds {
+    sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct;
+} daemon_limits = {
+    .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
+    .kill_grace_s = {SCHED_UNIT_SECONDS, 0, INFINITY, false},
+    .mps_thread_pct = {SCHED_UNIT_INTEGER, 0, 100, false},
+};
+
+_Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as a CONFIG_STRING");
+
+/* ---- checks across keys ------------------------------------------------------------------- */
+
+static int check_sim_server(const carma_config *cfg, carma_err *err)
+{
+    return sim_params_check_server(&cfg->sim, err); /* the sim_gpu_model keys define models */
+}
+
+static int check_sim_power(const carma_config *cfg, carma_err *err)
+{
+    return sim_params_check_power(&cfg->sim, err);
+}
+
+/* ---- the rows ------------------------------------------------------------------------------ */
+
+/* SCOPE (SCHED, DAEMON or SIM) names the member of carma_config, its defaults and its bounds. */
+#define MEMBER_SCHED sched
+#define MEMBER_DAEMON daemon
+#define MEMBER_SIM sim
+#define DEFAULTS_SCHED sched_config_default
+#define DEFAULTS_DAEMON daemon_default
+#define DEFAULTS_SIM sim_params_default
+#define LIMITS_SCHED sched_config_limits
+#define LIMITS_DAEMON daemon_limits
+#define LIMITS_SIM sim_params_limits
+
+#define ROW(name_, type_, scope_, field_, def_, bounds_, help_)                                  \
+    .name = name_, .type = type_, .scope = CONFIG_##scope_,                                      \
+    .offset = offsetof(carma_config, MEMBER_##scope_.field_), .def = {def_}, .bounds = bounds_,  \
+    .help = help_
+
+/* One maker per type, as Redis's createBoolConfig() & co.: NAME, SCOPE, FIELD, HELP. The
+ * default's pointer is typed, so a row whose type does not match its field draws an
+ * incompatible-pointer diagnostic (an error under CARMA_WERROR, as CI builds). */
+#define OPT_POLICY(name, scope, field, help) \
+    ROW(name, CONFIG_POLICY, scope, field, .policy = &DEFAULTS_##scope.field, NULL, help)
+#define OPT_ESTIMATOR(name, scope, field, help) \
+    ROW(name, CONFIG_ESTIMATOR, scope, field, .estimator = &DEFAULTS_##scope.field, NULL, help)
+#define OPT_AGG(name, scope, field, help) \
+    ROW(name, CONFIG_AGG, scope, field, .agg = &DEFAULTS_##scope.field, NULL, help)
+#define OPT_DOUBLE(name, scope, field, help)                                                     \
+    ROW(name, CONFIG_DOUBLE, scope, field, .d = &DEFAULTS_##scope.field, &LIMITS_##scope.field,  \
+        help)
+#define OPT_INT(name, scope, field, help) \
+    ROW(name, CONFIG_INT, scope, field, .i = &DEFAULTS_##scope.field, &LIMITS_##scope.field, help)
+#define OPT_MIB(name, scope, field, help) \
+    ROW(name, CONFIG_MIB, scope, field, .mib = &DEFAULTS_##scope.field, NULL, help)
+#define OPT_BOOL(name, scope, field, help) \
+    ROW(name, CONFIG_BOOL, scope, field, .b = &DEFAULTS_##scope.field, NULL, help)
+#define OPT_STRING(name, scope, field, help) \
+    ROW(name, CONFIG_STRING, scope, field, .s = DEFAULTS_##scope.field, NULL, help)
+#define OPT_GPU_MODELS(name, scope, field, help) \
+    ROW(name, CONFIG_GPU_MODELS, scope, field, .models = &DEFAULTS_##scope.field, NULL, help)
+
+const config_row config_rows[] = {
+    /* ---- the scheduling core ---- */
+    {OPT_POLICY("policy", SCHED, policy, "placement policy: {}")},
+    {OPT_ESTIMATOR("estimator", SCHED, estimator,
+                   "memory figure of the est-* policies: {} (none: the measured figure)")},
+    {OPT_DOUBLE("smact_threshold", SCHED, thr_smact,
+                "utilization gate: reject a GPU when SMACT >= this and (SMOCC or DRAMA over "
+                "theirs)")},
+    {OPT_DOUBLE("smocc_threshold", SCHED, thr_smocc, "utilization gate: SMOCC threshold")},
+    {OPT_DOUBLE("drama_threshold", SCHED, thr_drama, "utilization gate: DRAMA threshold")},
+    {OPT_MIB("reserve_mib", SCHED, reserve_mib, "MiB held back from every GPU's free memory")},
+    {OPT_MIB("margin_mib", SCHED, margin_mib,
+             "MiB added to a task's figure by the oracle-* and est-* policies")},
+    {OPT_MIB("or_min_free_mib", SCHED, or_min_free_mib,
+             "fixed free-memory floor of or-magm and or-lug")},
+    {OPT_INT("window", SCHED, window, "monitoring samples per GPU in the rolling window")},
+    {OPT_AGG("aggregation", SCHED, agg,
+             "window aggregation: mean, ewma, risk (CARMA: 0.2 mean + 0.3 median + 0.3 p95 + "
+             "0.2 EMA), risk-equal (AEGIS: 0.25 each)")},
+    {OPT_DOUBLE("ewma_alpha", SCHED, ewma_alpha, "smoothing factor of the ewma aggregation")},
+    {OPT_DOUBLE("grace_s", SCHED, grace_s,
+                "seconds a GPU takes no new task after a launched task's process appears on "
+                "it")},
+    {OPT_INT("retry_cap", SCHED, retry_cap,
+             "out-of-memory relaunches of a task before it fails for good")},
+    {OPT_DOUBLE("horus_util_budget", SCHED, horus_util_budget,
+                "horus: a GPU takes a task while the summed profiled utilization of its tasks "
+                "stays at or below this (1 = 100 %)")},
+    {OPT_INT("lucid_max_jobs", SCHED, lucid_max_jobs, "lucid: at most this many tasks per GPU")},
+    {OPT_INT("lucid_class_capacity", SCHED, lucid_class_capacity,
+             "lucid: the sharing classes (Tiny 0, Medium 1, Jumbo 2) of a GPU's tasks sum to at "
+             "most this")},
+
+    /* ---- the daemon ---- */
+    {OPT_STRING("socket", DAEMON, socket,
+                "daemon socket path (empty: /run/carma/carma.sock as root, else "
+                "/tmp/carma-UID.sock); $CARMA_SOCKET overrides it for clients")},
+    {OPT_STRING("state_dir", DAEMON, state_dir,
+                "daemon state directory: database and task logs (empty: /var/lib/carma as root, "
+                "else ~/.local/state/carma)")},
+    {OPT_STRING("gpu_backend", DAEMON, gpu_backend, "daemon GPU backend: sim or nvml")},
+    {OPT_STRING("sim_gpus", DAEMON, sim_gpus,
+                "GPUs of the sim backend, e.g. 2xA100-40GB or 1xA100-40GB,1xV100-16GB")},
+    {OPT_DOUBLE("sample_interval_s", DAEMON, sample_interval_s,
+                "daemon monitoring tick in seconds")},
+    {OPT_DOUBLE("kill_grace_s", DAEMON, kill_grace_s,
+                "seconds between SIGTERM and SIGKILL when a task is cancelled")},
+    {OPT_BOOL("mps", DAEMON, mps,
+              "daemon: run tasks as CUDA MPS clients (on/off); a collocated task is capped at "
+              "its memory figure plus margin_mib, so an estimate that is too low fails that task "
+              "alone")},
+    {OPT_STRING("mps_pipe_dir", DAEMON, mps_pipe_dir,
+                "daemon: MPS pipe directory (empty: STATE/mps/pipe)")},
+    {OPT_STRING("mps_log_dir", DAEMON, mps_log_dir,
+                "daemon: MPS log directory (empty: STATE/mps/log)")},
+    {OPT_INT("mps_active_thread_percentage", DAEMON, mps_thread_pct,
+             "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not "
+             "set)")},
+
+    /* ---- the simulator ---- */
+    {OPT_STRING("sim_server", SIM, server,
+                "simulator: the server carma simulate runs on without --gpus, COUNTxMODEL"),
+     .check = check_sim_server},
+    {OPT_DOUBLE("sim_startup_s", SIM, startup_s,
+                "simulator: CPU start-up seconds of a task whose catalog row has none measured "
+                "(the measured ones: AEGIS solo end-to-end minus training-loop time)")},
+    {OPT_BOOL("sim_interference", SIM, interference,
+              "simulator: slow collocated tasks down (on/off)")},
+    {OPT_DOUBLE("sim_interference_smact_k", SIM, interf_smact_k,
+                "simulator: a task runs at 1 / (1 + sum of its co-runners' pressure), pressure = "
+                "smact_k * max(0, SMACT - smact_knee) + drama_k * DRAMA of the co-runner's solo "
+                "profile (fitted to the 219 A100 pairs of data/aegis/pairwise_a100.csv, "
+                "tools/fit_sim_models.py)")},
+    {OPT_DOUBLE("sim_interference_smact_knee", SIM, interf_smact_knee,
+                "simulator: SMACT above which a co-runner slows the others (same fit)")},
+    {OPT_DOUBLE("sim_interference_drama_k", SIM, interf_drama_k,
+                "simulator: slow-down per unit of a co-runner's DRAM activity (same fit)")},
+    {OPT_DOUBLE("sim_mem_ramp_s", SIM, mem_ramp_s,
+                "simulator: seconds after its allocation a task grows from its early (first "
+                "200 s) peak to its full-run peak, crashing out of memory if its GPU cannot hold "
+                "that")},
+    {OPT_DOUBLE("sim_power_busy_frac", SIM, power_busy_frac,
+                "simulator: a GPU holding tasks draws max_w * (busy_frac + util_frac * "
+                "utilization) (fitted to the DCGM energy of the real philly and saturn runs, "
+                "tools/fit_sim_models.py)")},
+    {OPT_DOUBLE("sim_power_util_frac", SIM, power_util_frac,
+                "simulator: power per unit of GPU utilization, as a fraction of max_w (same fit)"),
+     .check = check_sim_power},
+    {OPT_GPU_MODELS("sim_gpu_model", SIM, gpu_models,
+                    "simulator: an extra GPU model NAME:MEMORY:IDLE_W:MAX_W (repeat the key for "
+                    "more)")},
+};
+
+const size_t config_nrows = sizeof config_rows / sizeof config_rows[0];
