@@ -3,32 +3,6 @@
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
 
-/* What the configured policy places tasks with. */
-typedef enum policy_figure {
-    FIGURE_NONE = 0, /* no figure (exclusive, or-rr, horus) */
-    FIGURE_FLOOR,    /* a fixed floor, whatever the task (or-magm, or-lug) */
-    FIGURE_TASK      /* one of the task's figures: the measured one or an estimator's */
-} policy_figure;
-
-/* Asked of the core itself (sched_task_requirement) with probe tasks, so that the daemon does
- * not keep a second copy of the policy table: a policy that places a task without figures
- * with a non-zero floor uses a floor (the config's floor is made non-zero for the question);
- * one that places a task with only a measured figure reads that one (*src), else the
- * configured estimator's. */
-static policy_figure what_policy_reads(const sched_config *cfg, mem_source *src)
-{
-    sched_config probe_cfg = *cfg;
-    probe_cfg.or_min_free_mib = 1;
-    sched_task probe;
-    sched_task_init(&probe);
-    uint64_t mib;
-    if (sched_task_requirement(&probe_cfg, &probe, &mib))
-        return mib > 0 ? FIGURE_FLOOR : FIGURE_NONE;
-    mem_figures_set(&probe.mem, MEM_ORACLE, 1);
-    *src = sched_task_requirement(&probe_cfg, &probe, &mib) ? MEM_ORACLE : cfg->estimator;
-    return FIGURE_TASK;
-}
-
 /* One of the task's figures: a measured figure that was not submitted came from the history. */
 static dtask_mem task_figure(const dtask *t, mem_source src, uint64_t mib)
 {
@@ -41,12 +15,12 @@ dtask_mem d_task_mem(const daemon_state *d, const dtask *t)
 {
     const sched_config *cfg = sched_get_config(d->core);
     mem_source src = MEM_ORACLE;
-    policy_figure reads = what_policy_reads(cfg, &src);
+    sched_figure reads = sched_policy_figure(cfg, &src);
     uint64_t mib;
     /* The placement figure, computed by the core, once. */
-    if (reads != FIGURE_NONE && sched_task_requirement(cfg, &t->st, &mib))
-        return reads == FIGURE_FLOOR ? (dtask_mem){DMEM_POLICY, MEM_ORACLE, mib}
-                                     : task_figure(t, src, mib);
+    if (reads != SCHED_FIGURE_NONE && sched_task_requirement(cfg, &t->st, &mib))
+        return reads == SCHED_FIGURE_FLOOR ? (dtask_mem){DMEM_POLICY, MEM_ORACLE, mib}
+                                           : task_figure(t, src, mib);
     /* None: the measured figure, else the first estimate known. */
     for (int k = 0; k < MEM_SOURCE_COUNT; k++)
         if (mem_figures_get(&t->st.mem, (mem_source)k, &mib))

@@ -222,6 +222,24 @@ gpu_grace sched_gpu_grace(const sched *s, int gpu)
 
 /* ---- placement ------------------------------------------------------------------------------ */
 
+sched_figure sched_policy_figure(const sched_config *cfg, mem_source *src)
+{
+    const policy_desc *p = policy_describe(cfg->policy);
+    switch (p ? p->memory : PMEM_NONE) {
+    case PMEM_FIXED:
+        return SCHED_FIGURE_FLOOR;
+    case PMEM_ORACLE:
+        *src = MEM_ORACLE;
+        return SCHED_FIGURE_TASK;
+    case PMEM_ESTIMATE:
+        *src = cfg->estimator;
+        return SCHED_FIGURE_TASK;
+    case PMEM_NONE:
+        break;
+    }
+    return SCHED_FIGURE_NONE;
+}
+
 bool sched_task_requirement(const sched_config *cfg, const sched_task *t, uint64_t *mib)
 {
     const policy_desc *p = policy_describe(cfg->policy);

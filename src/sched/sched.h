@@ -174,6 +174,14 @@ typedef struct sched_task {
 /* Zeroes *t, then max_retries = -1, profiled_util = NaN, lucid_class = LUCID_UNKNOWN. */
 void sched_task_init(sched_task *t);
 
+/* Which figure the configured policy places tasks with. */
+typedef enum sched_figure {
+    SCHED_FIGURE_NONE = 0, /* none (exclusive, or-rr, horus) */
+    SCHED_FIGURE_FLOOR,    /* a fixed floor, whatever the task: or_min_free_mib (or-magm, or-lug) */
+    SCHED_FIGURE_TASK      /* one of the task's figures, from *src (MEM_ORACLE or the estimator) */
+} sched_figure;
+sched_figure sched_policy_figure(const sched_config *cfg, mem_source *src);
+
 /* The figure a policy places this task with, in MiB (0 for policies that use none). Returns
  * false when the policy needs a figure the task does not have (the task cannot be collocated
  * then; it can still be placed on idle GPUs by the exclusive-first rule). */

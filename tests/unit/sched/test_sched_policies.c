@@ -307,6 +307,28 @@ static void head_of_line_blocks_the_queue(void **state)
     sched_destroy(s);
 }
 
+/* Which figure each policy places with (the daemon shows and MPS-caps that one). */
+static void policy_figure_by_policy(void **state)
+{
+    (void)state;
+    sched_config c;
+    sched_config_defaults(&c);
+    mem_source src = MEM_CARMA;
+    const struct { policy_id p; sched_figure f; mem_source src; } want[] = {
+        {POLICY_EXCLUSIVE, SCHED_FIGURE_NONE, MEM_CARMA}, {POLICY_OR_RR, SCHED_FIGURE_NONE, MEM_CARMA},
+        {POLICY_HORUS, SCHED_FIGURE_NONE, MEM_CARMA}, {POLICY_OR_MAGM, SCHED_FIGURE_FLOOR, MEM_CARMA},
+        {POLICY_OR_LUG, SCHED_FIGURE_FLOOR, MEM_CARMA}, {POLICY_ORACLE_FF, SCHED_FIGURE_TASK, MEM_ORACLE},
+        {POLICY_LUCID, SCHED_FIGURE_TASK, MEM_ORACLE}, {POLICY_EST_LUG, SCHED_FIGURE_TASK, MEM_GPUMEMNET},
+    };
+    c.estimator = MEM_GPUMEMNET;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        c.policy = want[i].p;
+        src = MEM_CARMA; /* untouched unless the policy reads a task's figure */
+        assert_int_equal(sched_policy_figure(&c, &src), want[i].f);
+        assert_int_equal(src, want[i].src);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +348,7 @@ int main(void)
         cmocka_unit_test(multi_gpu_takes_the_n_best_or_nothing),
         cmocka_unit_test(multi_gpu_mixes_idle_and_busy_gpus),
         cmocka_unit_test(head_of_line_blocks_the_queue),
+        cmocka_unit_test(policy_figure_by_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
