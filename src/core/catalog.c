@@ -71,35 +71,40 @@ static int bad_cell(row_ctx *x, int col, const char *want)
                          x->t->header.fields[col], want, x->r->fields[col]);
 }
 
-/* Integer cell in lo..hi; *out untouched when blank. Returns 1 when set, 0 blank, -1 bad. */
-static int int_cell(row_ctx *x, int col, int lo, int hi, int *out)
+/* A number cell in lo..hi (a whole number when `whole`); *out untouched when blank. Returns 1
+ * when set, 0 blank, -1 bad. */
+static int bounded_cell(row_ctx *x, int col, double lo, double hi, bool whole, double *out)
 {
     const char *s = cell(x->r, col);
-    int64_t v;
+    double v = 0;
+    int64_t i;
     if (!s)
         return 0;
-    if (parse_i64(s, &v) || v < lo || v > hi) {
+    bool bad = whole ? parse_i64(s, &i) != 0 : parse_double(s, &v) != 0;
+    if (whole && !bad)
+        v = (double)i;
+    if (bad || v < lo || v > hi) {
         char want[64];
-        snprintf(want, sizeof want, "a whole number %d..%d", lo, hi);
-        return bad_cell(x, col, want);
-    }
-    *out = (int)v;
-    return 1;
-}
-
-static int num_cell(row_ctx *x, int col, double lo, double hi, double *out)
-{
-    const char *s = cell(x->r, col);
-    double v;
-    if (!s)
-        return 0;
-    if (parse_double(s, &v) || v < lo || v > hi) {
-        char want[64];
-        snprintf(want, sizeof want, "a number %g..%g", lo, hi);
+        snprintf(want, sizeof want, whole ? "a whole number %.0f..%.0f" : "a number %g..%g", lo,
+                 hi);
         return bad_cell(x, col, want);
     }
     *out = v;
     return 1;
+}
+
+static int int_cell(row_ctx *x, int col, int lo, int hi, int *out)
+{
+    double v;
+    int got = bounded_cell(x, col, lo, hi, true, &v);
+    if (got == 1)
+        *out = (int)v;
+    return got;
+}
+
+static int num_cell(row_ctx *x, int col, double lo, double hi, double *out)
+{
+    return bounded_cell(x, col, lo, hi, false, out);
 }
 
 static int str_cell(row_ctx *x, int col, char **out)
