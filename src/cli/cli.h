@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "util/err.h"
 
 #define EXIT_USAGE 2

@@ -1,5 +1,5 @@
 /* config_cmd.c — `carma config`: print the configuration in effect as a valid config file
- * (core/config.h: the option table writes it). */
+ * (config/config.h: the option table writes it). */
 #include <getopt.h>
 #include <stdio.h>
 

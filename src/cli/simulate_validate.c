@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "cli/simulate_validate.h"
-#include "core/catalog.h"
-#include "core/trace.h"
+#include "task/catalog.h"
+#include "task/trace.h"
 #include "sim/sim_workload.h"
 #include "util/csv.h"
 #include "util/datadir.h"

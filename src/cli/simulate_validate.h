@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "util/err.h"
 
 /* Simulates data/traces/aegis_{philly,saturn,venus}_60.csv under exclusive, oracle-magm,

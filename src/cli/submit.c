@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
-#include "core/taskload.h"
+#include "task/taskload.h"
 #include "estimate/estimate.h"
 #include "daemon/proto.h"
 #include "util/strutil.h"
@@ -30,7 +30,7 @@ static const char usage[] =
     "  --max-retries N    out-of-memory relaunches (default: the config's retry_cap)\n"
     "  --env KEY=VALUE    an environment variable for the task (repeatable)\n" REQUEST_USAGE;
 
-/* Fills the submission from a task file (core/taskload.h); options given on the command
+/* Fills the submission from a task file (task/taskload.h); options given on the command
  * line (already in *sub, flagged in `given`) win over the file's values. */
 static int submit_load_task_file(const char *path, submission *sub, const submission *given_vals,
                                  unsigned given, carma_err *err)

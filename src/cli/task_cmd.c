@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "core/taskload.h"
+#include "task/taskload.h"
 
 static const char *const usage =
     "usage: carma task check FILE...\n"

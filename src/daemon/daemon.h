@@ -12,7 +12,7 @@
 
 #include <signal.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "util/err.h"
 
 typedef void (*daemon_log_fn)(const char *msg);

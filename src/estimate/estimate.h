@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/task.h"
+#include "task/task.h"
 #include "estimate/analytic.h"
 #include "estimate/mlpnet.h"
 #include "estimate/summary.h"

@@ -1,6 +1,6 @@
 /* sched_config.h — the numbers behind sched_config, as data: CARMA's defaults and the bounds of
  * every numeric field. sched_config_defaults copies the one, sched_config_validate checks the
- * other, and the config table (core/config_table.c) points its rows at both, so each number is
+ * other, and the config table (config/config_table.c) points its rows at both, so each number is
  * written once, in sched_config.c.
  *
  * sched_bounds is also the bounds type of the other settings' tables (the simulator's, the

@@ -1,6 +1,6 @@
 /* sim_config.h — the simulator's settings as the config sees them (config keys sim_*): the
  * sim_params struct, its defaults and bounds as data, and its checks. Types and data only, so
- * that core/config.h (and through it the daemon) can hold a sim_params without compiling
+ * that config/config.h (and through it the daemon) can hold a sim_params without compiling
  * against the simulator's models (sim_params.h) or engine. Every coefficient is fitted to the
  * AEGIS A100 measurements in data/aegis/ (tools/fit_sim_models.py prints the fits; the sources
  * are next to the defaults in sim_params.c). */

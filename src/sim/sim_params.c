@@ -4,7 +4,7 @@
 
 #include <math.h>
 
-/* The defaults and bounds of the sim_* config keys (core/config_table.c points its rows at
+/* The defaults and bounds of the sim_* config keys (config/config_table.c points its rows at
  * them). */
 const sim_params sim_params_default = {
     .server = "4xA100-40GB",

@@ -4,8 +4,8 @@
 #ifndef CARMA_SIM_SIM_WORKLOAD_H
 #define CARMA_SIM_SIM_WORKLOAD_H
 
-#include "core/catalog.h"
-#include "core/trace.h"
+#include "task/catalog.h"
+#include "task/trace.h"
 #include "sim/engine.h"
 
 /* The figures a job is placed with, by source, and the memory it really allocates: its early

@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "core/catalog.h"
-#include "core/trace.h"
+#include "task/catalog.h"
+#include "task/trace.h"
 
 /* Reads the positive `wait_before_s` gaps of the arrivals file. */
 int philly_gaps_load(const char *path, double **gaps, size_t *n, carma_err *err);

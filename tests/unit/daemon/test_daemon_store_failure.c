@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "daemon/connect.h"
 #include "daemon/daemon.h"
 

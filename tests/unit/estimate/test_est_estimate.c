@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "estimate/estimate.h"
-#include "core/catalog.h"
+#include "task/catalog.h"
 #include "estimate/evaluate.h"
 
 static int setup(void **state)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "config/config.h"
 #include "estimate/estimate.h"
 #include "sim/sim_workload.h"
 #include "sim/trace_synth.h"

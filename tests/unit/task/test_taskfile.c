@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "core/taskfile.h"
-#include "core/taskload.h"
+#include "task/taskfile.h"
+#include "task/taskload.h"
 
 #define YAML_DIR CARMA_TEST_DATA "/yaml/"
 

@@ -1,5 +1,5 @@
 /* rad.c — strict reader of CARMA `.rad` task files; the rules are in rad.h. */
-#include "core/rad.h"
+#include "task/rad.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * daemon's below. To add an option: its field, its default (and bounds), and a row here. */
 #include <math.h>
 
-#include "core/config.h"
+#include "config/config.h"
 
 /* ---- the daemon's defaults and bounds (the daemon has no checks of its own) ------------------ */
 

@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "core/task.h"
+#include "task/task.h"
 #include "util/err.h"
 
 #define RAD_MAX_BYTES (64 * 1024)

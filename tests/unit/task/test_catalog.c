@@ -14,8 +14,8 @@
 
 #include "tmpfile_fixture.h"
 
-#include "core/catalog.h"
-#include "core/rad.h"
+#include "task/catalog.h"
+#include "task/rad.h"
 
 #define CATALOG CARMA_DATA_DIR "/workloads.csv"
 

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "core/rad.h"
-#include "core/taskload.h"
+#include "task/rad.h"
+#include "task/taskload.h"
 
 #define RAD_DIR CARMA_TEST_DATA "/rad/"
 

@@ -1,5 +1,5 @@
 /* trace.c — reading and atomically writing job traces (see trace.h). */
-#include "core/trace.h"
+#include "task/trace.h"
 
 #include <errno.h>
 #include <math.h>

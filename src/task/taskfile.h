@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "core/task.h"
+#include "task/task.h"
 #include "util/err.h"
 
 #define TASKFILE_MAX_BYTES (1024 * 1024)

@@ -1,11 +1,11 @@
 /* taskload.c — dispatch on the task file's extension (see taskload.h). */
-#include "core/taskload.h"
+#include "task/taskload.h"
 
 #include <strings.h>
 #include <string.h>
 
-#include "core/rad.h"
-#include "core/taskfile.h"
+#include "task/rad.h"
+#include "task/taskfile.h"
 
 static bool has_ext(const char *path, const char *ext)
 {

@@ -1,5 +1,5 @@
 /* task.c — life cycle of a task_spec (init, deep copy, free) and the checks every task passes. */
-#include "core/task.h"
+#include "task/task.h"
 
 #include <math.h>
 #include <stdlib.h>

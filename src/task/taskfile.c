@@ -1,6 +1,6 @@
 /* taskfile.c — YAML task files (see taskfile.h), read with libyaml's document API so every
  * error can name the line of the offending node. */
-#include "core/taskfile.h"
+#include "task/taskfile.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
-/* test_config.c — the config option table (core/config_table.c), the reader, checks and writer
- * that walk it (core/config.c), and the strict number, size and word parsers of util/strutil.c
+/* test_config.c — the config option table (config/config_table.c), the reader, checks and writer
+ * that walk it (config/config.c), and the strict number, size and word parsers of util/strutil.c
  * that they rest on. */
 #include <math.h>
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 
 #include "tmpfile_fixture.h"
 
-#include "core/config.h"
+#include "config/config.h"
 #include "util/strutil.h"
 
 /* Field by field, row by row (struct padding is not guaranteed to survive assignment): every

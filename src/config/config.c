@@ -1,6 +1,6 @@
 /* config.c — parsing, --set, checking and writing of carma's config, all by walking the option
  * table (config_table.c). */
-#include "core/config.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* catalog.c — loads data/workloads.csv into workload rows (see catalog.h). Empty cells mean
  * "not known" (gpt2_xl.rad has no measured memory, mnist_train.rad no README runtime). */
-#include "core/catalog.h"
+#include "task/catalog.h"
 
 #include <math.h>
 #include <stdio.h>

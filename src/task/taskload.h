@@ -4,7 +4,7 @@
 #ifndef CARMA_CORE_TASKLOAD_H
 #define CARMA_CORE_TASKLOAD_H
 
-#include "core/task.h"
+#include "task/task.h"
 #include "util/err.h"
 
 int task_load_file(const char *path, task_spec *out, carma_err *err);

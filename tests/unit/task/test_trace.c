@@ -15,7 +15,7 @@
 
 #include "tmpfile_fixture.h"
 
-#include "core/trace.h"
+#include "task/trace.h"
 
 #define TRACES CARMA_DATA_DIR "/traces/"
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/task.h"
+#include "task/task.h"
 #include "util/err.h"
 
 /* What the simulator and the profile-based policies know of a row beyond task_sim_facts. */
