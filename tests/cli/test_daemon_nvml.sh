@@ -46,7 +46,7 @@ grace_of() { "$CARMA" gpus --json | jq -r ".[$1].grace"; }
 has_gpu() { [ -n "$(gpu_of "$1")" ]; }
 state_is() { [ "$("$CARMA" show --json "$1" | jq -r .state)" = "$2" ]; }
 
-id=$("$CARMA" submit --name seen -- "$tmp/gpujob" 3)
+id=$("$CARMA" submit --name seen -- "$tmp/gpujob" 6)
 wait_until 10 state_is "$id" running || fail "task $id did not start"
 wait_until 5 has_gpu "$id" || fail "task $id has no GPU"
 g=$(gpu_of "$id")
@@ -59,7 +59,7 @@ t=$("$CARMA" show --json "$id")
 [ "$(jq -r .mem_source <<<"$t")" = null ] || fail "task $id had no figure: $t"
 
 # The same task again, without --mem: its figure comes from the measured peak.
-id2=$("$CARMA" submit --name again -- "$tmp/gpujob" 3)
+id2=$("$CARMA" submit --name again -- "$tmp/gpujob" 6)
 t=$("$CARMA" show --json "$id2")
 [ "$(jq .mem_mib <<<"$t")" = 3000 ] && [ "$(jq -r .mem_source <<<"$t")" = history ] \
     || fail "second submission not placed from history: $t"
