@@ -22,7 +22,7 @@ import sys
 # files: every oracle figure (.rad line 9) equals the AEGIS YAML requirement except
 # gpt2_xl.rad, which has no line 9. mnist_train.rad runs batch 64 where the AEGIS id says
 # bs32: its YAML requirement is the .rad's 1776 MiB, so it is the same task.
-def carma_to_aegis(rad, batch, epochs):
+def carma_to_aegis(rad):
     stem = rad[:-4]
     bs = {1: 32, 2: 64, 3: 128}
     m = re.fullmatch(r"(efficientNet|mobilenet|resnet18|resnet34)_cifar100_(20|50)e_([123])", stem)
@@ -108,7 +108,7 @@ def main():
 
     mapped = set()
     for r in rows:
-        wid = carma_to_aegis(r["rad_file"], r["batch_size_effective"], r["epochs"])
+        wid = carma_to_aegis(r["rad_file"])
         if not wid:
             sys.exit(f"{r['rad_file']}: no AEGIS workload")
         m = measured(prof[wid])

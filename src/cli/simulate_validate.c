@@ -15,6 +15,7 @@
 #include "sim/sim_workload.h"
 #include "util/csv.h"
 #include "util/datadir.h"
+#include "util/strutil.h"
 
 #define TOLERANCE 0.05       /* the goal: normalized makespan and mean JCT within +-0.05 */
 #define EXCL_TOLERANCE 0.03  /* and the exclusive makespan within 3 % */
@@ -47,45 +48,73 @@ typedef struct validate_row {
     real_run real;
 } validate_row;
 
-static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
+/* The (trace, run) a row of the real results is about, by its label; false for other rows. */
+static bool match_run(const char *trace_name, const char *label, bool energy_label, int *k, int *p)
+{
+    for (*k = 0; *k < NTRACES; (*k)++)
+        for (*p = 0; *p < NRUNS; (*p)++)
+            if (!strcmp(trace_name, traces[*k]) &&
+                !strcmp(label, energy_label ? runs[*p].energy_label : runs[*p].label))
+                return true;
+    return false;
+}
+
+/* A number of the real results, or an error naming the file, line and column. */
+static int real_num(const csv_table *t, size_t row, int col, double *out, carma_err *err)
+{
+    const csv_row *r = &t->rows[row];
+    if (parse_double(r->fields[col], out) || !(*out >= 0))
+        return carma_err_set(err, "%s:%zu: %s: expected a number >= 0, got '%s'", t->path,
+                             r->line, t->header.fields[col], r->fields[col]);
+    return 0;
+}
+
+/* Opens data/aegis/REL and finds its trace and label columns. */
+static int open_real(const char *rel, const char *label, csv_table *t, int *ct, int *cl,
+                     carma_err *err)
 {
     char path[4096];
-    csv_table t;
-    memset(real, 0, sizeof(real_run) * NTRACES * NRUNS);
-    if (carma_data_path("aegis/headline_normalized.csv", path, sizeof path, err) ||
-        csv_load(path, &t, err))
+    if (carma_data_path(rel, path, sizeof path, err) || csv_load(path, t, err))
         return -1;
-    int ct = csv_require_column(&t, "trace", err), cl = -1, cm = -1, cj = -1, co = -1;
-    int rc = ct < 0 || (cl = csv_require_column(&t, "configuration_label", err)) < 0 ||
-             (cm = csv_require_column(&t, "makespan_s", err)) < 0 ||
+    if ((*ct = csv_require_column(t, "trace", err)) < 0 ||
+        (*cl = csv_require_column(t, label, err)) < 0) {
+        csv_free(t);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
+{
+    csv_table t;
+    int ct, cl, cm = -1, cj = -1, co = -1, ce = -1, k, p;
+    memset(real, 0, sizeof(real_run) * NTRACES * NRUNS);
+    if (open_real("aegis/headline_normalized.csv", "configuration_label", &t, &ct, &cl, err))
+        return -1;
+    int rc = (cm = csv_require_column(&t, "makespan_s", err)) < 0 ||
              (cj = csv_require_column(&t, "jct_mean_s", err)) < 0 ||
              (co = csv_require_column(&t, "failed_attempts", err)) < 0;
     for (size_t i = 0; !rc && i < t.nrows; i++) {
-        char **f = t.rows[i].fields;
-        for (int k = 0; k < NTRACES; k++)
-            for (int p = 0; p < NRUNS; p++)
-                if (!strcmp(f[ct], traces[k]) && !strcmp(f[cl], runs[p].label)) {
-                    real[k][p].known = true;
-                    real[k][p].makespan_s = atof(f[cm]);
-                    real[k][p].jct_mean_s = atof(f[cj]);
-                    real[k][p].oom = atoi(f[co]);
-                    real[k][p].energy_mj = NAN;
-                }
+        double oom;
+        if (!match_run(t.rows[i].fields[ct], t.rows[i].fields[cl], false, &k, &p))
+            continue;
+        real_run *r = &real[k][p];
+        rc = real_num(&t, i, cm, &r->makespan_s, err) || real_num(&t, i, cj, &r->jct_mean_s, err) ||
+             real_num(&t, i, co, &oom, err);
+        r->known = true;
+        r->oom = (int)oom;
+        r->energy_mj = NAN;
     }
     csv_free(&t);
-    if (rc || carma_data_path("aegis/dcgmi_energy_summary.csv", path, sizeof path, err) ||
-        csv_load(path, &t, err))
+    if (rc || open_real("aegis/dcgmi_energy_summary.csv", "raw_label", &t, &ct, &cl, err))
         return -1;
-    int ce = -1;
-    rc = (ct = csv_require_column(&t, "trace", err)) < 0 ||
-         (cl = csv_require_column(&t, "raw_label", err)) < 0 ||
-         (ce = csv_require_column(&t, "total_gpu_energy_j", err)) < 0;
+    rc = (ce = csv_require_column(&t, "total_gpu_energy_j", err)) < 0;
     for (size_t i = 0; !rc && i < t.nrows; i++) {
-        char **f = t.rows[i].fields;
-        for (int k = 0; k < NTRACES; k++)
-            for (int p = 0; p < NRUNS; p++)
-                if (!strcmp(f[ct], traces[k]) && !strcmp(f[cl], runs[p].energy_label))
-                    real[k][p].energy_mj = atof(f[ce]) / 1e6;
+        double joules;
+        if (!match_run(t.rows[i].fields[ct], t.rows[i].fields[cl], true, &k, &p))
+            continue;
+        rc = real_num(&t, i, ce, &joules, err);
+        real[k][p].energy_mj = joules / 1e6;
     }
     csv_free(&t);
     return rc ? -1 : 0;

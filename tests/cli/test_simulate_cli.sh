@@ -140,5 +140,11 @@ within=$(jq '[.[] | select(.trace != "venus" and .policy != "exclusive")
     || fail "--validate with --policy exits 2"
 "$CARMA" simulate --validate --set sim_interference=off --json >/dev/null \
     || fail "--validate takes --set"
+mkdir "$tmp/realdata" && cp -r "$SRC/data/." "$tmp/realdata/"
+awk -F, -v OFS=, 'NR == 2 { $9 = "lots" } 1' "$SRC/data/aegis/headline_normalized.csv" \
+    >"$tmp/realdata/aegis/headline_normalized.csv"
+out=$(CARMA_DATA_DIR="$tmp/realdata" "$CARMA" simulate --validate 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "headline_normalized.csv:2: makespan_s: expected a number" <<<"$out" \
+    || fail "--validate with a malformed real result: exit $rc, $out"
 
 exit $((fails > 0))

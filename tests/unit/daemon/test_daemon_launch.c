@@ -28,6 +28,7 @@
 #include "gpu/fakegpu_state.h"
 #include "util/array.h"
 #include "util/strutil.h"
+#include "daemon_fixture.h"
 
 /* ---- env.c, with its allocations counted and failed on demand ---------------------------- */
 
@@ -77,11 +78,6 @@ static void log_line(const char *msg)
     snprintf(logbuf + n, sizeof logbuf - n, "%s\n", msg);
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static int setup(void **state)
 {

@@ -22,22 +22,10 @@
 #include "daemon/connect.h"
 #include "daemon/daemon.h"
 #include "daemon/proto.h"
+#include "daemon_fixture.h"
 
 static char root[64], sock[128], state_dir[128];
 static pid_t daemon_pid;
-static volatile sig_atomic_t stop_flag;
-
-static void on_term(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static int start_daemon(void **state)
 {
@@ -46,32 +34,8 @@ static int start_daemon(void **state)
     assert_non_null(mkdtemp(root));
     snprintf(sock, sizeof sock, "%s/s", root);
     snprintf(state_dir, sizeof state_dir, "%s/state", root);
-    daemon_pid = fork();
-    if (daemon_pid == 0) {
-        struct sigaction sa = {0};
-        sa.sa_handler = on_term;
-        sigaction(SIGTERM, &sa, NULL);
-        daemon_options o = {0};
-        config_defaults(&o.cfg);
-        o.cfg.daemon.sample_interval_s = 0.1;
-        o.socket_path = sock;
-        o.state_dir = state_dir;
-        o.backend = "sim";
-        o.fakegpu_spec = "1xA100-40GB";
-        o.stop = &stop_flag;
-        carma_err err;
-        _exit(daemon_run(&o, &err) ? 1 : 0);
-    }
-    carma_err err;
-    for (int i = 0; i < 500; i++) {
-        int fd = daemon_connect(sock, &err);
-        if (fd >= 0) {
-            close(fd);
-            return 0;
-        }
-        sleep_ms(10);
-    }
-    return -1;
+    daemon_pid = fork_test_daemon(sock, state_dir, 0.1, NULL);
+    return daemon_pid > 0 ? 0 : -1;
 }
 
 static int stop_daemon(void **state)

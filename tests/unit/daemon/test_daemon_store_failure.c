@@ -24,22 +24,10 @@
 #include "config/config.h"
 #include "daemon/connect.h"
 #include "daemon/daemon.h"
+#include "daemon_fixture.h"
 
 static char root[64], sock[128], state_dir[128], db_path[160], err_path[160];
 static pid_t daemon_pid;
-static volatile sig_atomic_t stop_flag;
-
-static void on_term(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static int setup(void **state)
 {
@@ -82,39 +70,9 @@ static void start_daemon(void)
 {
     kill_daemon(NULL);
     unlink(err_path);
-    daemon_pid = fork();
-    if (daemon_pid == 0) {
-        struct sigaction sa = {0};
-        sa.sa_handler = on_term;
-        sigaction(SIGTERM, &sa, NULL);
-        daemon_options o = {0};
-        config_defaults(&o.cfg);
-        o.cfg.daemon.sample_interval_s = 0.05;
-        o.socket_path = sock;
-        o.state_dir = state_dir;
-        o.backend = "sim";
-        o.fakegpu_spec = "1xA100-40GB";
-        o.stop = &stop_flag;
-        carma_err err;
-        if (daemon_run(&o, &err) == 0)
-            _exit(0);
-        FILE *f = fopen(err_path, "w");
-        if (f) {
-            fputs(err.msg, f);
-            fclose(f);
-        }
-        _exit(1);
-    }
-    carma_err err;
-    for (int i = 0; i < 500; i++) {
-        int fd = daemon_connect(sock, &err);
-        if (fd >= 0) {
-            close(fd);
-            return;
-        }
-        sleep_ms(10);
-    }
-    fail_msg("the daemon did not start");
+    daemon_pid = fork_test_daemon(sock, state_dir, 0.05, err_path);
+    if (daemon_pid < 0)
+        fail_msg("the daemon did not start");
 }
 
 /* Waits for the daemon to exit on its own; returns its exit status. */

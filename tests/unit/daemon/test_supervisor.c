@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon/supervisor.h"
+#include "daemon_fixture.h"
 
 static char root[64], dir[128];
 static char *env[] = {"PATH=/usr/bin:/bin", "MARK=from-env", NULL};
@@ -36,11 +37,6 @@ static int teardown(void **state)
     return system(cmd);
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Polls until the attempt is no longer running (10 s at most); reaps the supervisor. */
 static sup_status wait_end(pid_t sup, sup_result *r, pid_t *task_pid)
