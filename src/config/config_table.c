@@ -116,6 +116,40 @@ const config_row config_rows[] = {
     {OPT_INT("lucid_class_capacity", SCHED, lucid_class_capacity,
              "lucid: the sharing classes (Tiny 0, Medium 1, Jumbo 2) of a GPU's tasks sum to at "
              "most this")},
+    {OPT_BOOL("carma_ledger", SCHED, carma_ledger,
+              "carma: place by the memory ledger (each GPU's committed figures + margins, "
+              "reconciled with measured free memory), with no grace wait (on/off)")},
+    {OPT_BOOL("carma_backfill", SCHED, carma_backfill,
+              "carma: a later task may start while the head waits if, by the runtime estimates, "
+              "it does not delay the head's reserved start (on/off)")},
+    {OPT_INT("backfill_max_skips", SCHED, backfill_max_skips,
+             "carma: tasks that may pass a waiting head where runtimes are unknown")},
+    {OPT_INT("backfill_depth", SCHED, backfill_depth,
+             "carma: queued tasks looked at behind a waiting head")},
+    {OPT_BOOL("carma_interference", SCHED, carma_interference,
+              "carma: place where the predicted total progress rises most, and wait when it "
+              "would not rise (on); off: the utilization gate and most available memory")},
+    {OPT_BOOL("carma_oom_learning", SCHED, carma_oom_learning,
+              "carma: an out-of-memory crash raises the task's figure to what it needed, or "
+              "fails it when no GPU can hold that (on); off: blind retries on idle GPUs")},
+    {OPT_BOOL("carma_measured_first", SCHED, carma_measured_first,
+              "carma: place with a measured figure (given, or history) when there is one, else "
+              "the estimator's (on); off: the estimator's")},
+    {OPT_BOOL("carma_longest_first", SCHED, carma_longest_first,
+              "carma: the head is the queued task with the most expected work (runtime x GPUs) "
+              "among the first backfill_depth, until the first one has been passed "
+              "backfill_max_skips times (on); off: first come, first served")},
+    {OPT_DOUBLE("carma_min_gain", SCHED, carma_min_gain,
+                "carma: collocate only when a GPU's predicted total progress rises by more than "
+                "this (tasks' solo speeds)")},
+    {OPT_DOUBLE("carma_unknown_pressure", SCHED, carma_unknown_pressure,
+                "carma: interference pressure assumed for a task with no solo profile")},
+    {OPT_DOUBLE("carma_interference_smact_k", SCHED, interference.smact_k,
+                "carma: the predictor's sim_interference_smact_k (default: the fitted model)")},
+    {OPT_DOUBLE("carma_interference_smact_knee", SCHED, interference.smact_knee,
+                "carma: the predictor's SMACT knee (default: the fitted model)")},
+    {OPT_DOUBLE("carma_interference_drama_k", SCHED, interference.drama_k,
+                "carma: the predictor's DRAM-activity slope (default: the fitted model)")},
 
     /* ---- the daemon ---- */
     {OPT_STRING("socket", DAEMON, socket,
@@ -165,6 +199,9 @@ const config_row config_rows[] = {
                 "simulator: seconds after its allocation a task grows from its early (first "
                 "200 s) peak to its full-run peak, crashing out of memory if its GPU cannot hold "
                 "that")},
+    {OPT_BOOL("sim_mps_caps", SIM, mps_caps,
+              "simulator: cap each collocated task at its placement figure plus margin_mib, as "
+              "the daemon's mps does; a task that outgrows its cap crashes alone (on/off)")},
     {OPT_DOUBLE("sim_power_busy_frac", SIM, power_busy_frac,
                 "simulator: a GPU holding tasks draws max_w * (busy_frac + util_frac * "
                 "utilization) (fitted to the DCGM energy of the real philly and saturn runs, "

@@ -65,7 +65,10 @@ int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err
         return 0;
     /* The task's own figure (the or-* policies' fixed floor is not one). */
     dtask_mem mem = d_task_mem(d, t);
-    uint64_t figure = mem.from == DMEM_SUBMITTED || mem.from == DMEM_HISTORY ? mem.mib : 0;
+    uint64_t figure = mem.from == DMEM_SUBMITTED || mem.from == DMEM_HISTORY ||
+                              mem.from == DMEM_LEARNED
+                          ? mem.mib
+                          : 0;
     if (!t->att.collocated || figure == 0) {
         /* Alone on its GPUs (or no figure to cap it with): an MPS client without a cap. */
         if (t->att.collocated)

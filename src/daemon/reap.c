@@ -16,7 +16,12 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
     snprintf(t->outcome, sizeof t->outcome, "%s", task_outcome_name(outcome));
     t->att.ended = daemon_wall_now();
     d_running_remove(d, t);
-    sched_end end = sched_task_ended(d->core, &t->st, outcome, clock_mono_s());
+    /* What the monitor saw it hold teaches the carma policy its figure (sched_task_oom). */
+    sched_oom_seen seen = {t->att.peak_mib >= 0, t->att.peak_mib >= 0 ? (uint64_t)t->att.peak_mib
+                                                                      : 0};
+    sched_end end = outcome == TASK_OOM ? sched_task_oom(d->core, &t->st, &seen, clock_mono_s())
+                                        : sched_task_ended(d->core, &t->st, outcome,
+                                                           clock_mono_s());
     if (end == SCHED_END_RETRY) {
         t->state = DS_QUEUED;
         t->recovery = true;
@@ -37,9 +42,13 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
                               (uint64_t)t->att.peak_mib, daemon_wall_now(), &err))
             d_fail(d, &err);
     }
-    char detail[160];
+    char detail[200];
     snprintf(detail, sizeof detail, "attempt %d: %s%s%s", t->att.n, t->outcome, why ? ", " : "",
              why ? why : "");
+    if (end == SCHED_END_NEVER_FITS)
+        snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
+                 "; not retried: it needs %llu MiB, more than any GPU here holds",
+                 (unsigned long long)t->st.learned_mib);
     d_event(d, t, end == SCHED_END_RETRY ? "recovery" : "ended", detail);
     dlog(d, "task %llu %s (%s)", (unsigned long long)t->st.id,
          end == SCHED_END_RETRY ? "to the recovery queue" : dstate_name(t->state), detail);

@@ -17,10 +17,12 @@ dtask_mem d_task_mem(const daemon_state *d, const dtask *t)
     mem_source src = MEM_ORACLE;
     sched_figure reads = sched_policy_figure(cfg, &src);
     uint64_t mib;
+    bool learned;
     /* The placement figure, computed by the core, once. */
-    if (reads != SCHED_FIGURE_NONE && sched_task_requirement(cfg, &t->st, &mib))
-        return reads == SCHED_FIGURE_FLOOR ? (dtask_mem){DMEM_POLICY, MEM_ORACLE, mib}
-                                           : task_figure(t, src, mib);
+    if (reads == SCHED_FIGURE_FLOOR && sched_task_requirement(cfg, &t->st, &mib))
+        return (dtask_mem){DMEM_POLICY, MEM_ORACLE, mib};
+    if (sched_task_figure(cfg, &t->st, &mib, &src, &learned))
+        return learned ? (dtask_mem){DMEM_LEARNED, src, mib} : task_figure(t, src, mib);
     /* None: the measured figure, else the first estimate known. */
     for (int k = 0; k < MEM_SOURCE_COUNT; k++)
         if (mem_figures_get(&t->st.mem, (mem_source)k, &mib))
@@ -37,6 +39,8 @@ const char *d_task_mem_name(dtask_mem m)
         return "policy";
     case DMEM_HISTORY:
         return "history";
+    case DMEM_LEARNED:
+        return "learned";
     case DMEM_SUBMITTED:
         return proto_mem_source_name(m.source);
     }

@@ -52,7 +52,8 @@ typedef enum dmem_from {
     DMEM_NONE = 0,  /* no figure */
     DMEM_POLICY,    /* the fixed floor of the or-* policies: the policy's, not the task's */
     DMEM_SUBMITTED, /* a figure submitted with the task: .source names it */
-    DMEM_HISTORY    /* the peak measured on an earlier identical run (.source is MEM_ORACLE) */
+    DMEM_HISTORY,   /* the peak measured on an earlier identical run (.source is MEM_ORACLE) */
+    DMEM_LEARNED    /* raised by the carma policy after out-of-memory crashes */
 } dmem_from;
 
 typedef struct dtask_mem {
@@ -65,7 +66,8 @@ typedef struct dtask_mem {
  * policies that use none, or when the task lacks the one its policy uses, the measured figure,
  * else the first estimate known. */
 dtask_mem d_task_mem(const daemon_state *d, const dtask *t);
-/* mem_source in JSON: "policy", "history", an estimator's or "oracle"; NULL for DMEM_NONE. */
+/* mem_source in JSON: "policy", "history", "learned", an estimator's or "oracle"; NULL for
+ * DMEM_NONE. */
 const char *d_task_mem_name(dtask_mem m);
 json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail);
 

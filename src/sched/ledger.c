@@ -48,17 +48,47 @@ static int64_t util_ppb(double util)
     return llround(util * PPB);
 }
 
-void ledger_charge(ledger *l, sched_task *t)
+/* Which of t's GPUs `gpu` is (t is on it). */
+static int slot_of(const sched_task *t, int gpu)
+{
+    int k = 0;
+    while (k < t->ngpus - 1 && t->gpus[k] != gpu)
+        k++;
+    return k;
+}
+
+sched_task *ledger_first(const ledger *l, int gpu)
+{
+    return gpu >= 0 && gpu < l->ngpus ? l->gpu[gpu].head : NULL;
+}
+
+sched_task *ledger_next(const sched_task *t, int gpu)
+{
+    return t->gnext[slot_of(t, gpu)];
+}
+
+void ledger_charge(ledger *l, sched_task *t, const uint64_t *commit_mib, double pressure)
 {
     if (t->charge.held)
         return;
     sched_charge c = {.held = true, .ngpus = t->ngpus, .util_ppb = util_ppb(t->profiled_util),
-                      .lucid_class = t->lucid_class >= 0 ? t->lucid_class : LUCID_UNKNOWN};
+                      .lucid_class = t->lucid_class >= 0 ? t->lucid_class : LUCID_UNKNOWN,
+                      .commit_known = commit_mib != NULL,
+                      .commit_mib = commit_mib ? *commit_mib : 0, .pressure = pressure};
     c.oracle_known = mem_figures_get(&t->mem, MEM_ORACLE, &c.oracle_mib);
     if (!c.oracle_known)
         c.oracle_mib = 0;
     for (int k = 0; k < c.ngpus; k++) {
         gpu_ledger *g = &l->gpu[t->gpus[k]];
+        t->gprev[k] = NULL;
+        t->gnext[k] = g->head;
+        if (g->head)
+            g->head->gprev[slot_of(g->head, t->gpus[k])] = t;
+        g->head = t;
+        if (c.commit_known)
+            g->commit_mib += c.commit_mib;
+        else
+            g->commit_unknown++;
         g->ntasks++;
         if (c.util_ppb < 0)
             g->util_unknown++;
@@ -83,7 +113,19 @@ void ledger_discharge(ledger *l, sched_task *t)
     if (!c->held)
         return;
     for (int k = 0; k < c->ngpus; k++) {
-        gpu_ledger *g = &l->gpu[t->gpus[k]];
+        int gi = t->gpus[k];
+        gpu_ledger *g = &l->gpu[gi];
+        if (t->gprev[k])
+            t->gprev[k]->gnext[slot_of(t->gprev[k], gi)] = t->gnext[k];
+        else
+            g->head = t->gnext[k];
+        if (t->gnext[k])
+            t->gnext[k]->gprev[slot_of(t->gnext[k], gi)] = t->gprev[k];
+        t->gnext[k] = t->gprev[k] = NULL;
+        if (c->commit_known)
+            g->commit_mib -= c->commit_mib;
+        else
+            g->commit_unknown--;
         g->ntasks--;
         if (c->util_ppb < 0)
             g->util_unknown--;
@@ -128,16 +170,25 @@ bool ledger_consistent(const ledger *l)
             g->class_unknown > g->ntasks || g->oracle_unknown < 0 ||
             g->oracle_unknown > g->ntasks)
             return false;
-        if (g->ntasks == 0 && (g->util_ppb || g->class_sum || g->oracle_mib))
+        if (g->ntasks == 0 && (g->util_ppb || g->class_sum || g->oracle_mib || g->commit_mib))
+            return false;
+        if (g->commit_unknown < 0 || g->commit_unknown > g->ntasks)
+            return false;
+        int listed = 0; /* the list holds exactly its tasks, each on this GPU */
+        for (const sched_task *t = g->head; t && listed <= g->ntasks; t = ledger_next(t, i)) {
+            if (t->gpus[slot_of(t, i)] != i || !t->charge.held)
+                return false;
+            listed++;
+        }
+        if (listed != g->ntasks)
             return false;
         total += g->ntasks;
     }
     return total == l->charged;
 }
 
-/* The n best candidates by (key1, key2, GPU index) ascending, into out. n <= SCHED_MAX_TASK_GPUS,
- * so n linear passes beat a full sort. */
-static int take_best(ledger_cand *c, int ncand, int n, int *out)
+/* n <= SCHED_MAX_TASK_GPUS, so n linear passes beat a full sort. */
+int ledger_take_best(ledger_cand *c, int ncand, int n, int *out)
 {
     if (ncand < n)
         return 0;
@@ -173,7 +224,7 @@ int ledger_pick_horus(ledger *l, const sched_config *cfg, const gpu_grace *grace
         if ((double)projected <= budget)
             l->cand[ncand++] = (ledger_cand){i, projected, 0};
     }
-    return take_best(l->cand, ncand, t->ngpus, out);
+    return ledger_take_best(l->cand, ncand, t->ngpus, out);
 }
 
 int ledger_pick_lucid(ledger *l, const sched_config *cfg, const gpu_grace *grace,
@@ -198,5 +249,5 @@ int ledger_pick_lucid(ledger *l, const sched_config *cfg, const gpu_grace *grace
             continue;
         l->cand[ncand++] = (ledger_cand){i, classes, g->oracle_mib + mine_mib};
     }
-    return take_best(l->cand, ncand, t->ngpus, out);
+    return ledger_take_best(l->cand, ncand, t->ngpus, out);
 }

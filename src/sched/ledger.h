@@ -14,6 +14,9 @@ typedef struct gpu_ledger {
     int64_t util_ppb;     /* sum of the known profiled_util, in parts per billion */
     int class_sum;        /* sum of the known lucid_class */
     uint64_t oracle_mib;  /* sum of the known MEM_ORACLE figures */
+    int commit_unknown;   /* tasks placed with no memory commitment (carma_figure unknown) */
+    uint64_t commit_mib;  /* sum of the known commitments (carma: figure + margin) */
+    sched_task *head;     /* its tasks, linked through glink[k] (k: this GPU in t->gpus) */
 } gpu_ledger;
 
 typedef struct ledger_cand {
@@ -32,13 +35,18 @@ typedef struct ledger {
 int ledger_init(ledger *l, int ngpus);  /* -1: out of memory */
 void ledger_free(ledger *l);
 
-/* Adds a running task to each GPU in t->gpus[0..t->ngpus), recording its charge in t->charge.
- * A task already charged is left as it is. */
-void ledger_charge(ledger *l, sched_task *t);
+/* Adds a running task to each GPU in t->gpus[0..t->ngpus), recording its charge in t->charge:
+ * its commitment (NULL: none known) and pressure. A task already charged is left as it is. */
+void ledger_charge(ledger *l, sched_task *t, const uint64_t *commit_mib, double pressure);
 /* Takes a task's recorded charge off its GPUs; nothing when it holds none. */
 void ledger_discharge(ledger *l, sched_task *t);
 
 sched_gpu_load ledger_load(const ledger *l, int gpu);
+/* The next task on `gpu` after t (ledger_first: the first); NULL at the end. */
+sched_task *ledger_first(const ledger *l, int gpu);
+sched_task *ledger_next(const sched_task *t, int gpu);
+/* The n best of c[0..ncand) by (key1, key2, index) ascending into out; 0 when ncand < n. */
+int ledger_take_best(ledger_cand *c, int ncand, int n, int *out);
 /* Internal consistency: counts >= 0, unknown counts <= ntasks, an empty GPU sums to 0, and the
  * counts add up to `charged`. */
 bool ledger_consistent(const ledger *l);

@@ -1,5 +1,5 @@
-/* policy.c — CARMA's policies (carma-spec §4.3) and AEGIS's horus and lucid baselines as one
- * table. */
+/* policy.c — CARMA's policies (carma-spec §4.3), AEGIS's horus and lucid baselines and our
+ * carma policy as one table. */
 #include "sched/policy.h"
 
 #include <strings.h>
@@ -18,6 +18,8 @@ static const policy_desc policies[POLICY_COUNT] = {
     /* AEGIS's baselines (select_horus, select_lucid): */
     {POLICY_HORUS, "horus", true, PMEM_NONE, false, PORDER_LEDGER_UTIL},
     {POLICY_LUCID, "lucid", true, PMEM_ORACLE, false, PORDER_LEDGER_CLASS_MEM},
+    /* Ours (carma.c); `gate` applies when carma_interference is off. */
+    {POLICY_CARMA, "carma", true, PMEM_BEST, true, PORDER_CARMA},
 };
 
 const policy_desc *policy_describe(policy_id p)

@@ -9,7 +9,9 @@ typedef enum policy_memory {
     PMEM_NONE = 0,  /* no memory filter */
     PMEM_ORACLE,    /* available >= measured figure + margin */
     PMEM_ESTIMATE,  /* available >= the configured estimator's figure + margin */
-    PMEM_FIXED      /* available >= or_min_free_mib, whatever the task */
+    PMEM_FIXED,     /* available >= or_min_free_mib, whatever the task */
+    PMEM_BEST       /* carma: the measured figure first (carma_measured_first), else the
+                       estimator's, raised by what OOMs taught (carma_figure) */
 } policy_memory;
 
 typedef enum policy_order {
@@ -21,7 +23,8 @@ typedef enum policy_order {
     /* Ledger policies (ledger.c): they filter and sort by the per-GPU ledger of placed tasks
      * alone; no free-memory filter, no gate. `memory` names only the task figure they use. */
     PORDER_LEDGER_UTIL,     /* horus: projected profiled util within budget, lowest first */
-    PORDER_LEDGER_CLASS_MEM /* lucid: job/class/memory caps; (class sum, memory) ascending */
+    PORDER_LEDGER_CLASS_MEM, /* lucid: job/class/memory caps; (class sum, memory) ascending */
+    PORDER_CARMA            /* carma (carma.c): its own rules, parts switched by the config */
 } policy_order;
 
 typedef struct policy_desc {

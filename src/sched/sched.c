@@ -9,22 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/ledger.h"
-#include "sched/policy.h"
-#include "sched/queue.h"
-
-struct sched {
-    sched_config cfg;
-    const policy_desc *policy;
-    int ngpus;
-    gpu_grace *grace;
-    task_queue main_q, recovery_q;
-    int rr_cursor;       /* or-rr: next GPU to look at, persistent across tasks */
-    int ngrace;          /* GPUs in GPU_GRACE, to skip the expiry scan when there are none */
-    double next_expiry;  /* earliest grace expiry among them */
-    int *scratch;        /* candidate GPU indices */
-    ledger ledger;       /* the running tasks on each GPU */
-};
+#include "sched/sched_int.h"
 
 /* A queue's links run both ways, its length and tail match, and every task in it says so. */
 static bool queue_check(const task_queue *q, sched_task_where where)
@@ -53,7 +38,8 @@ bool sched_check(const sched *s)
     if (ngrace != s->ngrace || s->rr_cursor < 0 || s->rr_cursor >= s->ngpus)
         return false;
     if (!queue_check(&s->main_q, SCHED_IN_MAIN) ||
-        !queue_check(&s->recovery_q, SCHED_IN_RECOVERY))
+        !queue_check(&s->recovery_q, SCHED_IN_RECOVERY) ||
+        !queue_check(&s->running_q, SCHED_RUNNING))
         return false;
     for (int g = 0; g < s->ngpus; g++) /* a GPU is held only by a task running on it */
         if (s->grace[g].task && s->grace[g].task->where != SCHED_RUNNING)
@@ -67,6 +53,9 @@ void sched_task_init(sched_task *t)
     t->max_retries = -1;
     t->profiled_util = NAN;
     t->lucid_class = LUCID_UNKNOWN;
+    t->runtime_est_s = NAN;
+    t->solo_smact = NAN;
+    t->solo_drama = NAN;
 }
 
 sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err)
@@ -81,8 +70,13 @@ sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err)
     if (s) {
         s->grace = calloc((size_t)ngpus, sizeof *s->grace);
         s->scratch = calloc((size_t)ngpus, sizeof *s->scratch);
+        s->total_mib = calloc((size_t)ngpus, sizeof *s->total_mib);
+        s->room = calloc((size_t)ngpus, sizeof *s->room);
+        s->left = calloc((size_t)ngpus, sizeof *s->left);
+        s->spare = calloc((size_t)ngpus, sizeof *s->spare);
     }
-    if (!s || !s->grace || !s->scratch || ledger_init(&s->ledger, ngpus)) {
+    if (!s || !s->grace || !s->scratch || !s->total_mib || !s->room || !s->left || !s->spare ||
+        ledger_init(&s->ledger, ngpus)) {
         sched_destroy(s);
         carma_err_set(err, "out of memory");
         return NULL;
@@ -100,6 +94,11 @@ void sched_destroy(sched *s)
         return;
     free(s->grace);
     free(s->scratch);
+    free(s->total_mib);
+    free(s->room);
+    free(s->left);
+    free(s->spare);
+    free(s->ends);
     ledger_free(&s->ledger);
     free(s);
 }
@@ -124,9 +123,15 @@ static int check_new_task(const sched *s, const sched_task *t, carma_err *err)
     if (t->ngpus > s->ngpus)
         return carma_err_set(err, "task %llu asks for %d GPUs but the server has %d",
                              (unsigned long long)t->id, t->ngpus, s->ngpus);
-    if (!isnan(t->profiled_util) && !(t->profiled_util >= 0.0 && t->profiled_util <= 1.0))
-        return carma_err_set(err, "task %llu: profiled_util %g is not NaN or a fraction 0..1",
-                             (unsigned long long)t->id, t->profiled_util);
+    const double *frac[] = {&t->profiled_util, &t->solo_smact, &t->solo_drama};
+    const char *frac_name[] = {"profiled_util", "solo_smact", "solo_drama"};
+    for (int k = 0; k < 3; k++)
+        if (!isnan(*frac[k]) && !(*frac[k] >= 0.0 && *frac[k] <= 1.0))
+            return carma_err_set(err, "task %llu: %s %g is not NaN or a fraction 0..1",
+                                 (unsigned long long)t->id, frac_name[k], *frac[k]);
+    if (!isnan(t->runtime_est_s) && !(t->runtime_est_s >= 0.0 && isfinite(t->runtime_est_s)))
+        return carma_err_set(err, "task %llu: runtime_est_s %g is not NaN or >= 0 seconds",
+                             (unsigned long long)t->id, t->runtime_est_s);
     if (t->lucid_class < LUCID_UNKNOWN || t->lucid_class > LUCID_JUMBO)
         return carma_err_set(err, "task %llu: lucid_class %d is not -1 (unknown), 0, 1 or 2",
                              (unsigned long long)t->id, t->lucid_class);
@@ -234,6 +239,9 @@ sched_figure sched_policy_figure(const sched_config *cfg, mem_source *src)
     case PMEM_ESTIMATE:
         *src = cfg->estimator;
         return SCHED_FIGURE_TASK;
+    case PMEM_BEST: /* per task: sched_task_figure says which */
+        *src = cfg->carma_measured_first ? MEM_ORACLE : cfg->estimator;
+        return SCHED_FIGURE_TASK;
     case PMEM_NONE:
         break;
     }
@@ -254,8 +262,25 @@ bool sched_task_requirement(const sched_config *cfg, const sched_task *t, uint64
         return mem_figures_get(&t->mem, MEM_ORACLE, mib);
     case PMEM_ESTIMATE:
         return mem_figures_get(&t->mem, cfg->estimator, mib);
+    case PMEM_BEST: {
+        mem_source src;
+        bool learned;
+        return carma_figure(cfg, t, mib, &src, &learned);
+    }
     }
     return false;
+}
+
+bool sched_task_figure(const sched_config *cfg, const sched_task *t, uint64_t *mib,
+                       mem_source *src, bool *learned)
+{
+    *learned = false;
+    const policy_desc *p = policy_describe(cfg->policy);
+    if (p && p->memory == PMEM_BEST)
+        return carma_figure(cfg, t, mib, src, learned);
+    if (sched_policy_figure(cfg, src) != SCHED_FIGURE_TASK)
+        return false;
+    return sched_task_requirement(cfg, t, mib);
 }
 
 /* The memory a GPU must offer (after the reserve) for this policy and requirement. */
@@ -264,6 +289,7 @@ static uint64_t memory_needed(const sched *s, uint64_t requirement)
     switch (s->policy->memory) {
     case PMEM_ORACLE:
     case PMEM_ESTIMATE:
+    case PMEM_BEST:
         return requirement + s->cfg.margin_mib;
     case PMEM_FIXED:
         return s->cfg.or_min_free_mib;
@@ -276,17 +302,22 @@ static uint64_t memory_needed(const sched *s, uint64_t requirement)
 sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head)
 {
     const policy_desc *p = s->policy;
-    sched_gpu_needs f = {true, false, false, true, 0};
+    const sched_config *c = &s->cfg;
+    sched_gpu_needs f = {.grace_blocks = true, .collocates = true, .reads_activity = true};
     uint64_t requirement;
+    if (p->order == PORDER_CARMA) /* any queued task may go, so a superset of any GPU */
+        return (sched_gpu_needs){.any_task = c->carma_backfill, .grace_blocks = !c->carma_ledger,
+                                 .collocates = true, .gate = !c->carma_interference,
+                                 .reads_activity = !c->carma_interference};
     if (!p->collocates || head->where == SCHED_IN_RECOVERY) /* recovery: idle GPUs only */
-        return (sched_gpu_needs){false, false, false, false, 0};
+        return (sched_gpu_needs){.grace_blocks = true};
     switch (p->order) {
     case PORDER_INDEX:
     case PORDER_MEM_ASC:
     case PORDER_MEM_DESC:
     case PORDER_SMACT_ASC: /* pick_by_policy */
         if (!sched_task_requirement(&s->cfg, head, &requirement))
-            return (sched_gpu_needs){false, false, false, false, 0};
+            return (sched_gpu_needs){.grace_blocks = true};
         f.filtered = true;
         f.gate = p->gate;
         f.reads_activity = p->gate || p->order == PORDER_SMACT_ASC;
@@ -295,6 +326,7 @@ sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head)
     case PORDER_ROUND_ROBIN:      /* any available GPU */
     case PORDER_LEDGER_UTIL:      /* by the ledger: neither memory nor activity */
     case PORDER_LEDGER_CLASS_MEM:
+    case PORDER_CARMA:            /* (returned above) */
         f.reads_activity = false;
         return f;
     }
@@ -341,6 +373,7 @@ static double order_key(const sched *s, const gpu_view *v, uint64_t avail, int g
     case PORDER_ROUND_ROBIN:
     case PORDER_LEDGER_UTIL:      /* ledger.c orders those two */
     case PORDER_LEDGER_CLASS_MEM:
+    case PORDER_CARMA:            /* carma.c orders its own */
         break;
     }
     return (double)gpu;
@@ -398,9 +431,38 @@ static void mark_launching(sched *s, sched_task *t, const int *gpus, int n)
     }
 }
 
+void sched_place(sched *s, sched_task *t, const int *gpus, place_rule rule, uint64_t requirement,
+                 const uint64_t *commit, const gpu_view *views, double now, sched_decision *out)
+{
+    bool from_recovery = t->where == SCHED_IN_RECOVERY;
+    queue_remove(from_recovery ? &s->recovery_q : &s->main_q, t);
+    queue_push_back(&s->running_q, t);
+    t->where = SCHED_RUNNING;
+    t->attempts++;
+    t->started_at = now;
+    mark_launching(s, t, gpus, t->ngpus);
+    ledger_charge(&s->ledger, t, commit, carma_task_pressure(&s->cfg, t));
+
+    memset(out, 0, sizeof *out);
+    out->task = t;
+    out->ngpus = t->ngpus;
+    memcpy(out->gpus, gpus, (size_t)t->ngpus * sizeof *gpus);
+    out->rule = rule;
+    out->from_recovery = from_recovery;
+    out->requirement_mib = rule == PLACE_POLICY ? requirement : 0;
+    for (int k = 0; k < t->ngpus; k++)
+        if (!views[gpus[k]].idle)
+            out->collocated = true;
+    assert(sched_check(s));
+}
+
 bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out)
 {
     sched_advance(s, now);
+    for (int g = 0; g < s->ngpus; g++) /* for what an out-of-memory crash alone teaches */
+        s->total_mib[g] = views[g].total_mib;
+    if (s->policy->order == PORDER_CARMA)
+        return carma_next(s, now, views, out);
     bool from_recovery = s->recovery_q.head != NULL;
     sched_task *t = from_recovery ? s->recovery_q.head : s->main_q.head;
     if (!t)
@@ -426,32 +488,21 @@ bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out
     }
     if (!got)
         return false;
-
-    queue_remove(from_recovery ? &s->recovery_q : &s->main_q, t);
-    t->where = SCHED_RUNNING;
-    t->attempts++;
-    mark_launching(s, t, gpus, n);
-    ledger_charge(&s->ledger, t);
-
-    memset(out, 0, sizeof *out);
-    out->task = t;
-    out->ngpus = n;
-    memcpy(out->gpus, gpus, (size_t)n * sizeof *gpus);
-    out->rule = rule;
-    out->from_recovery = from_recovery;
-    out->requirement_mib = rule == PLACE_POLICY ? requirement : 0;
-    for (int k = 0; k < n; k++)
-        if (!views[gpus[k]].idle)
-            out->collocated = true;
-    assert(sched_check(s));
+    sched_place(s, t, gpus, rule, requirement, NULL, views, now, out);
     return true;
 }
 
 /* ---- endings and recovery (CARMA §7, with a retry cap) ------------------------------------- */
 
-sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double now)
+static sched_end task_ended(sched *s, sched_task *t, task_outcome outcome,
+                           const sched_oom_seen *seen)
 {
-    (void)now;
+    sched_end learned = SCHED_END_RETRY;
+    if (outcome == TASK_OOM && s->policy->order == PORDER_CARMA && s->cfg.carma_oom_learning &&
+        t->where == SCHED_RUNNING)
+        learned = carma_learn(s, t, seen); /* while its GPUs' ledger still shows it */
+    if (t->where == SCHED_RUNNING)
+        queue_remove(&s->running_q, t);
     ledger_discharge(&s->ledger, t);
     for (int k = 0; k < t->ngpus; k++) {
         int g = t->gpus[k];
@@ -462,6 +513,8 @@ sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double
     assert(sched_check(s));
     if (outcome != TASK_OOM)
         return SCHED_END_FINAL;
+    if (learned == SCHED_END_NEVER_FITS)
+        return learned;
     int cap = t->max_retries >= 0 ? t->max_retries : s->cfg.retry_cap;
     int retries_used = t->attempts > 0 ? t->attempts - 1 : 0;
     if (retries_used >= cap)
@@ -470,6 +523,18 @@ sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double
     t->where = SCHED_IN_RECOVERY;
     assert(sched_check(s));
     return SCHED_END_RETRY;
+}
+
+sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double now)
+{
+    (void)now;
+    return task_ended(s, t, outcome, NULL);
+}
+
+sched_end sched_task_oom(sched *s, sched_task *t, const sched_oom_seen *seen, double now)
+{
+    (void)now;
+    return task_ended(s, t, TASK_OOM, seen);
 }
 
 int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
@@ -485,6 +550,8 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
             return carma_err_set(err, "task %llu: GPU %d does not exist",
                                  (unsigned long long)t->id, gpus[k]);
     t->where = SCHED_RUNNING;
+    queue_push_back(&s->running_q, t);
+    t->started_at = seen_at;
     for (int k = 0; k < ngpus; k++) {
         int g = gpus[k];
         t->gpus[k] = g;
@@ -495,7 +562,13 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
         if (state == GPU_GRACE)
             grace_enter(s, g, seen_at);
     }
-    ledger_charge(&s->ledger, t);
+    uint64_t figure;
+    mem_source src;
+    bool learned;
+    bool commit = s->policy->order == PORDER_CARMA &&
+                  carma_figure(&s->cfg, t, &figure, &src, &learned);
+    uint64_t commit_mib = commit ? figure + s->cfg.margin_mib : 0;
+    ledger_charge(&s->ledger, t, commit ? &commit_mib : NULL, carma_task_pressure(&s->cfg, t));
     assert(sched_check(s));
     return 0;
 }

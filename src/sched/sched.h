@@ -70,6 +70,7 @@ typedef enum policy_id {
     POLICY_EST_LUG,
     POLICY_HORUS,   /* AEGIS's Horus baseline: profiled-utilization budget per GPU (ledger.c) */
     POLICY_LUCID,   /* AEGIS's Lucid baseline: job count, sharing class and memory (ledger.c) */
+    POLICY_CARMA,   /* ours: memory ledger, backfill, interference-aware, learning OOM (carma.c) */
     POLICY_COUNT
 } policy_id;
 
@@ -84,6 +85,30 @@ typedef enum agg_mode { AGG_MEAN = 0, AGG_EWMA, AGG_RISK, AGG_RISK_EQUAL, AGG_CO
 /* "mean", "ewma", "risk" (CARMA's weights), "risk-equal" (AEGIS's) */
 int agg_mode_from_name(const char *name, agg_mode *out);
 const char *agg_mode_name(agg_mode m);
+
+/* ---- the interference model (interference.c), shared with the simulator ------------------- */
+
+/* A co-runner with solo profile (SMACT, DRAMA) presses on every other task of its GPU with
+ * p = smact_k * max(0, SMACT - smact_knee) + drama_k * DRAMA, and a task runs at
+ * 1 / (1 + the sum of its co-runners' p). Fitted on the 219 measured A100 pairs of
+ * data/aegis/pairwise_a100.csv (tools/fit_sim_models.py: R^2 of the slowdown 0.869 on the
+ * fitted four fifths, 0.710 on the held-back fifth). */
+#define SCHED_INTERF_SMACT_K 16.7848
+#define SCHED_INTERF_SMACT_KNEE 0.7673
+#define SCHED_INTERF_DRAMA_K 0.6107
+
+typedef struct sched_interference {
+    double smact_k;
+    double smact_knee;
+    double drama_k;
+} sched_interference;
+
+extern const sched_interference sched_interference_fitted;
+
+/* NaN when either activity is unknown. */
+double sched_pressure(const sched_interference *m, double smact, double drama);
+/* Speed (0..1] of a task whose co-runners' pressures sum to `others`. */
+double sched_speed(double others);
 
 /* ---- configuration: CARMA's defaults, every field overridable ------------------------------ */
 
@@ -104,6 +129,27 @@ typedef struct sched_config {
     double horus_util_budget;/* 1.0 (100 %): horus's cap on a GPU's summed profiled_util */
     int lucid_max_jobs;      /* 2: lucid's cap on tasks per GPU, the new one included */
     int lucid_class_capacity;/* 2: lucid's cap on a GPU's summed lucid_class */
+    /* The carma policy's parts, each switchable so it can be measured alone (docs/policy.md).
+     * With all four off it places as est-magm does. */
+    bool carma_ledger;       /* on: place by the memory ledger (committed figures reconciled
+                                with measured free memory), no grace wait; off: measured free
+                                memory, and the grace period */
+    bool carma_backfill;     /* on: a later task may pass a blocked head without delaying it */
+    int backfill_max_skips;  /* 8: passes a head may suffer that its reservation cannot vouch
+                                for (runtimes unknown) */
+    int backfill_depth;      /* 64: queued tasks looked at behind a blocked head */
+    bool carma_interference; /* on: place where predicted total progress is highest, and not
+                                at all when it would fall; off: the utilization gate, most
+                                available memory first */
+    bool carma_oom_learning; /* on: an OOM raises the task's figure (or fails it when no GPU
+                                can hold it); off: CARMA's blind retries on idle GPUs */
+    bool carma_measured_first; /* on: a measured figure (given, history) before the estimator */
+    bool carma_longest_first;  /* on: the head is the queued task with the most expected work
+                                  (runtime x GPUs) among the first backfill_depth, until the
+                                  first one has been passed backfill_max_skips times */
+    double carma_min_gain;   /* 0: collocate only when total progress rises by more than this */
+    double carma_unknown_pressure; /* 1: pressure assumed for a task with no solo profile */
+    sched_interference interference; /* carma's predictor (the fitted model) */
 } sched_config;
 
 void sched_config_defaults(sched_config *cfg);
@@ -150,6 +196,9 @@ typedef struct sched_charge {
     int lucid_class;        /* LUCID_UNKNOWN: unknown */
     bool oracle_known;
     uint64_t oracle_mib;
+    bool commit_known;      /* carma: the memory it was placed with (figure + margin) */
+    uint64_t commit_mib;
+    double pressure;        /* carma: its pressure on co-runners (the unknown default if none) */
 } sched_charge;
 
 /* Drivers must start every task with sched_task_init (not a bare memset/calloc): zero means
@@ -163,15 +212,25 @@ typedef struct sched_task {
     double profiled_util;   /* solo GPU utilization 0..1 (nvidia-smi mean of the solo profile);
                                NaN = unknown. Used by horus. */
     int lucid_class;        /* LUCID_TINY/MEDIUM/JUMBO, LUCID_UNKNOWN. Used by lucid. */
+    double runtime_est_s;   /* solo run time estimate, seconds; NaN = unknown. carma's backfill */
+    double solo_smact;      /* solo profile 0..1; NaN = unknown. carma's interference */
+    double solo_drama;
     /* Filled by the core: */
     int attempts;           /* launches so far */
+    double started_at;      /* when the current attempt was placed */
+    bool learned_known;     /* carma: out-of-memory crashes taught it a figure */
+    uint64_t learned_mib;   /* ... this one (MiB, before the margin) */
+    int skipped;            /* carma: later tasks that passed it by the skip count as head */
     int gpus[SCHED_MAX_TASK_GPUS]; /* GPUs of the current / last launch */
     sched_task_where where;
     sched_charge charge;    /* its share of the per-GPU ledger while running */
     struct sched_task *qnext, *qprev; /* queue links, owned by the core */
+    struct sched_task *gnext[SCHED_MAX_TASK_GPUS]; /* ledger links, one per GPU it is on */
+    struct sched_task *gprev[SCHED_MAX_TASK_GPUS];
 } sched_task;
 
-/* Zeroes *t, then max_retries = -1, profiled_util = NaN, lucid_class = LUCID_UNKNOWN. */
+/* Zeroes *t, then max_retries = -1, lucid_class = LUCID_UNKNOWN, and profiled_util,
+ * runtime_est_s, solo_smact, solo_drama = NaN. */
 void sched_task_init(sched_task *t);
 
 /* Which figure the configured policy places tasks with. */
@@ -186,6 +245,12 @@ sched_figure sched_policy_figure(const sched_config *cfg, mem_source *src);
  * false when the policy needs a figure the task does not have (the task cannot be collocated
  * then; it can still be placed on idle GPUs by the exclusive-first rule). */
 bool sched_task_requirement(const sched_config *cfg, const sched_task *t, uint64_t *mib);
+
+/* The figure the policy places t with, which of the task's figures it is (*src), and whether
+ * out-of-memory crashes taught it (*learned, carma). False when the policy uses no task figure
+ * (exclusive, or-rr, horus, the or-* floor) or the task has none. */
+bool sched_task_figure(const sched_config *cfg, const sched_task *t, uint64_t *mib,
+                       mem_source *src, bool *learned);
 
 /* ---- decisions -------------------------------------------------------------------------------- */
 
@@ -253,11 +318,25 @@ void sched_process_seen(sched *s, const sched_task *t, int gpu, double now);
 /* What became of a task that ended. */
 typedef enum sched_end {
     SCHED_END_FINAL = 0, /* done, failed, cancelled, or out of retries */
-    SCHED_END_RETRY      /* out-of-memory with retries left: now in the recovery queue */
+    SCHED_END_RETRY,     /* out-of-memory with retries left: now in the recovery queue */
+    SCHED_END_NEVER_FITS /* out-of-memory, and what it taught (t->learned_mib) fits no GPU
+                            here: final, not retried (carma_oom_learning) */
 } sched_end;
 
 /* A running task ended: frees the grace states it holds and applies the recovery rules. */
 sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double now);
+
+/* What the driver saw of an out-of-memory crash. */
+typedef struct sched_oom_seen {
+    bool peak_known;
+    uint64_t peak_mib;   /* the memory the attempt held or asked for when it crashed */
+} sched_oom_seen;
+
+/* sched_task_ended(TASK_OOM) with what was seen (NULL: nothing). Under the carma policy with
+ * carma_oom_learning the task's figure is raised to what it needed: to the peak seen; when it
+ * crashed alone on its GPUs, to more than those GPUs hold. A figure no GPU can hold ends it
+ * (SCHED_END_NEVER_FITS); otherwise it is retried, collocated as any task. */
+sched_end sched_task_oom(sched *s, sched_task *t, const sched_oom_seen *seen, double now);
 
 /* Marks a task running on the given GPUs without a decision (restoring state after a restart).
  * Its GPUs get `state` (LAUNCHING, or GRACE with seen_at). */
@@ -269,6 +348,9 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
  * sched_next while nothing that could let a blocked head through has changed: a GPU that
  * fails it cannot take the head; one that passes may. */
 typedef struct sched_gpu_needs {
+    bool any_task;       /* the policy may place a task other than the head (backfill): a
+                            driver may not skip sched_next on the head's needs alone */
+    bool grace_blocks;   /* a GPU in launch or grace takes nothing */
     bool collocates;     /* false: idle GPUs only */
     bool filtered;       /* true: only GPUs with min_mib available (after the reserve) that
                             also pass the utilization gate when `gate` */

@@ -42,6 +42,19 @@ const sched_config sched_config_default = {
     .horus_util_budget = 1.0,
     .lucid_max_jobs = 2,
     .lucid_class_capacity = 2,
+    .carma_ledger = true,
+    .carma_backfill = true,
+    .backfill_max_skips = 8,
+    .backfill_depth = 64,
+    .carma_interference = true,
+    .carma_oom_learning = true,
+    .carma_measured_first = true,
+    .carma_longest_first = true,
+    .carma_min_gain = 0.0,
+    /* About a heavy ImageNet CNN's (SMACT 0.8, DRAMA 0.4: 0.80): a task never profiled is
+     * collocated only where that much pressure still pays. */
+    .carma_unknown_pressure = 1.0,
+    .interference = {SCHED_INTERF_SMACT_K, SCHED_INTERF_SMACT_KNEE, SCHED_INTERF_DRAMA_K},
 };
 
 #define FRACTION {SCHED_UNIT_FRACTION, 0.0, 1.0, false}
@@ -58,6 +71,11 @@ const sched_config_bounds sched_config_limits = {
     .horus_util_budget = {SCHED_UNIT_NUMBER, 0.0, INFINITY, true},
     .lucid_max_jobs = AT_LEAST(SCHED_UNIT_INTEGER, 1),
     .lucid_class_capacity = AT_LEAST(SCHED_UNIT_INTEGER, 0),
+    .backfill_max_skips = AT_LEAST(SCHED_UNIT_INTEGER, 0),
+    .backfill_depth = AT_LEAST(SCHED_UNIT_INTEGER, 0),
+    .carma_min_gain = {SCHED_UNIT_NUMBER, -1.0, 1.0, false},
+    .carma_unknown_pressure = AT_LEAST(SCHED_UNIT_NUMBER, 0),
+    .interference = {AT_LEAST(SCHED_UNIT_NUMBER, 0), FRACTION, AT_LEAST(SCHED_UNIT_NUMBER, 0)},
 };
 
 void sched_config_defaults(sched_config *cfg)
@@ -118,7 +136,19 @@ int sched_config_validate(const sched_config *cfg, carma_err *err)
                            err) ||
         sched_bounds_check(&b->lucid_max_jobs, cfg->lucid_max_jobs, "lucid_max_jobs", err) ||
         sched_bounds_check(&b->lucid_class_capacity, cfg->lucid_class_capacity,
-                           "lucid_class_capacity", err))
+                           "lucid_class_capacity", err) ||
+        sched_bounds_check(&b->backfill_max_skips, cfg->backfill_max_skips,
+                           "backfill_max_skips", err) ||
+        sched_bounds_check(&b->backfill_depth, cfg->backfill_depth, "backfill_depth", err) ||
+        sched_bounds_check(&b->carma_min_gain, cfg->carma_min_gain, "carma_min_gain", err) ||
+        sched_bounds_check(&b->carma_unknown_pressure, cfg->carma_unknown_pressure,
+                           "carma_unknown_pressure", err) ||
+        sched_bounds_check(&b->interference.smact_k, cfg->interference.smact_k,
+                           "carma_interference_smact_k", err) ||
+        sched_bounds_check(&b->interference.smact_knee, cfg->interference.smact_knee,
+                           "carma_interference_smact_knee", err) ||
+        sched_bounds_check(&b->interference.drama_k, cfg->interference.drama_k,
+                           "carma_interference_drama_k", err))
         return -1;
     return 0;
 }

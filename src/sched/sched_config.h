@@ -50,6 +50,11 @@ typedef struct sched_config_bounds {
     sched_bounds retry_cap;
     sched_bounds horus_util_budget;
     sched_bounds lucid_max_jobs, lucid_class_capacity;
+    sched_bounds backfill_max_skips, backfill_depth;
+    sched_bounds carma_min_gain, carma_unknown_pressure;
+    struct {
+        sched_bounds smact_k, smact_knee, drama_k;
+    } interference;
 } sched_config_bounds;
 
 extern const sched_config_bounds sched_config_limits;

@@ -43,6 +43,11 @@ static int dispatch(sim *s, const sched_decision *d)
     r->ngpus = d->ngpus;
     memcpy(r->gpus, d->gpus, sizeof r->gpus);
     r->collocated = d->collocated;
+    /* Under MPS caps a collocated task may hold at most its figure + margin (the daemon's
+     * mps); 0: uncapped. */
+    j->cap_mib = s->setup->params.mps_caps && d->collocated && d->requirement_mib > 0
+                     ? d->requirement_mib + s->setup->sched.margin_mib
+                     : 0;
     for (int k = 0; k < d->ngpus; k++)
         gpu_starting(s, d->gpus[k], +1);
     s->changes++; /* its GPUs are launching */
@@ -105,8 +110,9 @@ static int try_place(sim *s)
             refreshed = head;
         }
         /* An overloaded server would otherwise have the core scan every GPU at almost every
-         * event, only to fail again. */
-        if (still_blocked(s, head, &f))
+         * event, only to fail again. A policy that may place a task behind the head (backfill)
+         * is always asked. */
+        if (still_blocked(s, head, &f) && !f.any_task)
             break;
         if (!sched_next(s->core, s->now, s->views, &d)) {
             s->blocked = true;
@@ -129,17 +135,20 @@ static int try_place(sim *s)
     return 0;
 }
 
-/* True when every GPU of j can hold `extra` more MiB. */
+/* True when every GPU of j can hold `extra` more MiB, and its MPS cap (if any) allows it. */
 static bool job_fits(const sim *s, const sim_job *j, uint64_t extra)
 {
+    if (j->cap_mib && j->held_mib + extra > j->cap_mib)
+        return false;
     for (int k = 0; k < j->st.ngpus; k++)
         if (s->gpus[j->st.gpus[k]].used_mib + extra > s->setup->gpu->memory_mib)
             return false;
     return true;
 }
 
-/* The attempt ran out of memory: it frees what it held and goes to recovery (or fails). */
-static int job_oom(sim *s, sim_job *j)
+/* The attempt ran out of memory asking for `needed` MiB in all: it frees what it held and goes
+ * to recovery (or fails). */
+static int job_oom(sim *s, sim_job *j, uint64_t needed)
 {
     sim_job_result *r = &s->out->jobs[j - s->jobs];
     if (j->state == JOB_RUNNING) {
@@ -154,7 +163,8 @@ static int job_oom(sim *s, sim_job *j)
     r->busy_s += s->now - j->attempt_start;
     for (int k = 0; k < j->st.ngpus; k++) /* released (a recovery makes a new head) */
         gpu_improved(s, j->st.gpus[k]);
-    if (sched_task_ended(s->core, &j->st, TASK_OOM, s->now) == SCHED_END_RETRY) {
+    sched_oom_seen seen = {true, needed};
+    if (sched_task_oom(s->core, &j->st, &seen, s->now) == SCHED_END_RETRY) {
         j->state = JOB_QUEUED;
     } else {
         r->busy_s -= s->now - j->attempt_start; /* job_finished adds it back */
@@ -168,8 +178,9 @@ static int on_allocate(sim *s, sim_job *j)
     const sim_job_spec *sp = j->spec;
     for (int k = 0; k < j->st.ngpus; k++)
         gpu_starting(s, j->st.gpus[k], -1);
+    j->held_mib = 0;
     if (!job_fits(s, j, sp->early_mib)) /* crashes at allocation */
-        return job_oom(s, j);
+        return job_oom(s, j, sp->early_mib);
     j->state = JOB_RUNNING;
     j->remaining_s = sp->runtime_s - job_startup_s(s, j);
     j->speed = 1.0;
@@ -201,7 +212,7 @@ static int on_ramp(sim *s, sim_job *j)
 {
     uint64_t extra = j->spec->peak_mib - j->held_mib;
     if (!job_fits(s, j, extra))
-        return job_oom(s, j);
+        return job_oom(s, j, j->spec->peak_mib);
     for (int k = 0; k < j->st.ngpus; k++) {
         s->gpus[j->st.gpus[k]].used_mib += extra;
         if (gpu_memory_changed(s, j->st.gpus[k]))
@@ -327,6 +338,11 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
         j->st.mem = jobs[i].mem;
         j->st.profiled_util = jobs[i].util;
         j->st.lucid_class = jobs[i].lucid_class;
+        /* carma's facts: the solo run time and profile the catalog measured (as the daemon's
+         * history would give them) */
+        j->st.runtime_est_s = jobs[i].runtime_s;
+        j->st.solo_smact = jobs[i].smact;
+        j->st.solo_drama = jobs[i].drama;
         j->pressure = sim_pressure(&setup->params, jobs[i].smact, jobs[i].drama);
         out->jobs[i].submit_s = jobs[i].submit_s;
         out->jobs[i].first_start_s = NAN;

@@ -20,6 +20,7 @@ typedef struct sim_job {
     double speed;
     double pressure;     /* what it costs its co-runners (sim_pressure) */
     uint64_t held_mib;   /* memory it holds on each of its GPUs now */
+    uint64_t cap_mib;    /* its attempt's MPS memory cap; 0 = none (sim_mps_caps) */
     double last_update;
     double attempt_start;
     uint32_t version;    /* bumps whenever the pending EV_COMPLETE becomes stale */

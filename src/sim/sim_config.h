@@ -32,6 +32,8 @@ typedef struct sim_params {
     double interf_drama_k;
     double mem_ramp_s;       /* a task holds its early peak from allocation, its full peak
                               * from this many seconds later (the profiles' early window) */
+    bool mps_caps;           /* a collocated task is capped at its figure + margin, as under the
+                              * daemon's mps: one that outgrows its cap crashes alone */
     /* Power of a GPU holding tasks: max_w * (busy_frac + util_frac * U), U its utilization;
      * an idle GPU draws its model's idle_w. Fitted on the DCGM energy of the real runs. */
     double power_busy_frac;

@@ -182,7 +182,7 @@ static bool activity_read(const sim *s, int gi, const sched_gpu_needs *f)
 
 bool gpu_may_take(const sim *s, int gi, const sched_gpu_needs *f)
 {
-    if (sched_gpu_grace(s->core, gi).state != GPU_AVAILABLE)
+    if (f->grace_blocks && sched_gpu_grace(s->core, gi).state != GPU_AVAILABLE)
         return false; /* no rule places on a GPU in launch or grace */
     if (s->views[gi].idle)
         return true;  /* the exclusive-first rule */
@@ -260,7 +260,7 @@ void refresh_views(sim *s, const sched_task *head, const sched_gpu_needs *f)
         sim_gpu *g = &s->gpus[gi];
         /* A GPU in launch or grace is not a candidate, so its window is not read now: it is
          * parked until it is available again (most warm GPUs of a busy server are). */
-        if (sched_gpu_grace(s->core, gi).state != GPU_AVAILABLE) {
+        if (f->grace_blocks && sched_gpu_grace(s->core, gi).state != GPU_AVAILABLE) {
             g->parked = true;
             s->nparked++;
             s->warm[k] = s->warm[--s->nwarm];

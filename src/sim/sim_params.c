@@ -10,13 +10,13 @@ const sim_params sim_params_default = {
     .server = "4xA100-40GB",
     .startup_s = 30.0,
     .interference = true,
-    /* tools/fit_sim_models.py on data/aegis/pairwise_a100.csv: R^2 of the slowdown 0.869 on
-     * the fitted four fifths, 0.710 on the held-back fifth. */
-    .interf_smact_k = 16.7848,
-    .interf_smact_knee = 0.7673,
-    .interf_drama_k = 0.6107,
+    /* The fitted model (sched.h gives its source). */
+    .interf_smact_k = SCHED_INTERF_SMACT_K,
+    .interf_smact_knee = SCHED_INTERF_SMACT_KNEE,
+    .interf_drama_k = SCHED_INTERF_DRAMA_K,
     /* The profiles' early peak covers the first 200 s of GPU activity. */
     .mem_ramp_s = 200.0,
+    .mps_caps = false,
     /* tools/fit_sim_models.py on the 12 philly and saturn runs of
      * data/aegis/dcgmi_energy_summary.csv: 48.0 W + 226.9 W x util of a 400 W A100, R^2 0.978. */
     .power_busy_frac = 0.1201,
@@ -82,14 +82,13 @@ double sim_pressure(const sim_params *p, double smact, double drama)
 {
     if (!p->interference)
         return 0.0;
-    return p->interf_smact_k * fmax(0.0, smact - p->interf_smact_knee) + p->interf_drama_k * drama;
+    sched_interference m = {p->interf_smact_k, p->interf_smact_knee, p->interf_drama_k};
+    return sched_pressure(&m, smact, drama);
 }
 
 double sim_speed(const sim_params *p, double others)
 {
-    if (!p->interference || !(others > 0))
-        return 1.0;
-    return 1.0 / (1.0 + others);
+    return p->interference ? sched_speed(others) : 1.0;
 }
 
 double sim_power_w(const sim_params *p, const gpu_model *m, bool busy, double util)

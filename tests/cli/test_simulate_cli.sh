@@ -39,7 +39,7 @@ awk -v a="$got" -v b="$expected" 'BEGIN { exit !(a - b < 0.05 && b - a < 0.05 &&
 
 out=$("$CARMA" simulate --compare --json --trace "$SRC/data/traces/philly_heavy_60.csv") \
     || fail "--compare --json exits 0"
-[ "$(grep -c '"policy":' <<<"$out")" = 12 ] || fail "--compare gives one object per policy"
+[ "$(grep -c '"policy":' <<<"$out")" = 13 ] || fail "--compare gives one object per policy"
 [ "$(jget policy <<<"$out")" = exclusive ] || fail "--compare starts with exclusive"
 out=$("$CARMA" simulate --compare) || fail "--compare table exits 0"
 grep -q "^oracle-magm .*%" <<<"$out" || fail "--compare table shows changes"

@@ -1,0 +1,431 @@
+/* carma.c — the carma policy: CARMA's placement without its four limits (docs/policy.md).
+ *
+ *   ledger        Each GPU's committed memory is the figure + margin of the tasks placed on it
+ *                 (ledger.c), reconciled with the measured free memory: a task fits where both
+ *                 leave room. A GPU takes its next task at once; no grace period.
+ *   backfill      When the head cannot be placed, a later task may start if it fits now and,
+ *                 by the runtime estimates at hand, does not delay the head's reserved start
+ *                 (EASY backfilling with memory as the resource). Where estimates are missing,
+ *                 a head lets at most backfill_max_skips tasks pass it.
+ *   interference  Each GPU's total progress (the sum of its tasks' speeds) is predicted with
+ *                 the fitted model (interference.c); a task goes where that total rises most,
+ *                 and waits when it would not rise by more than carma_min_gain.
+ *   oom learning  An out-of-memory crash raises the task's figure to what it needed; one that
+ *                 crashed with its GPUs to itself needs more than they hold, so it waits for a
+ *                 bigger GPU or, when there is none, fails with that reason (carma_learn).
+ *
+ * Each part has its config key (carma_*); with all four off, and carma_measured_first off, it
+ * places as est-magm does: exclusive-first, the gate and the most available memory, grace,
+ * strict FIFO with recovered tasks first on idle GPUs, blind retries. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "sched/sched_int.h"
+
+bool carma_figure(const sched_config *c, const sched_task *t, uint64_t *mib, mem_source *src,
+                  bool *learned)
+{
+    uint64_t f = 0;
+    bool known = true;
+    *learned = false;
+    if (c->carma_measured_first && mem_figures_get(&t->mem, MEM_ORACLE, &f))
+        *src = MEM_ORACLE;
+    else {
+        *src = c->estimator;
+        known = mem_figures_get(&t->mem, c->estimator, &f);
+    }
+    if (c->carma_oom_learning && t->learned_known && (!known || t->learned_mib > f)) {
+        f = t->learned_mib;
+        known = true;
+        *learned = true;
+    }
+    *mib = f;
+    return known;
+}
+
+double carma_task_pressure(const sched_config *c, const sched_task *t)
+{
+    double p = sched_pressure(&c->interference, t->solo_smact, t->solo_drama);
+    return isnan(p) ? c->carma_unknown_pressure : p;
+}
+
+/* What carma needs to know about a task to place it. */
+typedef struct carma_fit {
+    bool known;       /* it has a figure */
+    bool learned;     /* ... taught by out-of-memory crashes */
+    uint64_t figure;  /* MiB */
+    uint64_t need;    /* figure + margin */
+    bool idle_only;   /* no collocation: no figure, or a recovered task without learning */
+    double pressure;
+} carma_fit;
+
+static carma_fit fit_of(const sched *s, const sched_task *t)
+{
+    carma_fit f;
+    mem_source src;
+    f.known = carma_figure(&s->cfg, t, &f.figure, &src, &f.learned);
+    f.need = f.figure + s->cfg.margin_mib;
+    f.idle_only = !f.known || (t->where == SCHED_IN_RECOVERY && !s->cfg.carma_oom_learning);
+    f.pressure = carma_task_pressure(&s->cfg, t);
+    return f;
+}
+
+static uint64_t usable_mib(const sched *s, uint64_t total)
+{
+    return total > s->cfg.reserve_mib ? total - s->cfg.reserve_mib : 0;
+}
+
+/* What GPU g's tasks have committed; a task with no figure counts as the whole GPU. */
+static uint64_t committed(const sched *s, int g, uint64_t usable)
+{
+    const gpu_ledger *L = &s->ledger.gpu[g];
+    return L->commit_unknown ? usable + L->commit_mib : L->commit_mib;
+}
+
+/* MiB a task may still be given on GPU g now. By the ledger: its memory less the reserve and
+ * the commitments, and never more than the measured free memory less the reserve (memory held
+ * by others, or by tasks above their figures). Without the ledger: the measured figure alone,
+ * as est-magm. False when unknown. */
+static bool room_now(const sched *s, const gpu_view *v, int g, uint64_t *room)
+{
+    uint64_t measured;
+    if (!sched_available_mib(&s->cfg, v, &measured))
+        return false;
+    if (!s->cfg.carma_ledger) {
+        *room = measured;
+        return true;
+    }
+    uint64_t usable = usable_mib(s, v->total_mib), held = committed(s, g, usable);
+    uint64_t by_ledger = usable > held ? usable - held : 0;
+    *room = by_ledger < measured ? by_ledger : measured;
+    return true;
+}
+
+/* The summed pressure on GPU g, with `extra` more, less that of `self` (NULL: none). */
+static double pressure_on(const sched *s, int g, const sched_task *self, double extra)
+{
+    double P = extra;
+    for (const sched_task *r = ledger_first(&s->ledger, g); r; r = ledger_next(r, g))
+        if (r != self)
+            P += r->charge.pressure;
+    return P;
+}
+
+/* A running task's predicted speed, with `extra` more pressure on `gpu` (-1: none): that of
+ * its slowest GPU. */
+static double speed_of(const sched *s, const sched_task *t, int gpu, double extra)
+{
+    double v = 1.0;
+    for (int k = 0; k < t->ngpus; k++)
+        v = fmin(v, sched_speed(pressure_on(s, t->gpus[k], t, t->gpus[k] == gpu ? extra : 0)));
+    return v;
+}
+
+/* When a running task is predicted to end: its solo runtime estimate stretched by its present
+ * speed from its start (the speed it ran at before is not kept), never before now; INFINITY
+ * when it has no estimate. */
+static double end_at_speed(const sched_task *t, double speed, double now)
+{
+    if (isnan(t->runtime_est_s))
+        return INFINITY;
+    return fmax(now, t->started_at + t->runtime_est_s / speed);
+}
+
+static double predicted_end(const sched *s, const sched_task *t, double now)
+{
+    return end_at_speed(t, speed_of(s, t, -1, 0), now);
+}
+
+/* The predicted change of total progress when a task pressing with px joins GPU g: the sum,
+ * over the tasks there, of their speed (that of their slowest GPU) times the GPUs they hold,
+ * plus the newcomer's speed there. Counts only the tasks still there after `after` (-INFINITY:
+ * all) and, when pb is not NaN, one more task pressing with pb (a backfill candidate). */
+static double gain_on(const sched *s, int g, double px, double after, double now, double pb)
+{
+    double P = isnan(pb) ? 0 : pb, before = 0, with = 0;
+    for (const sched_task *r = ledger_first(&s->ledger, g); r; r = ledger_next(r, g))
+        if (predicted_end(s, r, now) > after)
+            P += r->charge.pressure;
+    for (const sched_task *r = ledger_first(&s->ledger, g); r; r = ledger_next(r, g)) {
+        if (!(predicted_end(s, r, now) > after))
+            continue;
+        double elsewhere = 1.0; /* a task on several GPUs runs at its slowest one's pace */
+        for (int k = 0; k < r->ngpus; k++)
+            if (r->gpus[k] != g)
+                elsewhere = fmin(elsewhere, sched_speed(pressure_on(s, r->gpus[k], r, 0)));
+        before += r->ngpus * fmin(elsewhere, sched_speed(P - r->charge.pressure));
+        with += r->ngpus * fmin(elsewhere, sched_speed(P + px - r->charge.pressure));
+    }
+    if (!isnan(pb)) {
+        before += sched_speed(P - pb);
+        with += sched_speed(P + px - pb);
+    }
+    return with + sched_speed(P) - before;
+}
+
+static bool gpu_idle(const sched *s, const gpu_view *views, int g)
+{
+    return s->ledger.gpu[g].ntasks == 0 && views[g].idle && s->grace[g].state == GPU_AVAILABLE;
+}
+
+/* The GPUs carma places t on now: fills out[0..t->ngpus) and returns t->ngpus, or 0. Idle GPUs
+ * first, in index order (exclusive-first); then by predicted progress gain, or by the gate and
+ * the most room; ties by more room, then index. With `avoid`, GPUs with avoid[g] >= 0 (those
+ * a head has reserved) are left out. */
+static int pick(sched *s, const gpu_view *views, const sched_task *t, const carma_fit *f,
+                double now, const int64_t *avoid, int *out)
+{
+    ledger_cand *c = s->ledger.cand;
+    int n = 0;
+    for (int g = 0; g < s->ngpus; g++) {
+        if (!s->cfg.carma_ledger && s->grace[g].state != GPU_AVAILABLE)
+            continue;
+        if (avoid && avoid[g] >= 0)
+            continue;
+        uint64_t room = 0;
+        bool known = room_now(s, &views[g], g, &room);
+        if (gpu_idle(s, views, g)) {
+            /* A learned figure is known to be needed: not on a GPU that cannot hold it. */
+            if (!f->learned || f->figure <= usable_mib(s, views[g].total_mib))
+                c[n++] = (ledger_cand){g, INT64_MIN, 0};
+            continue;
+        }
+        if (f->idle_only || !known || room < f->need)
+            continue;
+        int64_t key = 0;
+        if (s->cfg.carma_interference) {
+            double gain = gain_on(s, g, f->pressure, -INFINITY, now, NAN);
+            if (!(gain > s->cfg.carma_min_gain))
+                continue;
+            key = -llround(gain * 1e9);
+        } else if (!sched_gate_passes(&s->cfg, &views[g])) {
+            continue;
+        }
+        c[n++] = (ledger_cand){g, key, UINT64_MAX - room};
+    }
+    return ledger_take_best(c, n, t->ngpus, out);
+}
+
+/* ---- backfill: the head's reservation ------------------------------------------------------- */
+
+static int by_end(const void *a, const void *b)
+{
+    double x = ((const sched_end_at *)a)->t, y = ((const sched_end_at *)b)->t;
+    return (x > y) - (x < y);
+}
+
+/* Whether the head would still gain on GPU g at time `at` with the tasks then left, and one
+ * more pressing with pb (NaN: none). */
+static bool head_gains_at(const sched *s, int g, const carma_fit *f, double at, double now,
+                          double pb)
+{
+    return !s->cfg.carma_interference ||
+           gain_on(s, g, f->pressure, at, now, pb) > s->cfg.carma_min_gain;
+}
+
+/* Whether GPU g could take the head at time `at`, its remaining tasks left[g] holding room[g]. */
+static bool takes_head_at(const sched *s, int g, const carma_fit *f, double at, double now)
+{
+    if (s->left[g] == 0)
+        return !f->learned || f->figure <= usable_mib(s, s->total_mib[g]);
+    if (f->idle_only || s->room[g] < f->need)
+        return false;
+    return head_gains_at(s, g, f, at, now, NAN);
+}
+
+/* Counts the GPUs that take the head at `at`; with `spare`, marks the first n of them reserved:
+ * spare[g] = the memory the head leaves there (0 when it needs the GPU to itself). */
+static int count_takers(sched *s, const carma_fit *f, int n, double at, double now,
+                        int64_t *spare)
+{
+    int found = 0;
+    for (int g = 0; g < s->ngpus && (!spare || found < n); g++) {
+        if (!takes_head_at(s, g, f, at, now))
+            continue;
+        if (spare) /* 0 when the head needs the GPU to itself */
+            spare[g] = f->idle_only || !f->known || s->room[g] < f->need
+                           ? 0
+                           : (int64_t)(s->room[g] - f->need);
+        found++;
+    }
+    return found;
+}
+
+/* The head's reservation: the earliest predicted end of running tasks after which the head
+ * can be placed if nothing else starts (INFINITY when a task with no runtime estimate stands in
+ * the way, or the server is short of memory), and spare[g] for each GPU: -1 when not reserved,
+ * else the memory that may still be given there beyond the head's need. */
+static double reservation(sched *s, const gpu_view *views, const sched_task *h,
+                          const carma_fit *f, double now, int64_t *spare)
+{
+    size_t nrun = s->running_q.len;
+    if (nrun > s->ends_cap) {
+        sched_end_at *e = realloc(s->ends, nrun * sizeof *e);
+        if (!e)
+            return INFINITY; /* no reservation: only the skip count lets tasks pass */
+        s->ends = e;
+        s->ends_cap = nrun;
+    }
+    size_t k = 0;
+    for (sched_task *r = s->running_q.head; r; r = r->qnext)
+        s->ends[k++] = (sched_end_at){predicted_end(s, r, now), r};
+    qsort(s->ends, nrun, sizeof *s->ends, by_end);
+    for (int g = 0; g < s->ngpus; g++) {
+        uint64_t usable = usable_mib(s, views[g].total_mib), held = committed(s, g, usable);
+        s->room[g] = usable > held ? usable - held : 0;
+        s->left[g] = s->ledger.gpu[g].ntasks + !views[g].idle * (s->ledger.gpu[g].ntasks == 0);
+        spare[g] = -1;
+    }
+    for (size_t i = 0; i < nrun; i++) {
+        const sched_end_at *e = &s->ends[i];
+        if (isinf(e->t))
+            return INFINITY;
+        for (int j = 0; j < e->task->ngpus; j++) {
+            int g = e->task->gpus[j];
+            const sched_charge *c = &e->task->charge;
+            s->left[g]--;
+            s->room[g] += c->commit_known ? c->commit_mib : 0;
+            if (s->left[g] == 0) /* its unknown commitments are gone with it */
+                s->room[g] = usable_mib(s, views[g].total_mib);
+        }
+        if (i + 1 < nrun && s->ends[i + 1].t == e->t)
+            continue; /* the same moment: release them all first */
+        if (count_takers(s, f, h->ngpus, e->t, now, NULL) >= h->ngpus) {
+            count_takers(s, f, h->ngpus, e->t, now, spare);
+            return e->t;
+        }
+    }
+    return INFINITY;
+}
+
+/* Whether starting b on gpus now leaves the head's reservation whole. On every reserved GPU
+ * it uses, b must end by the reserved start or leave the head's need there (and the head still
+ * gaining beside it), and slow none of the tasks there that were to end by then past it. */
+static bool vouched(const sched *s, const sched_task *b, const carma_fit *fb, const int *gpus,
+                    double shadow, double now, const int64_t *spare, const carma_fit *fh)
+{
+    if (isinf(shadow))
+        return false;
+    double b_speed = 1.0;
+    for (int k = 0; k < b->ngpus; k++)
+        b_speed = fmin(b_speed, sched_speed(pressure_on(s, gpus[k], NULL, 0)));
+    double b_end = isnan(b->runtime_est_s) ? INFINITY : now + b->runtime_est_s / b_speed;
+    for (int k = 0; k < b->ngpus; k++) {
+        int g = gpus[k];
+        int64_t left = spare[g];
+        if (left < 0)
+            continue; /* not reserved */
+        if (b_end > shadow && (!fb->known || (int64_t)fb->need > left ||
+                               !head_gains_at(s, g, fh, shadow, now, fb->pressure)))
+            return false;
+        for (const sched_task *r = ledger_first(&s->ledger, g); r; r = ledger_next(r, g))
+            if (predicted_end(s, r, now) <= shadow &&
+                end_at_speed(r, speed_of(s, r, g, fb->pressure), now) > shadow)
+                return false;
+    }
+    return true;
+}
+
+/* ---- the policy ----------------------------------------------------------------------------- */
+
+/* GPU-seconds a task is expected to take; -1 when unknown (it keeps its FIFO place). */
+static double work_of(const sched_task *t)
+{
+    return isnan(t->runtime_est_s) ? -1.0 : t->runtime_est_s * t->ngpus;
+}
+
+/* Longest first: the task with the most expected work among the first backfill_depth queued
+ * (the first of them on ties), so that long tasks do not start last and set the makespan. */
+static sched_task *longest_ahead(const sched *s, sched_task *h)
+{
+    int looked = 0;
+    for (sched_task *q = h->qnext; q && looked++ < s->cfg.backfill_depth; q = q->qnext)
+        if (work_of(q) > work_of(h))
+            h = q;
+    return h;
+}
+
+static bool place(sched *s, sched_task *t, const carma_fit *f, const int *gpus,
+                  const gpu_view *views, double now, sched_decision *out)
+{
+    bool all_idle = true;
+    for (int k = 0; k < t->ngpus; k++)
+        all_idle &= gpu_idle(s, views, gpus[k]);
+    sched_place(s, t, gpus, all_idle ? PLACE_EXCLUSIVE_FIRST : PLACE_POLICY,
+                f->known ? f->figure : 0, f->known ? &f->need : NULL, views, now, out);
+    return true;
+}
+
+bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out)
+{
+    sched_task *h = s->recovery_q.head ? s->recovery_q.head : s->main_q.head;
+    if (!h)
+        return false;
+    sched_task *first = h;
+    if (s->cfg.carma_longest_first && !s->recovery_q.head &&
+        first->skipped < s->cfg.backfill_max_skips)
+        h = longest_ahead(s, h);
+    int gpus[SCHED_MAX_TASK_GPUS];
+    carma_fit fh = fit_of(s, h);
+    if (pick(s, views, h, &fh, now, NULL, gpus)) {
+        h->skipped = 0;
+        if (h != first)
+            first->skipped++;
+        return place(s, h, &fh, gpus, views, now, out);
+    }
+    if (!s->cfg.carma_backfill)
+        return false; /* strict FIFO: the head blocks the rest */
+    int64_t *spare = s->spare;
+    double shadow = reservation(s, views, h, &fh, now, spare);
+    int looked = 0;
+    sched_task *b = s->recovery_q.head ? s->recovery_q.head : s->main_q.head;
+    while (b && looked++ < s->cfg.backfill_depth) {
+        carma_fit fb = fit_of(s, b);
+        if (b != h && pick(s, views, b, &fb, now, NULL, gpus)) {
+            /* Its best GPUs, else the best of those the head has not reserved. */
+            bool ok = vouched(s, b, &fb, gpus, shadow, now, spare, &fh) ||
+                      (isfinite(shadow) && pick(s, views, b, &fb, now, spare, gpus));
+            bool unjudged = isinf(shadow) || isnan(b->runtime_est_s);
+            if (!ok && unjudged && h->skipped < s->cfg.backfill_max_skips) {
+                h->skipped++;
+                ok = true;
+            }
+            if (ok && b != first && h != first)
+                first->skipped++;
+            if (ok)
+                return place(s, b, &fb, gpus, views, now, out);
+        }
+        b = b->qnext ? b->qnext
+                     : (b->where == SCHED_IN_RECOVERY ? s->main_q.head : NULL);
+    }
+    return false;
+}
+
+/* ---- out-of-memory learning ---------------------------------------------------------------- */
+
+sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
+{
+    carma_fit f = fit_of(s, t);
+    uint64_t had = f.known ? f.figure : 0, need = had;
+    bool saw_more = seen && seen->peak_known && seen->peak_mib > had;
+    if (saw_more)
+        need = seen->peak_mib;
+    bool alone = true;
+    uint64_t held = UINT64_MAX, largest = 0;
+    for (int k = 0; k < t->ngpus; k++) {
+        int g = t->gpus[k];
+        alone &= s->ledger.gpu[g].ntasks <= 1;
+        uint64_t u = usable_mib(s, s->total_mib[g]);
+        held = u < held ? u : held;
+    }
+    for (int g = 0; g < s->ngpus; g++)
+        largest = usable_mib(s, s->total_mib[g]) > largest ? usable_mib(s, s->total_mib[g])
+                                                           : largest;
+    if (alone && held != UINT64_MAX && need <= held)
+        need = held + 1; /* it had its GPUs to itself: it needs more than they hold */
+    else if (!alone && !saw_more && f.known)
+        need = had + had / 4 + 1; /* nothing better seen: a quarter more */
+    t->learned_known = true;
+    t->learned_mib = need;
+    return largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
+}

@@ -1,0 +1,52 @@
+/* sched_int.h — the core's state, shared by sched.c (queues, grace, CARMA's and AEGIS's
+ * placement, recovery) and carma.c (the carma policy). Internal to the core. */
+#ifndef CARMA_SCHED_SCHED_INT_H
+#define CARMA_SCHED_SCHED_INT_H
+
+#include "sched/ledger.h"
+#include "sched/policy.h"
+#include "sched/queue.h"
+
+/* A task end time the carma policy's reservations order by. */
+typedef struct sched_end_at {
+    double t;
+    sched_task *task;
+} sched_end_at;
+
+struct sched {
+    sched_config cfg;
+    const policy_desc *policy;
+    int ngpus;
+    gpu_grace *grace;
+    task_queue main_q, recovery_q;
+    task_queue running_q; /* placed tasks (linked through qnext/qprev, which queued tasks use) */
+    int rr_cursor;       /* or-rr: next GPU to look at, persistent across tasks */
+    int ngrace;          /* GPUs in GPU_GRACE, to skip the expiry scan when there are none */
+    double next_expiry;  /* earliest grace expiry among them */
+    int *scratch;        /* candidate GPU indices */
+    ledger ledger;       /* the running tasks on each GPU */
+    uint64_t *total_mib; /* each GPU's memory as last seen in a view; 0 = not seen yet */
+    /* carma's reservations (carma.c): scratch, grown on demand */
+    sched_end_at *ends;
+    size_t ends_cap;
+    uint64_t *room;      /* per GPU */
+    int *left;           /* per GPU: tasks left in the reservation walk */
+    int64_t *spare;      /* per GPU: what the head's reservation leaves there (-1: free) */
+};
+
+/* Takes t off its queue and onto `gpus`: LAUNCHING, attempt counted, charged to the ledger
+ * with `commit` (carma's figure + margin; NULL: none), and *out filled. */
+void sched_place(sched *s, sched_task *t, const int *gpus, place_rule rule, uint64_t requirement,
+                 const uint64_t *commit, const gpu_view *views, double now, sched_decision *out);
+
+/* The carma policy (carma.c). */
+bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out);
+/* Its figure for t before the margin, and where it came from; false when it has none. */
+bool carma_figure(const sched_config *c, const sched_task *t, uint64_t *mib, mem_source *src,
+                  bool *learned);
+/* What an out-of-memory crash teaches (before the task leaves the ledger): SCHED_END_RETRY
+ * or SCHED_END_NEVER_FITS. */
+sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen);
+double carma_task_pressure(const sched_config *c, const sched_task *t);
+
+#endif
