@@ -35,7 +35,7 @@ static const char *const usage =
     "                      config's sim_server, 4xA100-40GB);\n"
     "                      models: A100-40GB, A100-80GB, H100-80GB, V100-32GB, V100-16GB,\n"
     "                      RTX3090-24GB, and any sim_gpu_model of the config\n"
-    "  --policy NAME       placement policy (default: the config's, exclusive)\n"
+    "  --policy NAME       placement policy (default: the config's, carma)\n"
     "  --estimator NAME    memory figure of est-* policies: none (the measured peak),\n"
     "                      faketensor (the figure stored in the .rad), or horus,\n"
     "                      gpumemnet, carma (computed from each task's model summary\n"

@@ -123,7 +123,8 @@ const config_row config_rows[] = {
               "carma: a later task may start while the head waits if, by the runtime estimates, "
               "it does not delay the head's reserved start (on/off)")},
     {OPT_INT("backfill_max_skips", SCHED, backfill_max_skips,
-             "carma: tasks that may pass a waiting head where runtimes are unknown")},
+             "carma: tasks that may pass a waiting head with no runtime estimate to vouch for "
+             "them")},
     {OPT_INT("backfill_depth", SCHED, backfill_depth,
              "carma: queued tasks looked at behind a waiting head")},
     {OPT_BOOL("carma_interference", SCHED, carma_interference,
@@ -137,8 +138,10 @@ const config_row config_rows[] = {
               "the estimator's (on); off: the estimator's")},
     {OPT_BOOL("carma_longest_first", SCHED, carma_longest_first,
               "carma: the head is the queued task with the most expected work (runtime x GPUs) "
-              "among the first backfill_depth, until the first one has been passed "
-              "backfill_max_skips times (on); off: first come, first served")},
+              "among the first backfill_depth, unless one has waited longer than "
+              "carma_max_wait_s (on); off: first come, first served")},
+    {OPT_DOUBLE("carma_max_wait_s", SCHED, carma_max_wait_s,
+                "carma: a task queued this long goes first, whatever its length")},
     {OPT_DOUBLE("carma_min_gain", SCHED, carma_min_gain,
                 "carma: collocate only when a GPU's predicted total progress rises by more than "
                 "this (tasks' solo speeds)")},

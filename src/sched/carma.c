@@ -10,9 +10,10 @@
  *   interference  Each GPU's total progress (the sum of its tasks' speeds) is predicted with
  *                 the fitted model (interference.c); a task goes where that total rises most,
  *                 and waits when it would not rise by more than carma_min_gain.
- *   oom learning  An out-of-memory crash raises the task's figure to what it needed; one that
- *                 crashed with its GPUs to itself needs more than they hold, so it waits for a
- *                 bigger GPU or, when there is none, fails with that reason (carma_learn).
+ *   oom learning  An out-of-memory crash raises the task's figure to what it was seen to ask
+ *                 for (doubled when nothing above the figure was seen); one that crashed with
+ *                 its GPUs to itself needs more than they hold, so it waits for a bigger GPU
+ *                 or, when there is none, fails with that reason (carma_learn).
  *
  * Each part has its config key (carma_*); with all four off, and carma_measured_first off, it
  * places as est-magm does: exclusive-first, the gate and the most available memory, grace,
@@ -131,9 +132,15 @@ static double end_at_speed(const sched_task *t, double speed, double now)
     return fmax(now, t->started_at + t->runtime_est_s / speed);
 }
 
+/* Memoized per call of carma_next (s->epoch): every GPU's speeds are fixed within one. */
 static double predicted_end(const sched *s, const sched_task *t, double now)
 {
-    return end_at_speed(t, speed_of(s, t, -1, 0), now);
+    sched_task *m = (sched_task *)t; /* the memo is the core's own field */
+    if (m->end_epoch != s->epoch) {
+        m->end_epoch = s->epoch;
+        m->end_memo = end_at_speed(t, speed_of(s, t, -1, 0), now);
+    }
+    return m->end_memo;
 }
 
 /* The predicted change of total progress when a task pressing with px joins GPU g: the sum,
@@ -143,11 +150,12 @@ static double predicted_end(const sched *s, const sched_task *t, double now)
 static double gain_on(const sched *s, int g, double px, double after, double now, double pb)
 {
     double P = isnan(pb) ? 0 : pb, before = 0, with = 0;
+    bool all = after == -INFINITY;
     for (const sched_task *r = ledger_first(&s->ledger, g); r; r = ledger_next(r, g))
-        if (predicted_end(s, r, now) > after)
+        if (all || predicted_end(s, r, now) > after)
             P += r->charge.pressure;
     for (const sched_task *r = ledger_first(&s->ledger, g); r; r = ledger_next(r, g)) {
-        if (!(predicted_end(s, r, now) > after))
+        if (!all && !(predicted_end(s, r, now) > after))
             continue;
         double elsewhere = 1.0; /* a task on several GPUs runs at its slowest one's pace */
         for (int k = 0; k < r->ngpus; k++)
@@ -233,69 +241,71 @@ static bool takes_head_at(const sched *s, int g, const carma_fit *f, double at, 
     return head_gains_at(s, g, f, at, now, NAN);
 }
 
-/* Counts the GPUs that take the head at `at`; with `spare`, marks the first n of them reserved:
- * spare[g] = the memory the head leaves there (0 when it needs the GPU to itself). */
-static int count_takers(sched *s, const carma_fit *f, int n, double at, double now,
-                        int64_t *spare)
+/* When GPU g could first take the head if nothing else started there: now, or the first
+ * predicted end of its tasks after which it could (INFINITY: never, or not before a task with
+ * no runtime estimate ends). Leaves room[g] and left[g] as they are then. */
+static double gpu_ready_at(sched *s, const gpu_view *v, int g, const carma_fit *f, double now)
 {
-    int found = 0;
-    for (int g = 0; g < s->ngpus && (!spare || found < n); g++) {
-        if (!takes_head_at(s, g, f, at, now))
-            continue;
-        if (spare) /* 0 when the head needs the GPU to itself */
-            spare[g] = f->idle_only || !f->known || s->room[g] < f->need
-                           ? 0
-                           : (int64_t)(s->room[g] - f->need);
-        found++;
-    }
-    return found;
-}
-
-/* The head's reservation: the earliest predicted end of running tasks after which the head
- * can be placed if nothing else starts (INFINITY when a task with no runtime estimate stands in
- * the way, or the server is short of memory), and spare[g] for each GPU: -1 when not reserved,
- * else the memory that may still be given there beyond the head's need. */
-static double reservation(sched *s, const gpu_view *views, const sched_task *h,
-                          const carma_fit *f, double now, int64_t *spare)
-{
-    size_t nrun = s->running_q.len;
-    if (nrun > s->ends_cap) {
-        sched_end_at *e = realloc(s->ends, nrun * sizeof *e);
+    const gpu_ledger *L = &s->ledger.gpu[g];
+    uint64_t usable = usable_mib(s, v->total_mib), held = committed(s, g, usable);
+    s->room[g] = usable > held ? usable - held : 0;
+    s->left[g] = L->ntasks + (L->ntasks == 0 && !v->idle); /* someone else's: stays */
+    if (takes_head_at(s, g, f, now, now))
+        return now;
+    if ((size_t)L->ntasks > s->ends_cap) {
+        sched_end_at *e = realloc(s->ends, (size_t)L->ntasks * sizeof *e);
         if (!e)
-            return INFINITY; /* no reservation: only the skip count lets tasks pass */
+            return INFINITY; /* no reservation here: only the skip count lets tasks pass */
         s->ends = e;
-        s->ends_cap = nrun;
+        s->ends_cap = (size_t)L->ntasks;
     }
-    size_t k = 0;
-    for (sched_task *r = s->running_q.head; r; r = r->qnext)
-        s->ends[k++] = (sched_end_at){predicted_end(s, r, now), r};
-    qsort(s->ends, nrun, sizeof *s->ends, by_end);
-    for (int g = 0; g < s->ngpus; g++) {
-        uint64_t usable = usable_mib(s, views[g].total_mib), held = committed(s, g, usable);
-        s->room[g] = usable > held ? usable - held : 0;
-        s->left[g] = s->ledger.gpu[g].ntasks + !views[g].idle * (s->ledger.gpu[g].ntasks == 0);
-        spare[g] = -1;
-    }
-    for (size_t i = 0; i < nrun; i++) {
+    size_t n = 0;
+    for (sched_task *r = L->head; r; r = ledger_next(r, g))
+        s->ends[n++] = (sched_end_at){predicted_end(s, r, now), r};
+    qsort(s->ends, n, sizeof *s->ends, by_end);
+    for (size_t i = 0; i < n; i++) {
         const sched_end_at *e = &s->ends[i];
         if (isinf(e->t))
             return INFINITY;
-        for (int j = 0; j < e->task->ngpus; j++) {
-            int g = e->task->gpus[j];
-            const sched_charge *c = &e->task->charge;
-            s->left[g]--;
-            s->room[g] += c->commit_known ? c->commit_mib : 0;
-            if (s->left[g] == 0) /* its unknown commitments are gone with it */
-                s->room[g] = usable_mib(s, views[g].total_mib);
-        }
-        if (i + 1 < nrun && s->ends[i + 1].t == e->t)
+        const sched_charge *c = &e->task->charge;
+        s->room[g] += c->commit_known ? c->commit_mib : 0;
+        if (--s->left[g] == 0) /* unknown commitments are gone with the last task */
+            s->room[g] = usable;
+        if (i + 1 < n && s->ends[i + 1].t == e->t)
             continue; /* the same moment: release them all first */
-        if (count_takers(s, f, h->ngpus, e->t, now, NULL) >= h->ngpus) {
-            count_takers(s, f, h->ngpus, e->t, now, spare);
+        if (takes_head_at(s, g, f, e->t, now))
             return e->t;
-        }
     }
     return INFINITY;
+}
+
+/* The head's reservation: when it can be placed if nothing else starts — the n-th earliest of
+ * its GPUs' ready times (a GPU that can take the head keeps that ability as tasks end) — and
+ * spare[g] for each GPU: -1 when not reserved, else the memory that may still be given there
+ * beyond the head's need (0 when it needs the GPU to itself). INFINITY when unknown. */
+static double reservation(sched *s, const gpu_view *views, const sched_task *h,
+                          const carma_fit *f, double now, int64_t *spare)
+{
+    ledger_cand *c = s->ledger.cand;
+    int ncand = 0, chosen[SCHED_MAX_TASK_GPUS];
+    for (int g = 0; g < s->ngpus; g++) {
+        spare[g] = -1;
+        double at = gpu_ready_at(s, &views[g], g, f, now);
+        if (isfinite(at)) /* keyed in microseconds; a room short of the need sorts last */
+            c[ncand++] = (ledger_cand){g, llround((at - now) * 1e6), 0};
+        s->ready[g] = at;
+    }
+    if (!ledger_take_best(c, ncand, h->ngpus, chosen))
+        return INFINITY;
+    double shadow = now;
+    for (int k = 0; k < h->ngpus; k++) {
+        int g = chosen[k];
+        shadow = fmax(shadow, s->ready[g]);
+        spare[g] = f->idle_only || !f->known || s->room[g] < f->need
+                       ? 0
+                       : (int64_t)(s->room[g] - f->need);
+    }
+    return shadow;
 }
 
 /* Whether starting b on gpus now leaves the head's reservation whole. On every reserved GPU
@@ -334,14 +344,24 @@ static double work_of(const sched_task *t)
     return isnan(t->runtime_est_s) ? -1.0 : t->runtime_est_s * t->ngpus;
 }
 
-/* Longest first: the task with the most expected work among the first backfill_depth queued
- * (the first of them on ties), so that long tasks do not start last and set the makespan. */
-static sched_task *longest_ahead(const sched *s, sched_task *h)
+static bool overdue(const sched *s, const sched_task *t, double now)
 {
+    return now - t->queued_at > s->cfg.carma_max_wait_s; /* false while queued_at is NaN */
+}
+
+/* Longest first: among the first backfill_depth queued, the first that has waited longer than
+ * carma_max_wait_s, else the one with the most expected work (the first of them on ties), so
+ * that long tasks do not start last and set the makespan. */
+static sched_task *longest_ahead(const sched *s, sched_task *first, double now)
+{
+    sched_task *h = first;
     int looked = 0;
-    for (sched_task *q = h->qnext; q && looked++ < s->cfg.backfill_depth; q = q->qnext)
+    for (sched_task *q = first; q && looked++ <= s->cfg.backfill_depth; q = q->qnext) {
+        if (overdue(s, q, now))
+            return q;
         if (work_of(q) > work_of(h))
             h = q;
+    }
     return h;
 }
 
@@ -358,30 +378,39 @@ static bool place(sched *s, sched_task *t, const carma_fit *f, const int *gpus,
 
 bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out)
 {
+    s->epoch++; /* predicted ends are computed afresh, once */
     sched_task *h = s->recovery_q.head ? s->recovery_q.head : s->main_q.head;
     if (!h)
         return false;
-    sched_task *first = h;
-    if (s->cfg.carma_longest_first && !s->recovery_q.head &&
-        first->skipped < s->cfg.backfill_max_skips)
-        h = longest_ahead(s, h);
+    if (s->cfg.carma_longest_first && !s->recovery_q.head)
+        h = longest_ahead(s, h, now);
     int gpus[SCHED_MAX_TASK_GPUS];
     carma_fit fh = fit_of(s, h);
     if (pick(s, views, h, &fh, now, NULL, gpus)) {
         h->skipped = 0;
-        if (h != first)
-            first->skipped++;
         return place(s, h, &fh, gpus, views, now, out);
     }
     if (!s->cfg.carma_backfill)
         return false; /* strict FIFO: the head blocks the rest */
     int64_t *spare = s->spare;
     double shadow = reservation(s, views, h, &fh, now, spare);
+    /* What any GPU offers now, so that a candidate that fits nowhere costs no scan. */
+    uint64_t most_room = 0;
+    bool any_idle = false;
+    for (int g = 0; g < s->ngpus; g++) {
+        uint64_t room;
+        if (s->cfg.carma_ledger || s->grace[g].state == GPU_AVAILABLE) {
+            any_idle |= gpu_idle(s, views, g);
+            if (room_now(s, &views[g], g, &room) && room > most_room)
+                most_room = room;
+        }
+    }
     int looked = 0;
     sched_task *b = s->recovery_q.head ? s->recovery_q.head : s->main_q.head;
     while (b && looked++ < s->cfg.backfill_depth) {
         carma_fit fb = fit_of(s, b);
-        if (b != h && pick(s, views, b, &fb, now, NULL, gpus)) {
+        bool may_fit = any_idle || (!fb.idle_only && fb.need <= most_room);
+        if (b != h && may_fit && pick(s, views, b, &fb, now, NULL, gpus)) {
             /* Its best GPUs, else the best of those the head has not reserved. */
             bool ok = vouched(s, b, &fb, gpus, shadow, now, spare, &fh) ||
                       (isfinite(shadow) && pick(s, views, b, &fb, now, spare, gpus));
@@ -390,8 +419,6 @@ bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out
                 h->skipped++;
                 ok = true;
             }
-            if (ok && b != first && h != first)
-                first->skipped++;
             if (ok)
                 return place(s, b, &fb, gpus, views, now, out);
         }
@@ -424,7 +451,7 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     if (alone && held != UINT64_MAX && need <= held)
         need = held + 1; /* it had its GPUs to itself: it needs more than they hold */
     else if (!alone && !saw_more && f.known)
-        need = had + had / 4 + 1; /* nothing better seen: a quarter more */
+        need = had * 2 + 1; /* nothing above its figure was seen: double it */
     t->learned_known = true;
     t->learned_mib = need;
     return largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;

@@ -56,6 +56,7 @@ void sched_task_init(sched_task *t)
     t->runtime_est_s = NAN;
     t->solo_smact = NAN;
     t->solo_drama = NAN;
+    t->queued_at = NAN;
 }
 
 sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err)
@@ -74,8 +75,10 @@ sched *sched_create(const sched_config *cfg, int ngpus, carma_err *err)
         s->room = calloc((size_t)ngpus, sizeof *s->room);
         s->left = calloc((size_t)ngpus, sizeof *s->left);
         s->spare = calloc((size_t)ngpus, sizeof *s->spare);
+        s->ready = calloc((size_t)ngpus, sizeof *s->ready);
     }
     if (!s || !s->grace || !s->scratch || !s->total_mib || !s->room || !s->left || !s->spare ||
+        !s->ready ||
         ledger_init(&s->ledger, ngpus)) {
         sched_destroy(s);
         carma_err_set(err, "out of memory");
@@ -98,6 +101,7 @@ void sched_destroy(sched *s)
     free(s->room);
     free(s->left);
     free(s->spare);
+    free(s->ready);
     free(s->ends);
     ledger_free(&s->ledger);
     free(s);

@@ -145,8 +145,9 @@ typedef struct sched_config {
                                 can hold it); off: CARMA's blind retries on idle GPUs */
     bool carma_measured_first; /* on: a measured figure (given, history) before the estimator */
     bool carma_longest_first;  /* on: the head is the queued task with the most expected work
-                                  (runtime x GPUs) among the first backfill_depth, until the
-                                  first one has been passed backfill_max_skips times */
+                                  (runtime x GPUs) among the first backfill_depth, unless one
+                                  has waited longer than carma_max_wait_s */
+    double carma_max_wait_s;   /* 86400: longest-first's starvation bound */
     double carma_min_gain;   /* 0: collocate only when total progress rises by more than this */
     double carma_unknown_pressure; /* 1: pressure assumed for a task with no solo profile */
     sched_interference interference; /* carma's predictor (the fitted model) */
@@ -215,12 +216,17 @@ typedef struct sched_task {
     double runtime_est_s;   /* solo run time estimate, seconds; NaN = unknown. carma's backfill */
     double solo_smact;      /* solo profile 0..1; NaN = unknown. carma's interference */
     double solo_drama;
+    double queued_at;       /* when it was submitted, on the clock the driver gives the core;
+                               NaN = unknown (never overdue). carma's longest-first bound */
     /* Filled by the core: */
     int attempts;           /* launches so far */
     double started_at;      /* when the current attempt was placed */
     bool learned_known;     /* carma: out-of-memory crashes taught it a figure */
     uint64_t learned_mib;   /* ... this one (MiB, before the margin) */
-    int skipped;            /* carma: later tasks that passed it by the skip count as head */
+    int skipped;            /* carma: tasks that passed it, as head, with no reservation to
+                               vouch for them (runtimes unknown) */
+    uint64_t end_epoch;     /* carma: its predicted end, memoized for one placement call */
+    double end_memo;
     int gpus[SCHED_MAX_TASK_GPUS]; /* GPUs of the current / last launch */
     sched_task_where where;
     sched_charge charge;    /* its share of the per-GPU ledger while running */
@@ -230,7 +236,7 @@ typedef struct sched_task {
 } sched_task;
 
 /* Zeroes *t, then max_retries = -1, lucid_class = LUCID_UNKNOWN, and profiled_util,
- * runtime_est_s, solo_smact, solo_drama = NaN. */
+ * runtime_est_s, solo_smact, solo_drama, queued_at = NaN. */
 void sched_task_init(sched_task *t);
 
 /* Which figure the configured policy places tasks with. */

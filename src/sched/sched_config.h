@@ -51,7 +51,7 @@ typedef struct sched_config_bounds {
     sched_bounds horus_util_budget;
     sched_bounds lucid_max_jobs, lucid_class_capacity;
     sched_bounds backfill_max_skips, backfill_depth;
-    sched_bounds carma_min_gain, carma_unknown_pressure;
+    sched_bounds carma_min_gain, carma_unknown_pressure, carma_max_wait_s;
     struct {
         sched_bounds smact_k, smact_knee, drama_k;
     } interference;

@@ -7,7 +7,7 @@
 #include "sched/policy.h"
 #include "sched/queue.h"
 
-/* A task end time the carma policy's reservations order by. */
+/* A task's predicted end, which the carma policy's reservations order a GPU's tasks by. */
 typedef struct sched_end_at {
     double t;
     sched_task *task;
@@ -26,12 +26,14 @@ struct sched {
     int *scratch;        /* candidate GPU indices */
     ledger ledger;       /* the running tasks on each GPU */
     uint64_t *total_mib; /* each GPU's memory as last seen in a view; 0 = not seen yet */
-    /* carma's reservations (carma.c): scratch, grown on demand */
+    /* carma's reservations (carma.c): scratch, `ends` grown on demand */
     sched_end_at *ends;
     size_t ends_cap;
     uint64_t *room;      /* per GPU */
     int *left;           /* per GPU: tasks left in the reservation walk */
     int64_t *spare;      /* per GPU: what the head's reservation leaves there (-1: free) */
+    double *ready;       /* per GPU: when it could take the head */
+    uint64_t epoch;      /* carma_next calls: the predicted ends' memo (sched_task.end_memo) */
 };
 
 /* Takes t off its queue and onto `gpus`: LAUNCHING, attempt counted, charged to the ledger

@@ -110,9 +110,8 @@ static int try_place(sim *s)
             refreshed = head;
         }
         /* An overloaded server would otherwise have the core scan every GPU at almost every
-         * event, only to fail again. A policy that may place a task behind the head (backfill)
-         * is always asked. */
-        if (still_blocked(s, head, &f) && !f.any_task)
+         * event, only to fail again. */
+        if (still_blocked(s, head, &f))
             break;
         if (!sched_next(s->core, s->now, s->views, &d)) {
             s->blocked = true;
@@ -242,6 +241,9 @@ static int handle(sim *s, const sim_event *e)
         if (sched_submit(s->core, &j->st, &s->why))
             return -1;
         j->state = JOB_QUEUED;
+        /* A policy that places tasks behind a blocked head (backfill) may place this one. */
+        if (s->blocked && sched_head_needs(s->core, s->blocked_head).any_task)
+            s->blocked = false;
         return try_place(s);
     }
     case EV_ALLOCATE:
@@ -343,6 +345,7 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
         j->st.runtime_est_s = jobs[i].runtime_s;
         j->st.solo_smact = jobs[i].smact;
         j->st.solo_drama = jobs[i].drama;
+        j->st.queued_at = jobs[i].submit_s;
         j->pressure = sim_pressure(&setup->params, jobs[i].smact, jobs[i].drama);
         out->jobs[i].submit_s = jobs[i].submit_s;
         out->jobs[i].first_start_s = NAN;

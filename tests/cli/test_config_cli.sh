@@ -9,7 +9,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 out=$("$CARMA" config) || fail "config exits 0"
-for kv in "policy = exclusive" "estimator = none" "smact_threshold = 0.8" "smocc_threshold = 0.45" \
+for kv in "policy = carma" "estimator = none" "smact_threshold = 0.8" "smocc_threshold = 0.45" \
           "drama_threshold = 0.4" "reserve_mib = 512" "margin_mib = 2048" "or_min_free_mib = 5120" \
           "window = 30" "aggregation = risk" "grace_s = 30" "retry_cap = 3"; do
     grep -qx "$kv" <<<"$out" || fail "default '$kv' missing"

@@ -20,14 +20,14 @@ else
     out=$("$CARMA" simulate --trace "$trace" --plot "$tmp/one" 2>"$tmp/err") \
         || fail "--plot run exits 0: $(cat "$tmp/err")"
     grep -q "^makespan" <<<"$out" || fail "--plot still prints the figures"
-    is_png "$tmp/one/gpus-exclusive.png" || fail "gpus-exclusive.png is a PNG"
-    [ -s "$tmp/one/gpus-exclusive.dat" ] && [ -s "$tmp/one/gpus-exclusive.gp" ] \
+    is_png "$tmp/one/gpus-carma.png" || fail "gpus-carma.png is a PNG"
+    [ -s "$tmp/one/gpus-carma.dat" ] && [ -s "$tmp/one/gpus-carma.gp" ] \
         || fail "data file and script beside the PNG"
-    grep -q "gpus-exclusive.png" "$tmp/err" || fail "a line names the files written"
+    grep -q "gpus-carma.png" "$tmp/err" || fail "a line names the files written"
     [ -e "$tmp/one/policies.png" ] && fail "policies.png only with --compare"
-    (cd "$tmp/one" && gnuplot -e "outfile='again.png'" gpus-exclusive.gp 2>/dev/null) \
+    (cd "$tmp/one" && gnuplot -e "outfile='again.png'" gpus-carma.gp 2>/dev/null) \
         && is_png "$tmp/one/again.png" || fail "the .gp script redraws the PNG by hand"
-    grep -q "test.csv" "$tmp/one/gpus-exclusive.gp" && grep -q "A100-40GB" "$tmp/one/gpus-exclusive.gp" \
+    grep -q "test.csv" "$tmp/one/gpus-carma.gp" && grep -q "A100-40GB" "$tmp/one/gpus-carma.gp" \
         || fail "the title names the trace and the GPU model"
 
     "$CARMA" simulate --compare --trace "$trace" --plot "$tmp/cmp/" >/dev/null 2>"$tmp/err" \
@@ -39,11 +39,11 @@ else
     no_tmp "$tmp/one" "$tmp/cmp" || fail "temporary files left in DIR"
 
     out=$("$CARMA" simulate --json --trace "$trace" --plot "$tmp/json" 2>/dev/null)
-    [ "${out:0:1}" = "{" ] && is_png "$tmp/json/gpus-exclusive.png" || fail "--json keeps stdout JSON"
+    [ "${out:0:1}" = "{" ] && is_png "$tmp/json/gpus-carma.png" || fail "--json keeps stdout JSON"
 
     "$CARMA" simulate --trace "$trace" --gpus 20xA100-40GB --plot "$tmp/many" >/dev/null 2>&1 \
-        && is_png "$tmp/many/gpus-exclusive.png" || fail "a 20-GPU run plots"
-    grep -q "mean" "$tmp/many/gpus-exclusive.gp" || fail "above 16 GPUs: mean and max"
+        && is_png "$tmp/many/gpus-carma.png" || fail "a 20-GPU run plots"
+    grep -q "mean" "$tmp/many/gpus-carma.gp" || fail "above 16 GPUs: mean and max"
 
     # A gnuplot that fails: the error names the script and quotes gnuplot; no PNG left.
     mkdir "$tmp/bin"
@@ -52,7 +52,7 @@ else
     err=$(PATH="$tmp/bin:$PATH" "$CARMA" simulate --trace "$trace" --plot "$tmp/fails" 2>&1 >/dev/null)
     rc=$?
     [ $rc -eq 1 ] || fail "failing gnuplot exits 1 (got $rc)"
-    grep -q "gnuplot failed on $tmp/fails/gpus-exclusive.gp.*boom" <<<"$err" \
+    grep -q "gnuplot failed on $tmp/fails/gpus-carma.gp.*boom" <<<"$err" \
         || fail "failing gnuplot: message names the script: $err"
     ls "$tmp/fails" | grep -q png && fail "failing gnuplot leaves no PNG"
     no_tmp "$tmp/fails" || fail "failing gnuplot leaves no temporary file"

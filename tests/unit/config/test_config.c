@@ -222,7 +222,7 @@ static void test_config_set(void **state)
     carma_config c;
     carma_err err;
     config_defaults(&c);
-    assert_int_equal(c.sched.policy, POLICY_EXCLUSIVE);
+    assert_int_equal(c.sched.policy, POLICY_CARMA);
     assert_int_equal(config_set(&c, "policy", "oracle-MAGM", &err), 0);
     assert_int_equal(c.sched.policy, POLICY_ORACLE_MAGM);
     assert_int_equal(config_set(&c, "estimator", "GPUMemNet", &err), 0);
@@ -546,7 +546,7 @@ static void test_help_lists_names(void **state)
     assert_non_null(line_in(list, "#   applies to: sched", line, sizeof line));
     for (int i = 0; i < POLICY_COUNT; i++)
         assert_non_null(strstr(line, policy_name((policy_id)i)));
-    assert_non_null(strstr(line, "default exclusive"));
+    assert_non_null(strstr(line, "default carma"));
     assert_non_null(strstr(list, "#   applies to: daemon (carma daemon); takes 0..100; default 0"));
     assert_non_null(strstr(list, "#   applies to: sim (carma simulate); takes a number >= 0; "
                                  "default 16.7848"));

@@ -111,6 +111,7 @@ static void retry_cap_bounds_relaunches(void **state)
     gpu_view v[4] = {idle_gpu(), idle_gpu(), idle_gpu(), idle_gpu()};
     sched_config cfg;
     sched_config_defaults(&cfg);
+    cfg.policy = POLICY_EXCLUSIVE; /* CARMA's blind retries (carma learns: test_sched_carma) */
     cfg.retry_cap = 2;
     sched *s = sched_create(&cfg, 4, NULL);
     sched_task t = make_task(1, 1, 1000);
