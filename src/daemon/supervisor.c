@@ -1,4 +1,7 @@
-/* supervisor.c — the per-attempt supervisor process and the daemon's view of it. */
+/* supervisor.c — the per-attempt supervisor process and the daemon's view of it. Every file
+ * of the attempt is opened relative to the attempt directory's descriptor, never through a
+ * symlink (util/safefs.h): a root daemon must not chown, truncate or read a file someone
+ * planted there. */
 #include "daemon/supervisor.h"
 
 #include <errno.h>
@@ -13,8 +16,11 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "daemon/shellcmd.h"
+#include "util/safefs.h"
 #include "util/strutil.h"
 
 static volatile sig_atomic_t cancel_requested, kill_due;
@@ -31,11 +37,6 @@ static void on_alarm(int sig)
     kill_due = 1;
 }
 
-static void path_in(char *buf, size_t cap, const char *dir, const char *name)
-{
-    snprintf(buf, cap, "%s/%s", dir, name);
-}
-
 static void write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
@@ -49,19 +50,19 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
-/* Writes dir/name atomically (tmp file, fsync, rename). */
-static int write_file_atomic(const char *dir, const char *name, const char *data, size_t len)
+/* Writes name in the directory dfd atomically (a new tmp file, fsync, rename); mode 0600. */
+static int write_file_atomic(int dfd, const char *name, const char *data, size_t len)
 {
-    char tmp[4096], final[4096];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-    path_in(final, sizeof final, dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+    unlinkat(dfd, tmp, 0); /* a stale one, from a supervisor killed before its rename */
+    int fd = safefs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
         return -1;
     write_all(fd, data, len);
     fsync(fd);
     close(fd);
-    return rename(tmp, final);
+    return renameat(dfd, tmp, dfd, name);
 }
 
 static void reset_signals(void)
@@ -88,10 +89,10 @@ static void close_others(const int *keep, int nkeep)
     close_range(lo, ~0U, 0);
 }
 
-static void sort3(int *a)
+static void sort_fds(int *a, int n)
 {
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
             if (a[j] < a[i]) {
                 int t = a[i];
                 a[i] = a[j];
@@ -103,9 +104,6 @@ static void sort3(int *a)
 static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int errfd)
 {
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != supervisor)
-        _exit(125);
     reset_signals();
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0)
@@ -122,22 +120,39 @@ static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int 
             _exit(126);
         }
     }
+    /* After the switch of user, which clears it; and the parent checked after it is set, in
+     * case the supervisor died before. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != supervisor)
+        _exit(125);
+    if (spec->task_umask >= 0)
+        umask((mode_t)spec->task_umask);
     if (chdir(spec->cwd)) {
         int n = snprintf(msg, sizeof msg, "carma: cannot enter working directory '%s': %s\n",
                          spec->cwd, strerror(errno));
         write_all(2, msg, (size_t)n);
         _exit(126);
     }
-    char *argv[] = {"sh", "-c", (char *)spec->command, NULL};
+    char *line = (char *)spec->command;
+    if (shellcmd_can_exec(line)) {
+        size_t len = strlen(line);
+        char *with = malloc(len + 6); /* the supervisor is single-threaded: malloc is safe */
+        if (with) {
+            memcpy(with, "exec ", 5);
+            memcpy(with + 5, line, len + 1);
+            line = with;
+        }
+    }
+    char *argv[] = {"sh", "-c", line, NULL};
     execve("/bin/sh", argv, spec->env);
     int n = snprintf(msg, sizeof msg, "carma: cannot run /bin/sh: %s\n", strerror(errno));
     write_all(2, msg, (size_t)n);
     _exit(127);
 }
 
-static size_t read_tail(const char *path, char *buf, size_t cap)
+static size_t read_tail(int dfd, const char *name, char *buf, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = safefs_openat(dfd, name, O_RDONLY, 0);
     if (fd < 0)
         return 0;
     struct stat sb;
@@ -151,13 +166,87 @@ static size_t read_tail(const char *path, char *buf, size_t cap)
     return n;
 }
 
+/* After a cancelled task's own process has exited: the rest of its process group gets the
+ * rest of the grace to exit on its own (a training script's checkpoint-on-SIGTERM often runs
+ * in a child of the task's shell, which SIGTERM ends at once). Returns when the group is empty
+ * or the grace is over. The supervisor is a child subreaper, so the group's processes that
+ * exit become its zombies and are reaped here (a zombie still counts as a member). */
+static void wait_group_gone(pid_t pgid)
+{
+    while (!kill_due) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (kill(-pgid, 0) && errno == ESRCH)
+            return;
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL); /* SIGALRM (the grace is over) cuts it short */
+    }
+}
+
+/* Starts the grace timer: SIGALRM after kill_grace_s. */
+static void arm_grace(double grace_s)
+{
+    struct itimerval it = {{0, 0}, {0, 0}};
+    double g = grace_s > 0.001 ? grace_s : 0.001;
+    it.it_value.tv_sec = (time_t)g;
+    it.it_value.tv_usec = (suseconds_t)((g - (double)(time_t)g) * 1e6);
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Forks the task and waits for it, cancelling it on SIGTERM: SIGTERM to its process group,
+ * SIGKILL once the grace is over. Returns its wait status. */
+static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
+                    const sigset_t *unblocked)
+{
+    pid_t me = getpid();
+    pid_t child = fork();
+    if (child == 0)
+        exec_task(spec, me, outfd, errfd);
+    char text[64];
+    if (child < 0) {
+        int n = snprintf(text, sizeof text, "carma: cannot fork the task: %s\n",
+                         strerror(errno));
+        write_all(errfd, text, (size_t)n);
+        return 127 << 8;
+    }
+    setpgid(child, child);
+    int n = snprintf(text, sizeof text, "%d\n", (int)child);
+    write_file_atomic(dfd, "started", text, (size_t)n);
+    sigprocmask(SIG_SETMASK, unblocked, NULL);
+    bool term_sent = false, kill_sent = false;
+    int status = 0;
+    for (;;) {
+        if (cancel_requested && !term_sent) {
+            kill(-child, SIGTERM);
+            term_sent = true;
+            arm_grace(spec->kill_grace_s);
+        }
+        if (kill_due && !kill_sent) {
+            kill(-child, SIGKILL);
+            kill_sent = true;
+        }
+        pid_t r = waitpid(child, &status, 0);
+        if (r == child)
+            break;
+        if (r < 0 && errno != EINTR) {
+            status = 127 << 8;
+            break;
+        }
+    }
+    if (term_sent)
+        wait_group_gone(child);
+    /* Whatever the task left in its group goes with it. */
+    kill(-child, SIGKILL);
+    return status;
+}
+
 /* The supervisor's life. Never returns. */
-static void run_supervisor(const launch_spec *spec, int lockfd, int outfd, int errfd)
+static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int outfd, int errfd)
 {
     setsid();
-    int keep[3] = {lockfd, outfd, errfd};
-    sort3(keep);
-    close_others(keep, 3);
+    int keep[4] = {dfd, lockfd, outfd, errfd};
+    sort_fds(keep, 4);
+    close_others(keep, 4);
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) {
         dup2(devnull, 0);
@@ -179,76 +268,43 @@ static void run_supervisor(const launch_spec *spec, int lockfd, int outfd, int e
     sa.sa_handler = on_alarm;
     sigaction(SIGALRM, &sa, NULL);
     signal(SIGHUP, SIG_IGN);
+    /* The task's descendants that exit are ours to reap, so an empty process group can be told
+     * from one holding zombies (wait_group_gone). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-    pid_t me = getpid();
     char pidtext[32];
-    int pn = snprintf(pidtext, sizeof pidtext, "%d\n", (int)me);
+    int pn = snprintf(pidtext, sizeof pidtext, "%d\n", (int)getpid());
     if (ftruncate(lockfd, 0) == 0) /* the lock file names its holder, for cancel after a restart */
         write_all(lockfd, pidtext, (size_t)pn);
-    pid_t child = fork();
-    if (child == 0)
-        exec_task(spec, me, outfd, errfd);
-    char text[SUPERVISOR_TAIL_MAX + 256];
-    int status = 0;
-    if (child < 0) {
-        int n = snprintf(text, sizeof text, "carma: cannot fork the task: %s\n", strerror(errno));
-        write_all(errfd, text, (size_t)n);
-        status = 127 << 8;
-    } else {
-        setpgid(child, child);
-        int n = snprintf(text, sizeof text, "%d\n", (int)child);
-        write_file_atomic(spec->dir, "started", text, (size_t)n);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        bool term_sent = false, kill_sent = false;
-        for (;;) {
-            if (cancel_requested && !term_sent) {
-                kill(-child, SIGTERM);
-                term_sent = true;
-                struct itimerval it = {{0, 0}, {0, 0}};
-                double g = spec->kill_grace_s > 0.001 ? spec->kill_grace_s : 0.001;
-                it.it_value.tv_sec = (time_t)g;
-                it.it_value.tv_usec = (suseconds_t)((g - (double)(time_t)g) * 1e6);
-                setitimer(ITIMER_REAL, &it, NULL);
-            }
-            if (kill_due && !kill_sent) {
-                kill(-child, SIGKILL);
-                kill_sent = true;
-            }
-            pid_t r = waitpid(child, &status, 0);
-            if (r == child)
-                break;
-            if (r < 0 && errno != EINTR) {
-                status = 127 << 8;
-                break;
-            }
-        }
-        /* Whatever the task left in its group goes with it. */
-        kill(-child, SIGKILL);
-    }
+    int status = run_task(spec, dfd, outfd, errfd, &old);
     close(outfd);
     close(errfd);
-    char errpath[4096];
-    path_in(errpath, sizeof errpath, spec->dir, "stderr");
-    char tail[SUPERVISOR_TAIL_MAX];
-    size_t tail_len = read_tail(errpath, tail, sizeof tail);
+    char tail[SUPERVISOR_TAIL_MAX], text[SUPERVISOR_TAIL_MAX + 256];
+    size_t tail_len = read_tail(dfd, "stderr", tail, sizeof tail);
     int n = snprintf(text, sizeof text, "exited %d\ncode %d\nsignal %d\ncancelled %d\n\n",
                      WIFEXITED(status) ? 1 : 0, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
                      WIFSIGNALED(status) ? WTERMSIG(status) : 0, cancel_requested ? 1 : 0);
     memcpy(text + n, tail, tail_len);
-    write_file_atomic(spec->dir, "result", text, (size_t)n + tail_len);
+    write_file_atomic(dfd, "result", text, (size_t)n + tail_len);
     close(lockfd);
     _exit(0);
 }
 
-static int open_log(const char *dir, const char *name, const launch_spec *spec, carma_err *err)
+/* A log of the task's: private to its submitter (it may hold secrets), appended to. */
+static int open_log(int dfd, const char *dir, const char *name, const launch_spec *spec,
+                    carma_err *err)
 {
-    char path[4096];
-    path_in(path, sizeof path, dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    int fd = safefs_openat(dfd, name, O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (fd < 0)
-        return carma_err_set(err, "%s: %s", path, strerror(errno));
-    if (spec->switch_user && fchown(fd, spec->uid, spec->gid)) {
-        carma_err_set(err, "%s: chown: %s", path, strerror(errno));
+        return carma_err_set(err, "%s/%s: %s", dir, name, strerror(errno));
+    struct stat sb;
+    const char *why = fstat(fd, &sb) ? strerror(errno)
+                      : !S_ISREG(sb.st_mode) ? "not a regular file"
+                      : spec->switch_user && fchown(fd, spec->uid, spec->gid) ? strerror(errno)
+                      : fchmod(fd, 0600) ? strerror(errno)
+                                         : NULL;
+    if (why) {
+        carma_err_set(err, "%s/%s: %s", dir, name, why);
         close(fd);
         return -1;
     }
@@ -257,118 +313,176 @@ static int open_log(const char *dir, const char *name, const launch_spec *spec, 
 
 int supervisor_launch(const launch_spec *spec, pid_t *sup_pid, carma_err *err)
 {
-    if (mkdir(spec->dir, 0755) && errno != EEXIST)
-        return carma_err_set(err, "%s: %s", spec->dir, strerror(errno));
-    char path[4096];
-    path_in(path, sizeof path, spec->dir, "lock");
-    int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lockfd < 0)
-        return carma_err_set(err, "%s: %s", path, strerror(errno));
+    int dfd = safefs_dir(AT_FDCWD, spec->dir, 0700, SAFEFS_PRIVATE, err);
+    if (dfd < 0)
+        return carma_err_prefix(err, "attempt directory");
+    int lockfd = safefs_openat(dfd, "lock", O_RDWR | O_CREAT, 0600);
+    if (lockfd < 0) {
+        carma_err_set(err, "%s/lock: %s", spec->dir, strerror(errno));
+        close(dfd);
+        return -1;
+    }
     if (flock(lockfd, LOCK_EX | LOCK_NB)) {
         close(lockfd);
-        return carma_err_set(err, "%s: held by another supervisor", path);
+        close(dfd);
+        return carma_err_set(err, "%s/lock: held by another supervisor", spec->dir);
     }
-    int outfd = open_log(spec->dir, "stdout", spec, err);
-    int errfd = outfd < 0 ? -1 : open_log(spec->dir, "stderr", spec, err);
+    int outfd = open_log(dfd, spec->dir, "stdout", spec, err);
+    int errfd = outfd < 0 ? -1 : open_log(dfd, spec->dir, "stderr", spec, err);
     if (outfd < 0 || errfd < 0) {
         if (outfd >= 0)
             close(outfd);
         close(lockfd);
+        close(dfd);
         return -1;
     }
     pid_t pid = fork();
     if (pid == 0)
-        run_supervisor(spec, lockfd, outfd, errfd);
+        run_supervisor(spec, dfd, lockfd, outfd, errfd);
     int saved = errno;
     close(lockfd); /* the child's copy keeps the lock */
     close(outfd);
     close(errfd);
+    close(dfd);
     if (pid < 0)
         return carma_err_set(err, "fork: %s", strerror(saved));
     *sup_pid = pid;
     return 0;
 }
 
-static bool lock_held(const char *dir, bool *exists)
+/* The daemon's looks at an attempt directory. Each says 1 or 0 (yes or no; a missing file is
+ * a no), or -1 when it could not look (the file could not be opened or read for another reason
+ * than its absence: no descriptor left, say): that is no answer, and never read as "dead". */
+
+/* Opens the attempt directory: its descriptor, -2 when it does not exist, -1 on error. */
+static int open_attempt_dir(const char *dir)
 {
-    char path[4096];
-    path_in(path, sizeof path, dir, "lock");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *exists = fd >= 0;
+    int dfd = safefs_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
+    return dfd >= 0 ? dfd : errno == ENOENT ? -2 : -1;
+}
+
+/* Whether the supervisor holds its lock; *fd_out (when not NULL) keeps the lock file open. */
+static int lock_held(int dfd, int *fd_out)
+{
+    int fd = safefs_openat(dfd, "lock", O_RDONLY, 0);
     if (fd < 0)
-        return false;
-    bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    close(fd); /* drops our shared lock, if we got it */
+        return errno == ENOENT ? 0 : -1;
+    int held = flock(fd, LOCK_SH | LOCK_NB) == 0 ? 0 : errno == EWOULDBLOCK ? 1 : -1;
+    if (fd_out && held == 1)
+        *fd_out = fd;
+    else
+        close(fd); /* drops our shared lock, if we got it */
     return held;
 }
 
-static pid_t read_started(const char *dir)
+/* Reads a small file whole into buf (NUL-terminated): its length, or -2 when absent, -1 on
+ * error. */
+static ssize_t read_small(int dfd, const char *name, char *buf, size_t cap)
 {
-    char path[4096];
-    path_in(path, sizeof path, dir, "started");
-    char *text = read_file(path, NULL);
-    int64_t pid = 0;
-    if (text && parse_i64(text, &pid))
-        pid = 0;
-    free(text);
-    return (pid_t)pid;
+    int fd = safefs_openat(dfd, name, O_RDONLY, 0);
+    if (fd < 0)
+        return errno == ENOENT ? -2 : -1;
+    size_t len = 0;
+    ssize_t r = 1;
+    while (len < cap - 1 && r != 0) {
+        r = read(fd, buf + len, cap - 1 - len);
+        if (r < 0 && errno != EINTR)
+            break;
+        len += r > 0 ? (size_t)r : 0;
+    }
+    close(fd);
+    if (r < 0 && errno != EINTR)
+        return -1;
+    buf[len] = '\0';
+    return (ssize_t)len;
 }
 
-static bool read_result(const char *dir, sup_result *res)
+/* The task's pid from `started` (0 when not there yet): 0, or -1 when it could not look. */
+static int read_started(int dfd, pid_t *pid)
 {
-    char path[4096];
-    path_in(path, sizeof path, dir, "result");
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text)
-        return false;
+    char text[32];
+    ssize_t n = read_small(dfd, "started", text, sizeof text);
+    int64_t v = 0;
+    *pid = 0;
+    if (n == -1)
+        return -1;
+    if (n >= 0 && parse_i64(text, &v) == 0 && v > 0)
+        *pid = (pid_t)v;
+    return 0;
+}
+
+static int read_result(int dfd, sup_result *res)
+{
+    char text[SUPERVISOR_TAIL_MAX + 256];
+    ssize_t len = read_small(dfd, "result", text, sizeof text);
+    if (len < 0)
+        return len == -2 ? 0 : -1;
     int exited = 0, code = 0, sig = 0, cancelled = 0, used = 0;
     bool ok = sscanf(text, "exited %d\ncode %d\nsignal %d\ncancelled %d\n\n%n", &exited, &code,
                      &sig, &cancelled, &used) == 4 && used > 0;
-    if (ok) {
-        memset(res, 0, sizeof *res);
-        res->status = (exit_status){exited != 0, code, sig};
-        res->cancelled = cancelled != 0;
-        size_t n = len - (size_t)used;
-        if (n > SUPERVISOR_TAIL_MAX)
-            n = SUPERVISOR_TAIL_MAX;
-        memcpy(res->tail, text + used, n);
-        res->tail[n] = '\0';
-        res->tail_len = n;
-    }
-    free(text);
-    return ok;
+    if (!ok)
+        return 0; /* not whole: as if not there yet */
+    memset(res, 0, sizeof *res);
+    res->status = (exit_status){exited != 0, code, sig};
+    res->cancelled = cancelled != 0;
+    size_t n = (size_t)len - (size_t)used;
+    if (n > SUPERVISOR_TAIL_MAX)
+        n = SUPERVISOR_TAIL_MAX;
+    memcpy(res->tail, text + used, n);
+    res->tail[n] = '\0';
+    res->tail_len = n;
+    return 1;
+}
+
+static sup_status poll_dir(int dfd, pid_t *task_pid, sup_result *res)
+{
+    int ended, held;
+    if (read_started(dfd, task_pid) || (ended = read_result(dfd, res)) < 0)
+        return SUP_UNKNOWN;
+    if (ended)
+        return SUP_ENDED;
+    if ((held = lock_held(dfd, NULL)) != 0)
+        return held > 0 ? SUP_RUNNING : SUP_UNKNOWN;
+    /* The supervisor may have finished between the two looks. */
+    if ((ended = read_result(dfd, res)) != 0)
+        return ended > 0 ? SUP_ENDED : SUP_UNKNOWN;
+    if (read_started(dfd, task_pid))
+        return SUP_UNKNOWN;
+    return *task_pid > 0 ? SUP_LOST : SUP_NEVER_STARTED;
 }
 
 sup_status supervisor_poll(const char *dir, pid_t *task_pid, sup_result *res)
 {
-    *task_pid = read_started(dir);
-    if (read_result(dir, res))
-        return SUP_ENDED;
-    bool exists;
-    if (lock_held(dir, &exists))
-        return SUP_RUNNING;
-    /* The supervisor may have finished between the two looks. */
-    if (read_result(dir, res))
-        return SUP_ENDED;
-    *task_pid = read_started(dir);
-    return *task_pid > 0 ? SUP_LOST : SUP_NEVER_STARTED;
+    *task_pid = 0;
+    int dfd = open_attempt_dir(dir);
+    if (dfd < 0)
+        return dfd == -2 ? SUP_NEVER_STARTED : SUP_UNKNOWN;
+    sup_status s = poll_dir(dfd, task_pid, res);
+    close(dfd);
+    return s;
 }
 
 int supervisor_cancel(const char *dir, carma_err *err)
 {
-    bool exists;
-    if (!lock_held(dir, &exists))
+    int dfd = open_attempt_dir(dir);
+    if (dfd == -2)
+        return 0; /* never launched */
+    if (dfd < 0)
+        return carma_err_set(err, "%s: %s", dir, strerror(errno));
+    int lockfd = -1, held = lock_held(dfd, &lockfd);
+    close(dfd);
+    if (held == 0)
         return 0; /* already ended: its result is (or will be) there */
-    char path[4096];
-    path_in(path, sizeof path, dir, "lock");
-    char *text = read_file(path, NULL);
+    if (held < 0)
+        return carma_err_set(err, "%s/lock: %s", dir, strerror(errno));
+    char text[32];
+    ssize_t n = pread(lockfd, text, sizeof text - 1, 0);
+    close(lockfd);
     int64_t sup_pid = 0;
-    if (!text || parse_i64(text, &sup_pid) || sup_pid <= 0) {
-        free(text);
-        return carma_err_set(err, "%s: no supervisor pid", path);
-    }
-    free(text);
+    if (n > 0)
+        text[n] = '\0';
+    if (n <= 0 || parse_i64(text, &sup_pid) || sup_pid <= 0)
+        return carma_err_set(err, "%s/lock: no supervisor pid", dir);
     if (kill((pid_t)sup_pid, SIGTERM))
         return carma_err_set(err, "cannot signal supervisor %d: %s", (int)sup_pid,
                              strerror(errno));
