@@ -22,7 +22,8 @@
  *
  * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c, env.c,
  * reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS, monitor, handlers,
- * server) are declared below. supervisor.c, oomclass.c, proto.c and connect.c stand alone. */
+ * server) are declared below. supervisor.c (with supervisor_view.c and shellcmd.c), oomclass.c,
+ * proto.c and connect.c stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H
 #define CARMA_DAEMON_DAEMON_INT_H
 

@@ -1,12 +1,13 @@
-/* supervisor.c — the per-attempt supervisor process and the daemon's view of it. Every file
- * of the attempt is opened relative to the attempt directory's descriptor, never through a
- * symlink (util/safefs.h): a root daemon must not chown, truncate or read a file someone
- * planted there. */
+/* supervisor.c — the per-attempt supervisor process (the daemon's view of it is in
+ * supervisor_view.c). Every file of the attempt is opened relative to the attempt directory's
+ * descriptor, never through a symlink (util/safefs.h): a root daemon must not chown, truncate
+ * or read a file someone planted there. */
 #include "daemon/supervisor.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,6 @@
 
 #include "daemon/shellcmd.h"
 #include "util/safefs.h"
-#include "util/strutil.h"
 
 static volatile sig_atomic_t cancel_requested, kill_due;
 
@@ -35,6 +35,11 @@ static void on_alarm(int sig)
 {
     (void)sig;
     kill_due = 1;
+}
+
+static void on_child(int sig)
+{
+    (void)sig; /* only to wake sigsuspend and ppoll */
 }
 
 static void write_all(int fd, const char *p, size_t n)
@@ -170,8 +175,9 @@ static size_t read_tail(int dfd, const char *name, char *buf, size_t cap)
  * rest of the grace to exit on its own (a training script's checkpoint-on-SIGTERM often runs
  * in a child of the task's shell, which SIGTERM ends at once). Returns when the group is empty
  * or the grace is over. The supervisor is a child subreaper, so the group's processes that
- * exit become its zombies and are reaped here (a zombie still counts as a member). */
-static void wait_group_gone(pid_t pgid)
+ * exit become its zombies and are reaped here (a zombie still counts as a member). The
+ * signals are blocked but while waiting (ppoll), as in run_task. */
+static void wait_group_gone(pid_t pgid, const sigset_t *unblocked)
 {
     while (!kill_due) {
         while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -179,7 +185,7 @@ static void wait_group_gone(pid_t pgid)
         if (kill(-pgid, 0) && errno == ESRCH)
             return;
         struct timespec ts = {0, 20 * 1000000L};
-        nanosleep(&ts, NULL); /* SIGALRM (the grace is over) cuts it short */
+        ppoll(NULL, 0, &ts, unblocked); /* SIGALRM (the grace is over) cuts it short */
     }
 }
 
@@ -194,7 +200,9 @@ static void arm_grace(double grace_s)
 }
 
 /* Forks the task and waits for it, cancelling it on SIGTERM: SIGTERM to its process group,
- * SIGKILL once the grace is over. Returns its wait status. */
+ * SIGKILL once the grace is over. Returns its wait status. The signals it acts on (SIGTERM,
+ * SIGINT, SIGALRM, SIGCHLD) stay blocked but inside sigsuspend, so that a cancel arriving
+ * between the look at the flags and the wait is never lost. */
 static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
                     const sigset_t *unblocked)
 {
@@ -212,7 +220,6 @@ static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
     setpgid(child, child);
     int n = snprintf(text, sizeof text, "%d\n", (int)child);
     write_file_atomic(dfd, "started", text, (size_t)n);
-    sigprocmask(SIG_SETMASK, unblocked, NULL);
     bool term_sent = false, kill_sent = false;
     int status = 0;
     for (;;) {
@@ -225,16 +232,17 @@ static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
             kill(-child, SIGKILL);
             kill_sent = true;
         }
-        pid_t r = waitpid(child, &status, 0);
+        pid_t r = waitpid(child, &status, WNOHANG);
         if (r == child)
             break;
         if (r < 0 && errno != EINTR) {
             status = 127 << 8;
             break;
         }
+        sigsuspend(unblocked); /* until SIGCHLD, SIGTERM or SIGALRM */
     }
     if (term_sent)
-        wait_group_gone(child);
+        wait_group_gone(child, unblocked);
     /* Whatever the task left in its group goes with it. */
     kill(-child, SIGKILL);
     return status;
@@ -260,6 +268,8 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGALRM);
+    sigaddset(&block, SIGCHLD);
     sigprocmask(SIG_BLOCK, &block, &old);
     struct sigaction sa = {0};
     sa.sa_handler = on_cancel;
@@ -267,6 +277,8 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
     sigaction(SIGINT, &sa, NULL);
     sa.sa_handler = on_alarm;
     sigaction(SIGALRM, &sa, NULL);
+    sa.sa_handler = on_child;
+    sigaction(SIGCHLD, &sa, NULL);
     signal(SIGHUP, SIG_IGN);
     /* The task's descendants that exit are ours to reap, so an empty process group can be told
      * from one holding zombies (wait_group_gone). */
@@ -350,147 +362,3 @@ int supervisor_launch(const launch_spec *spec, pid_t *sup_pid, carma_err *err)
     return 0;
 }
 
-/* The daemon's looks at an attempt directory. Each says 1 or 0 (yes or no; a missing file is
- * a no), or -1 when it could not look (the file could not be opened or read for another reason
- * than its absence: no descriptor left, say): that is no answer, and never read as "dead". */
-
-/* Opens the attempt directory: its descriptor, -2 when it does not exist, -1 on error. */
-static int open_attempt_dir(const char *dir)
-{
-    int dfd = safefs_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
-    return dfd >= 0 ? dfd : errno == ENOENT ? -2 : -1;
-}
-
-/* Whether the supervisor holds its lock; *fd_out (when not NULL) keeps the lock file open. */
-static int lock_held(int dfd, int *fd_out)
-{
-    int fd = safefs_openat(dfd, "lock", O_RDONLY, 0);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -1;
-    int held = flock(fd, LOCK_SH | LOCK_NB) == 0 ? 0 : errno == EWOULDBLOCK ? 1 : -1;
-    if (fd_out && held == 1)
-        *fd_out = fd;
-    else
-        close(fd); /* drops our shared lock, if we got it */
-    return held;
-}
-
-/* Reads a small file whole into buf (NUL-terminated): its length, or -2 when absent, -1 on
- * error. */
-static ssize_t read_small(int dfd, const char *name, char *buf, size_t cap)
-{
-    int fd = safefs_openat(dfd, name, O_RDONLY, 0);
-    if (fd < 0)
-        return errno == ENOENT ? -2 : -1;
-    size_t len = 0;
-    ssize_t r = 1;
-    while (len < cap - 1 && r != 0) {
-        r = read(fd, buf + len, cap - 1 - len);
-        if (r < 0 && errno != EINTR)
-            break;
-        len += r > 0 ? (size_t)r : 0;
-    }
-    close(fd);
-    if (r < 0 && errno != EINTR)
-        return -1;
-    buf[len] = '\0';
-    return (ssize_t)len;
-}
-
-/* The task's pid from `started` (0 when not there yet): 0, or -1 when it could not look. */
-static int read_started(int dfd, pid_t *pid)
-{
-    char text[32];
-    ssize_t n = read_small(dfd, "started", text, sizeof text);
-    int64_t v = 0;
-    *pid = 0;
-    if (n == -1)
-        return -1;
-    if (n >= 0 && parse_i64(text, &v) == 0 && v > 0)
-        *pid = (pid_t)v;
-    return 0;
-}
-
-static int read_result(int dfd, sup_result *res)
-{
-    char text[SUPERVISOR_TAIL_MAX + 256];
-    ssize_t len = read_small(dfd, "result", text, sizeof text);
-    if (len < 0)
-        return len == -2 ? 0 : -1;
-    int exited = 0, code = 0, sig = 0, cancelled = 0, used = 0;
-    bool ok = sscanf(text, "exited %d\ncode %d\nsignal %d\ncancelled %d\n\n%n", &exited, &code,
-                     &sig, &cancelled, &used) == 4 && used > 0;
-    if (!ok)
-        return 0; /* not whole: as if not there yet */
-    memset(res, 0, sizeof *res);
-    res->status = (exit_status){exited != 0, code, sig};
-    res->cancelled = cancelled != 0;
-    size_t n = (size_t)len - (size_t)used;
-    if (n > SUPERVISOR_TAIL_MAX)
-        n = SUPERVISOR_TAIL_MAX;
-    memcpy(res->tail, text + used, n);
-    res->tail[n] = '\0';
-    res->tail_len = n;
-    return 1;
-}
-
-static sup_status poll_dir(int dfd, pid_t *task_pid, sup_result *res)
-{
-    int ended, held;
-    if (read_started(dfd, task_pid) || (ended = read_result(dfd, res)) < 0)
-        return SUP_UNKNOWN;
-    if (ended)
-        return SUP_ENDED;
-    if ((held = lock_held(dfd, NULL)) != 0)
-        return held > 0 ? SUP_RUNNING : SUP_UNKNOWN;
-    /* The supervisor may have finished between the two looks. */
-    if ((ended = read_result(dfd, res)) != 0)
-        return ended > 0 ? SUP_ENDED : SUP_UNKNOWN;
-    if (read_started(dfd, task_pid))
-        return SUP_UNKNOWN;
-    return *task_pid > 0 ? SUP_LOST : SUP_NEVER_STARTED;
-}
-
-sup_status supervisor_poll(const char *dir, pid_t *task_pid, sup_result *res)
-{
-    *task_pid = 0;
-    int dfd = open_attempt_dir(dir);
-    if (dfd < 0)
-        return dfd == -2 ? SUP_NEVER_STARTED : SUP_UNKNOWN;
-    sup_status s = poll_dir(dfd, task_pid, res);
-    close(dfd);
-    return s;
-}
-
-int supervisor_cancel(const char *dir, carma_err *err)
-{
-    int dfd = open_attempt_dir(dir);
-    if (dfd == -2)
-        return 0; /* never launched */
-    if (dfd < 0)
-        return carma_err_set(err, "%s: %s", dir, strerror(errno));
-    int lockfd = -1, held = lock_held(dfd, &lockfd);
-    close(dfd);
-    if (held == 0)
-        return 0; /* already ended: its result is (or will be) there */
-    if (held < 0)
-        return carma_err_set(err, "%s/lock: %s", dir, strerror(errno));
-    char text[32];
-    ssize_t n = pread(lockfd, text, sizeof text - 1, 0);
-    close(lockfd);
-    int64_t sup_pid = 0;
-    if (n > 0)
-        text[n] = '\0';
-    if (n <= 0 || parse_i64(text, &sup_pid) || sup_pid <= 0)
-        return carma_err_set(err, "%s/lock: no supervisor pid", dir);
-    if (kill((pid_t)sup_pid, SIGTERM))
-        return carma_err_set(err, "cannot signal supervisor %d: %s", (int)sup_pid,
-                             strerror(errno));
-    return 0;
-}
-
-void supervisor_kill_leftovers(pid_t task_pid)
-{
-    if (task_pid > 1)
-        kill(-task_pid, SIGKILL);
-}
