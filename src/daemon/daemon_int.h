@@ -135,6 +135,7 @@ typedef struct daemon_state {
     carma_err fatal;
     bool failed;
     int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */
+    int attempts_fd;     /* STATE/attempts, where the attempt directories are created */
     mode_t task_umask;   /* the umask the daemon started with (its own is 077): the tasks' */
     /* mps = on */
     bool mps_on;

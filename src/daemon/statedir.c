@@ -94,10 +94,8 @@ int d_statedir_open(daemon_state *d, carma_err *err)
         return -1;
     if (lock_state(d, err))
         return -1;
-    int fd = private_dir(d->state_fd, "attempts", dir, err);
-    if (fd < 0)
+    if ((d->attempts_fd = private_dir(d->state_fd, "attempts", dir, err)) < 0)
         return -1;
-    close(fd);
     char path[4200];
     snprintf(path, sizeof path, "%s/carma.db", dir);
     if (safefs_private_file(d->state_fd, "carma.db", path, err))
@@ -111,5 +109,7 @@ void d_statedir_close(daemon_state *d)
         close(d->lock_fd); /* the lock goes with it */
     if (d->state_fd >= 0)
         close(d->state_fd);
-    d->lock_fd = d->state_fd = -1;
+    if (d->attempts_fd >= 0)
+        close(d->attempts_fd);
+    d->lock_fd = d->state_fd = d->attempts_fd = -1;
 }

@@ -325,9 +325,13 @@ static int open_log(int dfd, const char *dir, const char *name, const launch_spe
 
 int supervisor_launch(const launch_spec *spec, pid_t *sup_pid, carma_err *err)
 {
-    int dfd = safefs_dir(AT_FDCWD, spec->dir, 0700, SAFEFS_PRIVATE, err);
+    const char *slash = strrchr(spec->dir, '/');
+    bool relative = spec->parent_fd != AT_FDCWD && slash;
+    int dfd = safefs_dir(relative ? spec->parent_fd : AT_FDCWD, relative ? slash + 1 : spec->dir,
+                         0700, SAFEFS_PRIVATE, err);
     if (dfd < 0)
-        return carma_err_prefix(err, "attempt directory");
+        return relative ? carma_err_prefix(err, "%.*s", (int)(slash - spec->dir), spec->dir)
+                        : carma_err_prefix(err, "attempt directory");
     int lockfd = safefs_openat(dfd, "lock", O_RDWR | O_CREAT, 0600);
     if (lockfd < 0) {
         carma_err_set(err, "%s/lock: %s", spec->dir, strerror(errno));

@@ -33,6 +33,8 @@
 
 typedef struct launch_spec {
     const char *dir;          /* attempt directory (created by supervisor_launch) */
+    int parent_fd;            /* the directory that holds it (the daemon's attempts/), where
+                               * it is created by its last name; AT_FDCWD: dir as a path */
     const char *command;      /* run as /bin/sh -c command */
     const char *cwd;
     char *const *env;         /* NULL-terminated "KEY=VALUE" list: the task's whole env */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,8 @@ static sup_status wait_end(pid_t sup, sup_result *r, pid_t *task_pid)
 
 static launch_spec spec(const char *command, double grace)
 {
-    return (launch_spec){.dir = dir, .command = command, .cwd = root, .env = env,
-                         .kill_grace_s = grace, .task_umask = -1};
+    return (launch_spec){.dir = dir, .parent_fd = AT_FDCWD, .command = command, .cwd = root,
+                         .env = env, .kill_grace_s = grace, .task_umask = -1};
 }
 
 static void records_exit_and_stderr_tail(void **state)
@@ -343,7 +344,8 @@ static void planted_symlink_is_not_followed(void **state)
     assert_int_equal(stat(victim, &sb), 0);
     assert_int_equal(sb.st_uid, geteuid());
     assert_int_equal(sb.st_size, 9);
-    /* A symlink in place of the attempt directory is refused too. */
+    /* A symlink in place of the attempt directory is refused too, by path or by its name in
+     * its parent (as the daemon creates it, in attempts/). */
     assert_int_equal(unlink(link), 0);
     snprintf(link, sizeof link, "%s/lock", dir);
     unlink(link);
@@ -351,6 +353,13 @@ static void planted_symlink_is_not_followed(void **state)
     assert_int_equal(symlink(root, dir), 0);
     assert_int_equal(supervisor_launch(&ls, &sup, &err), -1);
     assert_non_null(strstr(err.msg, dir));
+    assert_non_null(strstr(err.msg, "symbolic link"));
+    ls.parent_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(ls.parent_fd >= 0);
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), -1);
+    close(ls.parent_fd);
+    assert_non_null(strstr(err.msg, root));
+    assert_non_null(strstr(err.msg, "symbolic link"));
 }
 
 static void expect_mode(const char *name, unsigned mode, uid_t uid)
