@@ -249,9 +249,22 @@ static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
 }
 
 /* The supervisor's life. Never returns. */
+/* A descriptor the supervisor keeps, moved above 2 when it is below (a daemon started with
+ * stdin, stdout or stderr closed gets one of those numbers for it), since 0, 1 and 2 become
+ * /dev/null. The copy shares the open file, and with it the lock. */
+static int above_stdio(int fd)
+{
+    int moved = fd > 2 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    return moved >= 0 ? moved : fd;
+}
+
 static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int outfd, int errfd)
 {
     setsid();
+    dfd = above_stdio(dfd);
+    lockfd = above_stdio(lockfd);
+    outfd = above_stdio(outfd);
+    errfd = above_stdio(errfd);
     int keep[4] = {dfd, lockfd, outfd, errfd};
     sort_fds(keep, 4);
     close_others(keep, 4);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "daemon/supervisor.h"
+#include "util/strutil.h"
 #include "daemon_fixture.h"
 
 static char root[64], dir[128];
@@ -238,7 +239,7 @@ static void no_descriptor_left_is_not_a_dead_supervisor(void **state)
     low.rlim_cur = 64;
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
     int fds[64], n = 0;
-    while (n < 64 && (fds[n] = dup(0)) >= 0)
+    while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY)) >= 0)
         n++;
     sup_result *r = malloc(sizeof *r);
     pid_t seen = 0;
@@ -405,6 +406,35 @@ static void attempt_files_are_private(void **state)
     expect_mode("stderr", 0600, owner);
 }
 
+/* A daemon started with stdin closed gets fd 0 for the attempt's directory or lock: the
+ * supervisor must not lose it when it points 0, 1 and 2 at /dev/null. */
+static void launch_with_stdin_closed(void **state)
+{
+    (void)state;
+    int saved = dup(0); /* -1: it is closed already */
+    close(0);
+    launch_spec ls = spec("echo hi", 1);
+    pid_t sup, task;
+    carma_err err;
+    int rc = supervisor_launch(&ls, &sup, &err);
+    if (saved >= 0) {
+        dup2(saved, 0);
+        close(saved);
+    }
+    assert_int_equal(rc, 0);
+    sup_result *r = malloc(sizeof *r);
+    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    assert_true(r->status.exited);
+    assert_int_equal(r->status.exit_code, 0);
+    free(r);
+    char path[300];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    char *out = read_file(path, NULL);
+    assert_non_null(out);
+    assert_string_equal(out, "hi\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +449,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(planted_symlink_is_not_followed, setup, teardown),
         cmocka_unit_test_setup_teardown(attempt_files_are_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(launch_with_stdin_closed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
