@@ -12,8 +12,7 @@
 #include "util/err.h"
 
 typedef enum safefs_kind {
-    SAFEFS_PRIVATE, /* owned by the effective uid, no write (nor anything else, for mode 0700
-                     * directories it creates) for group or others */
+    SAFEFS_PRIVATE, /* owned by the effective uid, not writable by group or others */
     SAFEFS_SHARED,  /* owned by the effective uid or root, not writable by group or others
                      * unless sticky (a sticky root-owned /tmp cannot have our files replaced) */
 } safefs_kind;
