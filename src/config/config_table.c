@@ -25,7 +25,7 @@ static const struct daemon_bounds {
     sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
-    .kill_grace_s = {SCHED_UNIT_SECONDS, 0, INFINITY, false},
+    .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
     .mps_thread_pct = {SCHED_UNIT_INTEGER, 0, 100, false},
 };
 

@@ -1,6 +1,7 @@
-/* daemon.c — the top of the daemon: start-up (GPUs, state directory, store, core, MPS, the
- * tasks found in the store, the socket), the loop (serve clients, reap attempts, sample the
- * GPUs, place tasks, commit) and shutdown; and the default socket and state paths. */
+/* daemon.c — the top of the daemon: start-up (GPUs, state directory (statedir.c), store,
+ * core, MPS, the tasks found in the store, the socket), the loop (serve clients, reap
+ * attempts, sample the GPUs, place tasks, commit) and shutdown; and the default socket and
+ * state paths. */
 #include "daemon/daemon.h"
 
 #include <errno.h>
@@ -49,26 +50,6 @@ void daemon_socket_path(const char *opt, const carma_config *cfg, char *buf, siz
         daemon_default_socket(buf, cap);
 }
 
-/* mkdir -p with the given mode for directories it creates. */
-static int make_dirs(const char *path, mode_t mode, carma_err *err)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return carma_err_set(err, "path too long: %s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, mode) && errno != EEXIST)
-                return carma_err_set(err, "%s: %s", buf, strerror(errno));
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    return 0;
-}
-
 static void shutdown_daemon(daemon_state *d)
 {
     d_server_close(d);
@@ -82,6 +63,7 @@ static void shutdown_daemon(daemon_state *d)
     sched_destroy(d->core);
     d_monitor_close(d);
     store_close(d->db);
+    d_statedir_close(d);
 }
 
 static int start(daemon_state *d, carma_err *err)
@@ -92,19 +74,8 @@ static int start(daemon_state *d, carma_err *err)
     bool fakegpu = d->opts->backend && !strcmp(d->opts->backend, "sim");
     if (!fakegpu && d_monitor_open(d, err))
         return -1;
-    if (make_dirs(d->opts->state_dir, 0755, err))
+    if (d_statedir_open(d, err))
         return -1;
-    snprintf(path, sizeof path, "%s/attempts", d->opts->state_dir);
-    if (make_dirs(path, 0755, err))
-        return -1;
-    char sockdir[4096];
-    snprintf(sockdir, sizeof sockdir, "%s", d->opts->socket_path);
-    char *slash = strrchr(sockdir, '/');
-    if (slash && slash != sockdir) {
-        *slash = '\0';
-        if (make_dirs(sockdir, 0755, err))
-            return -1;
-    }
     snprintf(path, sizeof path, "%s/carma.db", d->opts->state_dir);
     if (store_open(&d->db, path, err))
         return -1;
@@ -133,6 +104,10 @@ int daemon_run(const daemon_options *opts, carma_err *err)
     d->opts = opts;
     d->cfg = opts->cfg;
     d->listen_fd = -1;
+    d->state_fd = d->lock_fd = d->attempts_fd = -1;
+    /* Everything the daemon writes is private (the database holds every task's environment);
+     * the tasks get the umask it was started with back. */
+    d->task_umask = umask(077);
     int rc = start(d, err);
     double interval = d->cfg.daemon.sample_interval_s;
     d->next_tick = clock_mono_s() + interval;
@@ -165,6 +140,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
     if (rc == 0 && d->failed)
         rc = carma_err_set(err, "%s", d->fatal.msg);
     shutdown_daemon(d);
+    umask(d->task_umask);
     free(d);
     return rc;
 }

@@ -15,13 +15,15 @@
  *     launch.c     placing through the core, writing the attempt, starting its supervisor
  *     submit.c     a new task                  cancel.c    cancelling one
  *     restore.c    the tasks found in the database at start-up
+ *     statedir.c   the state directory (private, locked) and the socket's directory, checked
  *     handlers.c   one function per protocol verb
  *     server.c     the socket: peers, framing, group commit
  *     daemon.c     start-up, the loop, shutdown
  *
  * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c, env.c,
  * reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS, monitor, handlers,
- * server) are declared below. supervisor.c, oomclass.c, proto.c and connect.c stand alone. */
+ * server) are declared below. supervisor.c (with supervisor_view.c and shellcmd.c), oomclass.c,
+ * proto.c and connect.c stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H
 #define CARMA_DAEMON_DAEMON_INT_H
 
@@ -132,6 +134,9 @@ typedef struct daemon_state {
     double next_tick, next_reap;
     carma_err fatal;
     bool failed;
+    int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */
+    int attempts_fd;     /* STATE/attempts, where the attempt directories are created */
+    mode_t task_umask;   /* the umask the daemon started with (its own is 077): the tasks' */
     /* mps = on */
     bool mps_on;
     bool mps_started;    /* this daemon started the control daemon */
@@ -152,6 +157,11 @@ void d_mps_stop(daemon_state *d);
 int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err);
 /* Asks the MPS servers to end a task's clients cleanly before it is signalled. */
 void d_mps_terminate(daemon_state *d, const dtask *t);
+
+/* statedir.c: opens, checks and locks the state directory, makes sure the database file is
+ * a private regular file of ours, and checks the socket's directory. */
+int d_statedir_open(daemon_state *d, carma_err *err);
+void d_statedir_close(daemon_state *d);
 
 /* server.c */
 int d_listen(daemon_state *d, carma_err *err);

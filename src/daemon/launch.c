@@ -35,9 +35,10 @@ static void launch_one(daemon_state *d, dtask *t)
         ngroups = 1;
     }
     launch_spec spec = {
-        .dir = t->att.dir, .command = t->sub.command, .cwd = t->sub.cwd, .env = env.v,
+        .dir = t->att.dir, .parent_fd = d->attempts_fd, .command = t->sub.command, .cwd = t->sub.cwd, .env = env.v,
         .switch_user = switch_user, .uid = t->uid, .gid = t->gid, .groups = groups,
         .ngroups = ngroups, .kill_grace_s = d->cfg.daemon.kill_grace_s,
+        .task_umask = (int)d->task_umask,
     };
     pid_t sup = 0;
     if (supervisor_launch(&spec, &sup, &err)) {

@@ -79,6 +79,8 @@ static void reap_one(daemon_state *d, dtask *t)
     sup_result r;
     pid_t task_pid = 0;
     sup_status s = supervisor_poll(t->att.dir, &task_pid, &r);
+    if (s == SUP_UNKNOWN)
+        return; /* its files could not be read (no descriptor left, say): next time */
     if (task_pid > 0)
         t->att.pid = task_pid;
     if (s == SUP_ENDED)

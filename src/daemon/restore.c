@@ -148,10 +148,11 @@ static int restore_running(restore_ctx *rc, dtask *t, bool have_attempt, carma_e
         return -1;
     if (d_running_add(d, t))
         return carma_err_set(err, "out of memory");
-    if (s == SUP_RUNNING) {
-        dlog(d, "task %llu: attempt %d still running; adopted", (unsigned long long)t->st.id,
-             t->att.n);
-        return 0;
+    if (s == SUP_RUNNING || s == SUP_UNKNOWN) {
+        dlog(d, "task %llu: attempt %d %s; adopted", (unsigned long long)t->st.id, t->att.n,
+             s == SUP_RUNNING ? "still running"
+                              : "cannot be looked at now (its files are unreadable)");
+        return 0; /* d_reap looks again each turn */
     }
     dlog(d, "task %llu: attempt %d %s while the daemon was away", (unsigned long long)t->st.id,
          t->att.n, s == SUP_LOST ? "lost its supervisor" : "ended");

@@ -1,9 +1,13 @@
-/* supervisor.c — the per-attempt supervisor process and the daemon's view of it. */
+/* supervisor.c — the per-attempt supervisor process (the daemon's view of it is in
+ * supervisor_view.c). Every file of the attempt is opened relative to the attempt directory's
+ * descriptor, never through a symlink (util/safefs.h): a root daemon must not chown, truncate
+ * or read a file someone planted there. */
 #include "daemon/supervisor.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +17,11 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "util/strutil.h"
+#include "daemon/shellcmd.h"
+#include "util/safefs.h"
 
 static volatile sig_atomic_t cancel_requested, kill_due;
 
@@ -31,9 +37,9 @@ static void on_alarm(int sig)
     kill_due = 1;
 }
 
-static void path_in(char *buf, size_t cap, const char *dir, const char *name)
+static void on_child(int sig)
 {
-    snprintf(buf, cap, "%s/%s", dir, name);
+    (void)sig; /* only to wake sigsuspend and ppoll */
 }
 
 static void write_all(int fd, const char *p, size_t n)
@@ -49,19 +55,19 @@ static void write_all(int fd, const char *p, size_t n)
     }
 }
 
-/* Writes dir/name atomically (tmp file, fsync, rename). */
-static int write_file_atomic(const char *dir, const char *name, const char *data, size_t len)
+/* Writes name in the directory dfd atomically (a new tmp file, fsync, rename); mode 0600. */
+static int write_file_atomic(int dfd, const char *name, const char *data, size_t len)
 {
-    char tmp[4096], final[4096];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-    path_in(final, sizeof final, dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+    unlinkat(dfd, tmp, 0); /* a stale one, from a supervisor killed before its rename */
+    int fd = safefs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
         return -1;
     write_all(fd, data, len);
     fsync(fd);
     close(fd);
-    return rename(tmp, final);
+    return renameat(dfd, tmp, dfd, name);
 }
 
 static void reset_signals(void)
@@ -88,10 +94,10 @@ static void close_others(const int *keep, int nkeep)
     close_range(lo, ~0U, 0);
 }
 
-static void sort3(int *a)
+static void sort_fds(int *a, int n)
 {
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
             if (a[j] < a[i]) {
                 int t = a[i];
                 a[i] = a[j];
@@ -103,9 +109,6 @@ static void sort3(int *a)
 static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int errfd)
 {
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != supervisor)
-        _exit(125);
     reset_signals();
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0)
@@ -122,22 +125,39 @@ static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int 
             _exit(126);
         }
     }
+    /* After the switch of user, which clears it; and the parent checked after it is set, in
+     * case the supervisor died before. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != supervisor)
+        _exit(125);
+    if (spec->task_umask >= 0)
+        umask((mode_t)spec->task_umask);
     if (chdir(spec->cwd)) {
         int n = snprintf(msg, sizeof msg, "carma: cannot enter working directory '%s': %s\n",
                          spec->cwd, strerror(errno));
         write_all(2, msg, (size_t)n);
         _exit(126);
     }
-    char *argv[] = {"sh", "-c", (char *)spec->command, NULL};
+    char *line = (char *)spec->command;
+    if (shellcmd_can_exec(line)) {
+        size_t len = strlen(line);
+        char *with = malloc(len + 6); /* the supervisor is single-threaded: malloc is safe */
+        if (with) {
+            memcpy(with, "exec ", 5);
+            memcpy(with + 5, line, len + 1);
+            line = with;
+        }
+    }
+    char *argv[] = {"sh", "-c", line, NULL};
     execve("/bin/sh", argv, spec->env);
     int n = snprintf(msg, sizeof msg, "carma: cannot run /bin/sh: %s\n", strerror(errno));
     write_all(2, msg, (size_t)n);
     _exit(127);
 }
 
-static size_t read_tail(const char *path, char *buf, size_t cap)
+static size_t read_tail(int dfd, const char *name, char *buf, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = safefs_openat(dfd, name, O_RDONLY, 0);
     if (fd < 0)
         return 0;
     struct stat sb;
@@ -151,13 +171,103 @@ static size_t read_tail(const char *path, char *buf, size_t cap)
     return n;
 }
 
+/* After a cancelled task's own process has exited: the rest of its process group gets the
+ * rest of the grace to exit on its own (a training script's checkpoint-on-SIGTERM often runs
+ * in a child of the task's shell, which SIGTERM ends at once). Returns when the group is empty
+ * or the grace is over. The supervisor is a child subreaper, so the group's processes that
+ * exit become its zombies and are reaped here (a zombie still counts as a member). The
+ * signals are blocked but while waiting (ppoll), as in run_task. */
+static void wait_group_gone(pid_t pgid, const sigset_t *unblocked)
+{
+    while (!kill_due) {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (kill(-pgid, 0) && errno == ESRCH)
+            return;
+        struct timespec ts = {0, 20 * 1000000L};
+        ppoll(NULL, 0, &ts, unblocked); /* SIGALRM (the grace is over) cuts it short */
+    }
+}
+
+/* Starts the grace timer: SIGALRM after kill_grace_s. */
+static void arm_grace(double grace_s)
+{
+    struct itimerval it = {{0, 0}, {0, 0}};
+    double g = grace_s > 0.001 ? grace_s : 0.001;
+    it.it_value.tv_sec = (time_t)g;
+    it.it_value.tv_usec = (suseconds_t)((g - (double)(time_t)g) * 1e6);
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Forks the task and waits for it, cancelling it on SIGTERM: SIGTERM to its process group,
+ * SIGKILL once the grace is over. Returns its wait status. The signals it acts on (SIGTERM,
+ * SIGINT, SIGALRM, SIGCHLD) stay blocked but inside sigsuspend, so that a cancel arriving
+ * between the look at the flags and the wait is never lost. */
+static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
+                    const sigset_t *unblocked)
+{
+    pid_t me = getpid();
+    pid_t child = fork();
+    if (child == 0)
+        exec_task(spec, me, outfd, errfd);
+    char text[64];
+    if (child < 0) {
+        int n = snprintf(text, sizeof text, "carma: cannot fork the task: %s\n",
+                         strerror(errno));
+        write_all(errfd, text, (size_t)n);
+        return 127 << 8;
+    }
+    setpgid(child, child);
+    int n = snprintf(text, sizeof text, "%d\n", (int)child);
+    write_file_atomic(dfd, "started", text, (size_t)n);
+    bool term_sent = false, kill_sent = false;
+    int status = 0;
+    for (;;) {
+        if (cancel_requested && !term_sent) {
+            kill(-child, SIGTERM);
+            term_sent = true;
+            arm_grace(spec->kill_grace_s);
+        }
+        if (kill_due && !kill_sent) {
+            kill(-child, SIGKILL);
+            kill_sent = true;
+        }
+        pid_t r = waitpid(child, &status, WNOHANG);
+        if (r == child)
+            break;
+        if (r < 0 && errno != EINTR) {
+            status = 127 << 8;
+            break;
+        }
+        sigsuspend(unblocked); /* until SIGCHLD, SIGTERM or SIGALRM */
+    }
+    if (term_sent)
+        wait_group_gone(child, unblocked);
+    /* Whatever the task left in its group goes with it. */
+    kill(-child, SIGKILL);
+    return status;
+}
+
 /* The supervisor's life. Never returns. */
-static void run_supervisor(const launch_spec *spec, int lockfd, int outfd, int errfd)
+/* A descriptor the supervisor keeps, moved above 2 when it is below (a daemon started with
+ * stdin, stdout or stderr closed gets one of those numbers for it), since 0, 1 and 2 become
+ * /dev/null. The copy shares the open file, and with it the lock. */
+static int above_stdio(int fd)
+{
+    int moved = fd > 2 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    return moved >= 0 ? moved : fd;
+}
+
+static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int outfd, int errfd)
 {
     setsid();
-    int keep[3] = {lockfd, outfd, errfd};
-    sort3(keep);
-    close_others(keep, 3);
+    dfd = above_stdio(dfd);
+    lockfd = above_stdio(lockfd);
+    outfd = above_stdio(outfd);
+    errfd = above_stdio(errfd);
+    int keep[4] = {dfd, lockfd, outfd, errfd};
+    sort_fds(keep, 4);
+    close_others(keep, 4);
     int devnull = open("/dev/null", O_RDWR);
     if (devnull >= 0) {
         dup2(devnull, 0);
@@ -171,6 +281,8 @@ static void run_supervisor(const launch_spec *spec, int lockfd, int outfd, int e
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGALRM);
+    sigaddset(&block, SIGCHLD);
     sigprocmask(SIG_BLOCK, &block, &old);
     struct sigaction sa = {0};
     sa.sa_handler = on_cancel;
@@ -178,77 +290,46 @@ static void run_supervisor(const launch_spec *spec, int lockfd, int outfd, int e
     sigaction(SIGINT, &sa, NULL);
     sa.sa_handler = on_alarm;
     sigaction(SIGALRM, &sa, NULL);
+    sa.sa_handler = on_child;
+    sigaction(SIGCHLD, &sa, NULL);
     signal(SIGHUP, SIG_IGN);
+    /* The task's descendants that exit are ours to reap, so an empty process group can be told
+     * from one holding zombies (wait_group_gone). */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-    pid_t me = getpid();
     char pidtext[32];
-    int pn = snprintf(pidtext, sizeof pidtext, "%d\n", (int)me);
+    int pn = snprintf(pidtext, sizeof pidtext, "%d\n", (int)getpid());
     if (ftruncate(lockfd, 0) == 0) /* the lock file names its holder, for cancel after a restart */
         write_all(lockfd, pidtext, (size_t)pn);
-    pid_t child = fork();
-    if (child == 0)
-        exec_task(spec, me, outfd, errfd);
-    char text[SUPERVISOR_TAIL_MAX + 256];
-    int status = 0;
-    if (child < 0) {
-        int n = snprintf(text, sizeof text, "carma: cannot fork the task: %s\n", strerror(errno));
-        write_all(errfd, text, (size_t)n);
-        status = 127 << 8;
-    } else {
-        setpgid(child, child);
-        int n = snprintf(text, sizeof text, "%d\n", (int)child);
-        write_file_atomic(spec->dir, "started", text, (size_t)n);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        bool term_sent = false, kill_sent = false;
-        for (;;) {
-            if (cancel_requested && !term_sent) {
-                kill(-child, SIGTERM);
-                term_sent = true;
-                struct itimerval it = {{0, 0}, {0, 0}};
-                double g = spec->kill_grace_s > 0.001 ? spec->kill_grace_s : 0.001;
-                it.it_value.tv_sec = (time_t)g;
-                it.it_value.tv_usec = (suseconds_t)((g - (double)(time_t)g) * 1e6);
-                setitimer(ITIMER_REAL, &it, NULL);
-            }
-            if (kill_due && !kill_sent) {
-                kill(-child, SIGKILL);
-                kill_sent = true;
-            }
-            pid_t r = waitpid(child, &status, 0);
-            if (r == child)
-                break;
-            if (r < 0 && errno != EINTR) {
-                status = 127 << 8;
-                break;
-            }
-        }
-        /* Whatever the task left in its group goes with it. */
-        kill(-child, SIGKILL);
-    }
+    int status = run_task(spec, dfd, outfd, errfd, &old);
     close(outfd);
     close(errfd);
-    char errpath[4096];
-    path_in(errpath, sizeof errpath, spec->dir, "stderr");
-    char tail[SUPERVISOR_TAIL_MAX];
-    size_t tail_len = read_tail(errpath, tail, sizeof tail);
+    char tail[SUPERVISOR_TAIL_MAX], text[SUPERVISOR_TAIL_MAX + 256];
+    size_t tail_len = read_tail(dfd, "stderr", tail, sizeof tail);
     int n = snprintf(text, sizeof text, "exited %d\ncode %d\nsignal %d\ncancelled %d\n\n",
                      WIFEXITED(status) ? 1 : 0, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
                      WIFSIGNALED(status) ? WTERMSIG(status) : 0, cancel_requested ? 1 : 0);
     memcpy(text + n, tail, tail_len);
-    write_file_atomic(spec->dir, "result", text, (size_t)n + tail_len);
+    write_file_atomic(dfd, "result", text, (size_t)n + tail_len);
     close(lockfd);
     _exit(0);
 }
 
-static int open_log(const char *dir, const char *name, const launch_spec *spec, carma_err *err)
+/* A log of the task's: private to its submitter (it may hold secrets), appended to. */
+static int open_log(int dfd, const char *dir, const char *name, const launch_spec *spec,
+                    carma_err *err)
 {
-    char path[4096];
-    path_in(path, sizeof path, dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    int fd = safefs_openat(dfd, name, O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (fd < 0)
-        return carma_err_set(err, "%s: %s", path, strerror(errno));
-    if (spec->switch_user && fchown(fd, spec->uid, spec->gid)) {
-        carma_err_set(err, "%s: chown: %s", path, strerror(errno));
+        return carma_err_set(err, "%s/%s: %s", dir, name, strerror(errno));
+    struct stat sb;
+    const char *why = fstat(fd, &sb) ? strerror(errno)
+                      : !S_ISREG(sb.st_mode) ? "not a regular file"
+                      : spec->switch_user && fchown(fd, spec->uid, spec->gid) ? strerror(errno)
+                      : fchmod(fd, 0600) ? strerror(errno)
+                                         : NULL;
+    if (why) {
+        carma_err_set(err, "%s/%s: %s", dir, name, why);
         close(fd);
         return -1;
     }
@@ -257,126 +338,44 @@ static int open_log(const char *dir, const char *name, const launch_spec *spec, 
 
 int supervisor_launch(const launch_spec *spec, pid_t *sup_pid, carma_err *err)
 {
-    if (mkdir(spec->dir, 0755) && errno != EEXIST)
-        return carma_err_set(err, "%s: %s", spec->dir, strerror(errno));
-    char path[4096];
-    path_in(path, sizeof path, spec->dir, "lock");
-    int lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lockfd < 0)
-        return carma_err_set(err, "%s: %s", path, strerror(errno));
+    const char *slash = strrchr(spec->dir, '/');
+    bool relative = spec->parent_fd != AT_FDCWD && slash;
+    int dfd = safefs_dir(relative ? spec->parent_fd : AT_FDCWD, relative ? slash + 1 : spec->dir,
+                         0700, SAFEFS_PRIVATE, err);
+    if (dfd < 0)
+        return relative ? carma_err_prefix(err, "%.*s", (int)(slash - spec->dir), spec->dir)
+                        : carma_err_prefix(err, "attempt directory");
+    int lockfd = safefs_openat(dfd, "lock", O_RDWR | O_CREAT, 0600);
+    if (lockfd < 0) {
+        carma_err_set(err, "%s/lock: %s", spec->dir, strerror(errno));
+        close(dfd);
+        return -1;
+    }
     if (flock(lockfd, LOCK_EX | LOCK_NB)) {
         close(lockfd);
-        return carma_err_set(err, "%s: held by another supervisor", path);
+        close(dfd);
+        return carma_err_set(err, "%s/lock: held by another supervisor", spec->dir);
     }
-    int outfd = open_log(spec->dir, "stdout", spec, err);
-    int errfd = outfd < 0 ? -1 : open_log(spec->dir, "stderr", spec, err);
+    int outfd = open_log(dfd, spec->dir, "stdout", spec, err);
+    int errfd = outfd < 0 ? -1 : open_log(dfd, spec->dir, "stderr", spec, err);
     if (outfd < 0 || errfd < 0) {
         if (outfd >= 0)
             close(outfd);
         close(lockfd);
+        close(dfd);
         return -1;
     }
     pid_t pid = fork();
     if (pid == 0)
-        run_supervisor(spec, lockfd, outfd, errfd);
+        run_supervisor(spec, dfd, lockfd, outfd, errfd);
     int saved = errno;
     close(lockfd); /* the child's copy keeps the lock */
     close(outfd);
     close(errfd);
+    close(dfd);
     if (pid < 0)
         return carma_err_set(err, "fork: %s", strerror(saved));
     *sup_pid = pid;
     return 0;
 }
 
-static bool lock_held(const char *dir, bool *exists)
-{
-    char path[4096];
-    path_in(path, sizeof path, dir, "lock");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *exists = fd >= 0;
-    if (fd < 0)
-        return false;
-    bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    close(fd); /* drops our shared lock, if we got it */
-    return held;
-}
-
-static pid_t read_started(const char *dir)
-{
-    char path[4096];
-    path_in(path, sizeof path, dir, "started");
-    char *text = read_file(path, NULL);
-    int64_t pid = 0;
-    if (text && parse_i64(text, &pid))
-        pid = 0;
-    free(text);
-    return (pid_t)pid;
-}
-
-static bool read_result(const char *dir, sup_result *res)
-{
-    char path[4096];
-    path_in(path, sizeof path, dir, "result");
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text)
-        return false;
-    int exited = 0, code = 0, sig = 0, cancelled = 0, used = 0;
-    bool ok = sscanf(text, "exited %d\ncode %d\nsignal %d\ncancelled %d\n\n%n", &exited, &code,
-                     &sig, &cancelled, &used) == 4 && used > 0;
-    if (ok) {
-        memset(res, 0, sizeof *res);
-        res->status = (exit_status){exited != 0, code, sig};
-        res->cancelled = cancelled != 0;
-        size_t n = len - (size_t)used;
-        if (n > SUPERVISOR_TAIL_MAX)
-            n = SUPERVISOR_TAIL_MAX;
-        memcpy(res->tail, text + used, n);
-        res->tail[n] = '\0';
-        res->tail_len = n;
-    }
-    free(text);
-    return ok;
-}
-
-sup_status supervisor_poll(const char *dir, pid_t *task_pid, sup_result *res)
-{
-    *task_pid = read_started(dir);
-    if (read_result(dir, res))
-        return SUP_ENDED;
-    bool exists;
-    if (lock_held(dir, &exists))
-        return SUP_RUNNING;
-    /* The supervisor may have finished between the two looks. */
-    if (read_result(dir, res))
-        return SUP_ENDED;
-    *task_pid = read_started(dir);
-    return *task_pid > 0 ? SUP_LOST : SUP_NEVER_STARTED;
-}
-
-int supervisor_cancel(const char *dir, carma_err *err)
-{
-    bool exists;
-    if (!lock_held(dir, &exists))
-        return 0; /* already ended: its result is (or will be) there */
-    char path[4096];
-    path_in(path, sizeof path, dir, "lock");
-    char *text = read_file(path, NULL);
-    int64_t sup_pid = 0;
-    if (!text || parse_i64(text, &sup_pid) || sup_pid <= 0) {
-        free(text);
-        return carma_err_set(err, "%s: no supervisor pid", path);
-    }
-    free(text);
-    if (kill((pid_t)sup_pid, SIGTERM))
-        return carma_err_set(err, "cannot signal supervisor %d: %s", (int)sup_pid,
-                             strerror(errno));
-    return 0;
-}
-
-void supervisor_kill_leftovers(pid_t task_pid)
-{
-    if (task_pid > 1)
-        kill(-task_pid, SIGKILL);
-}

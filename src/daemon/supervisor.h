@@ -9,10 +9,16 @@
  *              there is no moment when a launched supervisor does not hold it); holds its pid
  *     started  the task's pid, written once it is forked
  *     result   exit status, cancel flag, then the stderr tail (written last, atomically)
- *     stdout, stderr
+ *     stdout, stderr   the task's logs, its submitter's alone (mode 0600, owned by them)
  *
- * A SIGTERM to the supervisor cancels: it sends SIGTERM to the task's process group, then
- * SIGKILL after the grace period. */
+ * The directory (0700) and the other files (0600) are the daemon's user's alone; none is
+ * opened through a symlink. A lone simple command runs as `exec COMMAND` (shellcmd.h).
+ *
+ * A SIGTERM to the supervisor cancels: it sends SIGTERM to the task's process group, and
+ * SIGKILL once the group is still there after the grace period (the task's own process
+ * exiting early does not cut the grace short for the rest of its group: a checkpoint written
+ * on SIGTERM by a child of the task's shell gets its time). The parent-death signal is set
+ * after the task's switch of user (which would clear it). */
 #ifndef CARMA_DAEMON_SUPERVISOR_H
 #define CARMA_DAEMON_SUPERVISOR_H
 
@@ -27,6 +33,8 @@
 
 typedef struct launch_spec {
     const char *dir;          /* attempt directory (created by supervisor_launch) */
+    int parent_fd;            /* the directory that holds it (the daemon's attempts/), where
+                               * it is created by its last name; AT_FDCWD: dir as a path */
     const char *command;      /* run as /bin/sh -c command */
     const char *cwd;
     char *const *env;         /* NULL-terminated "KEY=VALUE" list: the task's whole env */
@@ -36,6 +44,7 @@ typedef struct launch_spec {
     const gid_t *groups;
     int ngroups;
     double kill_grace_s;
+    int task_umask;           /* the task's umask (the daemon's own is 077); -1 leaves it */
 } launch_spec;
 
 /* Creates the attempt directory and forks the supervisor. *sup_pid = its pid. */
@@ -45,7 +54,9 @@ typedef enum sup_status {
     SUP_RUNNING = 0,      /* the supervisor holds its lock */
     SUP_ENDED,            /* the result is there */
     SUP_NEVER_STARTED,    /* no supervisor, and it never forked the task */
-    SUP_LOST              /* the task was started but its supervisor died without a result */
+    SUP_LOST,             /* the task was started but its supervisor died without a result */
+    SUP_UNKNOWN           /* its files could not be read now (e.g. no descriptor left): this
+                           * says nothing about the supervisor; look again later */
 } sup_status;
 
 typedef struct sup_result {

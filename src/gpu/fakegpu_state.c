@@ -259,7 +259,8 @@ static int replace_file(const char *path, const char *text, carma_err *err)
 static int open_locked(const char *path, int flags, int lock, carma_err *err)
 {
     for (;;) {
-        int fd = open(path, flags | O_CLOEXEC, 0600);
+        /* never through a symlink: the daemon that creates the file may be root */
+        int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
             return carma_err_set(err, "sim state %s: %s", path, strerror(errno));
         while (flock(fd, lock)) {

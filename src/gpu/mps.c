@@ -282,7 +282,8 @@ int mps_control_start(const mps_options *o, carma_err *err)
         return -1;
     char log_path[PATH_MAX];
     snprintf(log_path, sizeof log_path, "%s/carma-mps-start.log", o->log_dir);
-    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* never through a symlink: a root daemon would truncate whatever it points to */
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return carma_err_set(err, "cannot write %s: %s", log_path, strerror(errno));
     /* -d daemonizes: its output goes to a file, since the daemon may keep the descriptors. */

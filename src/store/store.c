@@ -103,8 +103,10 @@ int store_open(store **out, const char *path, carma_err *err)
     store *s = calloc(1, sizeof *s);
     if (!s)
         return carma_err_set(err, "out of memory");
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK) {
+    /* Never through a symlink: the database holds what the daemon runs, and as whom. */
+    if (sqlite3_open_v2(path, &s->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK) {
         carma_err_set(err, "state database %s: %s", path,
                       s->db ? sqlite3_errmsg(s->db) : "cannot open");
         store_close(s);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Identity and security of carma daemon: the submitter comes from the socket (SO_PEERCRED);
 # a root daemon runs each task as its submitter in the submitter's directory; only the owner
-# or root may cancel a task or read its logs; a daemon not running as root refuses other
-# users and keeps its socket to itself. Needs root (to act as a second uid): skipped otherwise.
+# or root may cancel a task or read its logs; a task run as its submitter still dies with its
+# supervisor; a daemon not running as root refuses other users and keeps its socket to itself. Needs root (to act as a second uid): skipped otherwise.
 set -u
 CARMA=$1
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
@@ -43,6 +43,23 @@ as_nobody "$CARMA" cancel "$id2" >/dev/null || fail "nobody cancels own task"
 ended() { "$CARMA" queue --all --json | jq -e "all(.[]; .state != \"running\" and .state != \"queued\")"; }
 wait_until 10 ended || fail "cancelled tasks did not end"
 [ "$("$CARMA" show --json "$rootjob" | jq -r .state)" = cancelled ] || fail "root's task cancelled"
+
+# The daemon and a supervisor killed: the task, run as nobody, does not outlive its supervisor
+# (the parent-death signal survives the switch of user), and what it started in its process
+# group is ended by the next daemon.
+id3=$(cd "$tmp/work" && as_nobody "$CARMA" submit -- sleep 300) || fail "nobody submit 3"
+id4=$(cd "$tmp/work" && as_nobody "$CARMA" submit -- sh -c 'sleep 300; true') || fail "submit 4"
+started() { [ -s "$STATE/attempts/$id3.1/started" ] && [ -s "$STATE/attempts/$id4.1/started" ]; }
+wait_until 10 started || fail "tasks $id3 and $id4 did not start"
+pid3=$(cat "$STATE/attempts/$id3.1/started") pid4=$(cat "$STATE/attempts/$id4.1/started")
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+kill -KILL "$(cat "$STATE/attempts/$id3.1/lock")" "$(cat "$STATE/attempts/$id4.1/lock")"
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+wait_until 5 gone "$pid3" || fail "nobody's task $id3 outlived its supervisor"
+wait_until 5 gone "$pid4" || fail "nobody's task $id4 (its shell) outlived its supervisor"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 sh -c "! pgrep -g $pid4" || fail "task $id4's process group outlived the restart"
+kill -KILL "$pid3" 2>/dev/null; pkill -KILL -g "$pid4" 2>/dev/null
 stop_daemon
 
 # A daemon not running as root serves only its own user, on a socket only it can open.

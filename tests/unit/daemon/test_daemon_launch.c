@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -103,6 +104,10 @@ static int setup(void **state)
     d->opts = &opts;
     d->cfg = opts.cfg;
     d->listen_fd = -1;
+    d->state_fd = d->lock_fd = -1;
+    d->attempts_fd = open(attempts, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(d->attempts_fd >= 0);
+    d->task_umask = 022;
     carma_err err;
     assert_int_equal(store_open(&d->db, db_path, &err), 0);
     assert_int_equal(d_monitor_open(d, &err), 0);
@@ -122,6 +127,7 @@ static int teardown(void **state)
     sched_destroy(d->core);
     d_monitor_close(d);
     store_close(d->db);
+    close(d->attempts_fd);
     free(d);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

@@ -1,20 +1,28 @@
 /* test_supervisor.c — the per-attempt supervisor: exit status and stderr tail recorded, cancel
  * with SIGTERM then SIGKILL after the grace, a directory never launched, and a supervisor that
- * dies (its task dies with it, and the attempt reads as lost). */
+ * dies (its task dies with it, and the attempt reads as lost); and what it must withstand: a
+ * cancelled task's own SIGTERM handler gets its grace, a supervisor that cannot be looked at
+ * (no descriptor left) is not taken for dead, a task run as another user still dies with its
+ * supervisor, a symlink planted in the attempt directory is not followed, and the attempt's
+ * files are private (the logs to the submitter). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon/supervisor.h"
+#include "util/strutil.h"
 #include "daemon_fixture.h"
 
 static char root[64], dir[128];
@@ -50,8 +58,8 @@ static sup_status wait_end(pid_t sup, sup_result *r, pid_t *task_pid)
 
 static launch_spec spec(const char *command, double grace)
 {
-    return (launch_spec){.dir = dir, .command = command, .cwd = root, .env = env,
-                         .kill_grace_s = grace};
+    return (launch_spec){.dir = dir, .parent_fd = AT_FDCWD, .command = command, .cwd = root,
+                         .env = env, .kill_grace_s = grace, .task_umask = -1};
 }
 
 static void records_exit_and_stderr_tail(void **state)
@@ -159,6 +167,274 @@ static void bad_working_directory_is_reported(void **state)
     free(r);
 }
 
+/* Waits (10 s at most) until path exists. */
+static bool wait_file(const char *path)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (access(path, F_OK) == 0)
+            return true;
+        sleep_ms(10);
+    }
+    return false;
+}
+
+/* The task is not sh's only command, so sh does not exec it: SIGTERM (sent to the whole group)
+ * ends the shell at once, while its child runs its checkpoint handler. That handler must get
+ * the grace, not a SIGKILL as soon as the shell is gone. */
+static void cancel_lets_the_task_checkpoint(void **state)
+{
+    (void)state;
+    launch_spec ls = spec("true; sh -c 'trap \"sleep 0.3; echo saved > ckpt; exit 0\" TERM; "
+                          "touch ready; while :; do sleep 0.05; done'",
+                          10);
+    pid_t sup;
+    carma_err err;
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
+    char ready[200], ckpt[200];
+    snprintf(ready, sizeof ready, "%s/ready", root);
+    snprintf(ckpt, sizeof ckpt, "%s/ckpt", root);
+    assert_true(wait_file(ready));
+    assert_int_equal(supervisor_cancel(dir, &err), 0);
+    sup_result *r = malloc(sizeof *r);
+    pid_t task = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true(r->cancelled);
+    assert_int_equal(access(ckpt, F_OK), 0);
+    /* ... and the supervisor did not sit out the whole grace once the group was gone. */
+    assert_true(t1.tv_sec - t0.tv_sec < 5);
+    free(r);
+}
+
+/* Launches `sleep 30` and waits until its pid is known. */
+static pid_t launch_sleeper(launch_spec *ls, pid_t *task)
+{
+    pid_t sup;
+    carma_err err;
+    assert_int_equal(supervisor_launch(ls, &sup, &err), 0);
+    sup_result *r = malloc(sizeof *r);
+    *task = 0;
+    for (int i = 0; i < 500 && *task == 0; i++) {
+        assert_int_equal(supervisor_poll(dir, task, r), SUP_RUNNING);
+        sleep_ms(10);
+    }
+    free(r);
+    assert_true(*task > 0);
+    return sup;
+}
+
+/* With no descriptor left (EMFILE), the attempt's files cannot be opened: that says nothing
+ * about the supervisor, which must not be reported dead (the daemon would fail a healthy task
+ * and kill its process group). */
+static void no_descriptor_left_is_not_a_dead_supervisor(void **state)
+{
+    (void)state;
+    launch_spec ls = spec("sleep 30", 1);
+    pid_t task, sup = launch_sleeper(&ls, &task);
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int fds[64], n = 0;
+    while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY)) >= 0)
+        n++;
+    sup_result *r = malloc(sizeof *r);
+    pid_t seen = 0;
+    sup_status s = supervisor_poll(dir, &seen, r);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    assert_int_equal(s, SUP_UNKNOWN);
+    assert_int_equal(supervisor_poll(dir, &seen, r), SUP_RUNNING);
+    assert_int_equal(seen, task);
+    kill(sup, SIGTERM);
+    assert_int_equal(wait_end(sup, r, &seen), SUP_ENDED);
+    free(r);
+}
+
+/* True once pid is gone (or a zombie), within 3 s. */
+static bool gone_soon(pid_t pid)
+{
+    for (int i = 0; i < 300; i++) {
+        if (kill(pid, 0) != 0)
+            return true;
+        char path[64], st = 0;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            bool zombie = fscanf(f, "%*d %*s %c", &st) == 1 && st == 'Z';
+            fclose(f);
+            if (zombie)
+                return true;
+        }
+        sleep_ms(10);
+    }
+    return false;
+}
+
+static gid_t nobody_groups[] = {65534};
+
+/* A task run as another user (a root daemon runs each task as its submitter) dies with its
+ * supervisor, as one run as the daemon's user does: the parent-death signal is set after the
+ * switch of user, which clears it. */
+static void task_of_another_user_dies_with_its_supervisor(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        fprintf(stderr, "SKIP: switching users needs root\n");
+        return;
+    }
+    assert_int_equal(chmod(root, 0755), 0); /* nobody's working directory */
+    launch_spec ls = spec("sleep 30", 1);
+    ls.switch_user = true;
+    ls.uid = 65534;
+    ls.gid = 65534;
+    ls.groups = nobody_groups;
+    ls.ngroups = 1;
+    pid_t task, sup = launch_sleeper(&ls, &task);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d", (int)task);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_uid, 65534); /* the task runs as nobody */
+    char comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)task);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(comm, sizeof comm, f));
+    fclose(f);
+    assert_string_equal(comm, "sleep\n"); /* a lone simple command replaces the shell */
+    kill(sup, SIGKILL);
+    waitpid(sup, NULL, 0);
+    bool gone = gone_soon(task);
+    if (!gone)
+        kill(task, SIGKILL);
+    assert_true(gone);
+}
+
+/* Whoever could write to the attempt directory must not get a file of root's chowned to the
+ * submitter, or truncated, through a symlink planted where a log goes. */
+static void planted_symlink_is_not_followed(void **state)
+{
+    (void)state;
+    char victim[200], link[200];
+    snprintf(victim, sizeof victim, "%s/victim", root);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    assert_int_equal(chmod(victim, 0600), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(link, sizeof link, "%s/stdout", dir);
+    assert_int_equal(symlink(victim, link), 0);
+    launch_spec ls = spec("echo overwritten", 1);
+    if (geteuid() == 0) {
+        ls.switch_user = true;
+        ls.uid = ls.gid = 65534;
+        ls.groups = nobody_groups;
+        ls.ngroups = 1;
+    }
+    pid_t sup;
+    carma_err err;
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), -1);
+    assert_non_null(strstr(err.msg, "stdout"));
+    struct stat sb;
+    assert_int_equal(stat(victim, &sb), 0);
+    assert_int_equal(sb.st_uid, geteuid());
+    assert_int_equal(sb.st_size, 9);
+    /* A symlink in place of the attempt directory is refused too, by path or by its name in
+     * its parent (as the daemon creates it, in attempts/). */
+    assert_int_equal(unlink(link), 0);
+    snprintf(link, sizeof link, "%s/lock", dir);
+    unlink(link);
+    assert_int_equal(rmdir(dir), 0);
+    assert_int_equal(symlink(root, dir), 0);
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), -1);
+    assert_non_null(strstr(err.msg, dir));
+    assert_non_null(strstr(err.msg, "symbolic link"));
+    ls.parent_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(ls.parent_fd >= 0);
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), -1);
+    close(ls.parent_fd);
+    assert_non_null(strstr(err.msg, root));
+    assert_non_null(strstr(err.msg, "symbolic link"));
+}
+
+static void expect_mode(const char *name, unsigned mode, uid_t uid)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat sb;
+    assert_int_equal(lstat(path, &sb), 0);
+    if ((sb.st_mode & 07777) != mode || sb.st_uid != uid)
+        fail_msg("%s: mode %03o uid %u, want %03o uid %u", path, sb.st_mode & 07777,
+                 (unsigned)sb.st_uid, mode, (unsigned)uid);
+}
+
+/* The result holds the last 4 KiB of stderr (secrets, often): the attempt's files are the
+ * daemon's alone, but for the logs, which are the submitter's alone. */
+static void attempt_files_are_private(void **state)
+{
+    (void)state;
+    launch_spec ls = spec("echo secret >&2", 1);
+    uid_t owner = geteuid();
+    if (owner == 0) {
+        assert_int_equal(chmod(root, 0755), 0);
+        ls.switch_user = true;
+        ls.uid = ls.gid = owner = 65534;
+        ls.groups = nobody_groups;
+        ls.ngroups = 1;
+    }
+    mode_t old = umask(022);
+    pid_t sup, task;
+    carma_err err;
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
+    umask(old);
+    sup_result *r = malloc(sizeof *r);
+    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    free(r);
+    struct stat sb;
+    assert_int_equal(stat(dir, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+    expect_mode("result", 0600, geteuid());
+    expect_mode("started", 0600, geteuid());
+    expect_mode("lock", 0600, geteuid());
+    expect_mode("stdout", 0600, owner);
+    expect_mode("stderr", 0600, owner);
+}
+
+/* A daemon started with stdin closed gets fd 0 for the attempt's directory or lock: the
+ * supervisor must not lose it when it points 0, 1 and 2 at /dev/null. */
+static void launch_with_stdin_closed(void **state)
+{
+    (void)state;
+    int saved = dup(0); /* -1: it is closed already */
+    close(0);
+    launch_spec ls = spec("echo hi", 1);
+    pid_t sup, task;
+    carma_err err;
+    int rc = supervisor_launch(&ls, &sup, &err);
+    if (saved >= 0) {
+        dup2(saved, 0);
+        close(saved);
+    }
+    assert_int_equal(rc, 0);
+    sup_result *r = malloc(sizeof *r);
+    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    assert_true(r->status.exited);
+    assert_int_equal(r->status.exit_code, 0);
+    free(r);
+    char path[300];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    char *out = read_file(path, NULL);
+    assert_non_null(out);
+    assert_string_equal(out, "hi\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +442,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(cancel_escalates_to_sigkill, setup, teardown),
         cmocka_unit_test_setup_teardown(never_started_and_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_working_directory_is_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(cancel_lets_the_task_checkpoint, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_descriptor_left_is_not_a_dead_supervisor, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(task_of_another_user_dies_with_its_supervisor, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(planted_symlink_is_not_followed, setup, teardown),
+        cmocka_unit_test_setup_teardown(attempt_files_are_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(launch_with_stdin_closed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * specifications, memory registration with PyTorch-like refusal, dead processes dropped, the
  * backend's readings; the file replaced whole (a writer that fails or is killed mid-update
  * leaves the old contents, concurrent writers lose no update), and a sample that fails,
- * readings unknown but GPUs still named, when the file is empty or lists fewer GPUs. */
+ * readings unknown but GPUs still named, when the file is empty or lists fewer GPUs; a
+ * symlink at the file's path is not followed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -367,6 +368,22 @@ static void short_state_file_fails_the_sample(void **state)
     ops->close(b);
 }
 
+/* A symlink planted at the state file's path is not followed (the daemon that creates the file
+ * may be root): the file it points to is neither created nor written. */
+static void symlink_is_not_followed(void **state)
+{
+    (void)state;
+    char target[160];
+    snprintf(target, sizeof target, "%s/target", dir);
+    assert_int_equal(symlink(target, path), 0);
+    fakegpu_state st;
+    carma_err err;
+    assert_int_equal(fakegpu_parse_spec("1xA100-40GB", &st, &err), 0);
+    assert_int_equal(fakegpu_state_init_file(path, &st, &err), -1);
+    assert_non_null(strstr(err.msg, path));
+    assert_int_equal(access(target, F_OK), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +396,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(killed_writers_leave_a_whole_file, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_writers_lose_no_update, setup, teardown),
         cmocka_unit_test_setup_teardown(short_state_file_fails_the_sample, setup, teardown),
+        cmocka_unit_test_setup_teardown(symlink_is_not_followed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* test_gpu_mps.c — MPS helpers without a GPU: the client environment, and the control daemon's
  * start/command/stop plumbing run against a stand-in nvidia-cuda-mps-control script that
- * records what it was given; the absent binary, a failing start and a hung command. */
+ * records what it was given; the absent binary, a failing start and a hung command; a symlink
+ * planted where the start's log goes is not followed (the daemon may be root). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -199,6 +200,25 @@ static void hung_command_times_out(void **state)
     assert_non_null(strstr(err.msg, "bad MPS control command"));
 }
 
+static void planted_log_symlink_is_not_followed(void **state)
+{
+    (void)state;
+    char victim[160], link[200];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    assert_int_equal(mkdir(log_dir, 0700), 0);
+    snprintf(link, sizeof link, "%s/carma-mps-start.log", log_dir);
+    assert_int_equal(symlink(victim, link), 0);
+    mps_options o = {.control_bin = bin, .pipe_dir = pipe_dir, .log_dir = log_dir};
+    carma_err err = {""};
+    assert_int_equal(mps_control_start(&o, &err), -1);
+    assert_non_null(strstr(err.msg, link));
+    assert_string_equal(slurp(dir, "victim"), "precious\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +228,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(absent_binary_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(failing_start_quotes_its_output, setup, teardown),
         cmocka_unit_test_setup_teardown(hung_command_times_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(planted_log_symlink_is_not_followed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

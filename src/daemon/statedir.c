@@ -1,0 +1,115 @@
+/* statedir.c — the daemon's state directory and its socket's directory, made safe before
+ * anything in them is read or written. A root daemon must not use a directory someone else
+ * could write to: they could plant a symlink where an attempt's log goes (and have a root file
+ * chowned to them or truncated), or a database whose queued task the daemon would then run as
+ * root. So the state directory must be the daemon's user's and private (created 0700; an older
+ * one is narrowed to it), the database a regular file of ours (0600), and the directory is
+ * locked for the daemon's life: two daemons on one state directory would both adopt its
+ * running tasks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/daemon_int.h"
+#include "util/safefs.h"
+
+#define LOCK_NAME "daemon.lock"
+
+/* A private directory (dirfd/name), narrowed to 0700 when it was wider. */
+static int private_dir(int dirfd, const char *name, const char *what, carma_err *err)
+{
+    int fd = safefs_dir(dirfd, name, 0700, SAFEFS_PRIVATE, err);
+    if (fd < 0)
+        return carma_err_prefix(err, "%s", what);
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && (sb.st_mode & 0077) && fchmod(fd, 0700)) {
+        carma_err_set(err, "%s %s: chmod: %s", what, name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Takes the state directory's lock, and writes our pid in it for the next one to name. */
+static int lock_state(daemon_state *d, carma_err *err)
+{
+    const char *dir = d->opts->state_dir;
+    int fd = safefs_openat(d->state_fd, LOCK_NAME, O_RDWR | O_CREAT, 0600);
+    if (fd < 0)
+        return carma_err_set(err, "%s/%s: %s", dir, LOCK_NAME, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        if (e != EWOULDBLOCK)
+            return carma_err_set(err, "%s/%s: lock: %s", dir, LOCK_NAME, strerror(e));
+        return carma_err_set(err, "state directory %s is in use by another carma daemon (pid %s); "
+                                  "one state directory serves one daemon",
+                             dir, pid[0] ? pid : "unknown");
+    }
+    char text[32];
+    int n = snprintf(text, sizeof text, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, text, (size_t)n, 0) != n) {
+        carma_err_set(err, "%s/%s: %s", dir, LOCK_NAME, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    d->lock_fd = fd;
+    return 0;
+}
+
+/* The socket's directory: created 0755 when missing (clients must reach the socket), ours or
+ * root's, and writable by nobody else unless sticky (then nobody else can replace our socket,
+ * e.g. by a symlink that the socket's chmod would follow). */
+static int check_socket_dir(const char *socket_path, carma_err *err)
+{
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", socket_path) >= (int)sizeof dir)
+        return carma_err_set(err, "socket path too long: %s", socket_path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int fd = safefs_dir(AT_FDCWD, dir, 0755, SAFEFS_SHARED, err);
+    if (fd < 0)
+        return carma_err_prefix(err, "socket directory");
+    close(fd);
+    return 0;
+}
+
+int d_statedir_open(daemon_state *d, carma_err *err)
+{
+    const char *dir = d->opts->state_dir;
+    if ((d->state_fd = private_dir(AT_FDCWD, dir, "state directory", err)) < 0)
+        return -1;
+    if (lock_state(d, err))
+        return -1;
+    if ((d->attempts_fd = private_dir(d->state_fd, "attempts", dir, err)) < 0)
+        return -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/carma.db", dir);
+    if (safefs_private_file(d->state_fd, "carma.db", path, err))
+        return carma_err_prefix(err, "state database");
+    return check_socket_dir(d->opts->socket_path, err);
+}
+
+void d_statedir_close(daemon_state *d)
+{
+    if (d->lock_fd >= 0)
+        close(d->lock_fd); /* the lock goes with it */
+    if (d->state_fd >= 0)
+        close(d->state_fd);
+    if (d->attempts_fd >= 0)
+        close(d->attempts_fd);
+    d->lock_fd = d->state_fd = d->attempts_fd = -1;
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The daemon's state directory, attacked: a root daemon refuses a state directory (or socket
+# directory) another user created or can write to, a symlink in place of it or of its
+# database, and a database someone else owns; it keeps its state private (directory 0700,
+# database and results 0600, each task's logs its submitter's alone, 0600); and a second
+# daemon on the same state directory is refused, naming the first one's pid. The attacks need
+# a second user (uid 65534): as another user, the test skips them and checks the rest.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+printf 'sample_interval_s = 0.2\ngrace_s = 0.2\nkill_grace_s = 1\n' >"$tmp/carma.conf"
+root=0
+[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && root=1
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# refused STATE_DIR PATTERN [SOCKET]: a daemon on that state directory must exit, saying PATTERN.
+refused() {
+    local out
+    out=$(timeout 5 "$CARMA" daemon --socket "${3:-$tmp/r.sock}" --state "$1" --gpu-backend sim \
+        --config "$tmp/carma.conf" 2>&1 >/dev/null)
+    local rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] || { fail "daemon accepted $1 (rc $rc)"; return; }
+    grep -q -- "$2" <<<"$out" || fail "refusal of $1 should say '$2': $out"
+}
+
+if [ $root -eq 1 ]; then
+    # Created first by another user in a directory open to all (as /tmp): refused, naming
+    # path, owner and mode; nothing is written in it.
+    mkdir -m 1777 "$tmp/pub" && chmod 1777 "$tmp/pub"
+    as_nobody mkdir -m 0700 "$tmp/pub/cs"
+    refused "$tmp/pub/cs" "$tmp/pub/cs is owned by uid 65534 with mode 0700"
+    [ -e "$tmp/pub/cs/carma.db" ] && fail "the daemon wrote into a state directory it refused"
+    # Ours but writable by others.
+    mkdir -m 0777 "$tmp/ww" && chmod 0777 "$tmp/ww"
+    refused "$tmp/ww" "$tmp/ww is owned by uid 0 with mode 0777"
+    # A socket directory another user can write to.
+    as_nobody mkdir -m 0755 "$tmp/pub/sockdir"
+    refused "$tmp/s2" "socket directory: $tmp/pub/sockdir is owned by uid 65534" \
+        "$tmp/pub/sockdir/s"
+    # A database that is not ours.
+    mkdir -m 0700 "$tmp/db1" && touch "$tmp/db1/carma.db" && chown 65534 "$tmp/db1/carma.db"
+    refused "$tmp/db1" "carma.db is owned by uid 65534"
+fi
+# A symlink in place of the state directory, or of its database.
+mkdir -m 0700 "$tmp/real"
+ln -s "$tmp/real" "$tmp/link"
+refused "$tmp/link" "$tmp/link is a symbolic link"
+mkdir -m 0700 "$tmp/db2" && ln -s "$tmp/real/x.db" "$tmp/db2/carma.db"
+refused "$tmp/db2" "carma.db is not a regular file (a symbolic link)"
+[ -e "$tmp/real/x.db" ] && fail "the daemon created a database through a symlink"
+
+# Private state, with the umask most systems have.
+umask 022
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+mode() { stat -c %a "$1"; }
+owner() { stat -c %u "$1"; }
+[ "$(mode "$STATE")" = 700 ] || fail "state directory mode $(mode "$STATE"), want 700"
+[ "$(mode "$STATE/carma.db")" = 600 ] || fail "carma.db mode $(mode "$STATE/carma.db"), want 600"
+[ "$(mode "$STATE/attempts")" = 700 ] || fail "attempts mode $(mode "$STATE/attempts"), want 700"
+submitter=$(id -u)
+if [ $root -eq 1 ]; then
+    mkdir "$tmp/work" && chown 65534:65534 "$tmp/work"
+    id=$(cd "$tmp/work" && as_nobody "$CARMA" submit --json -- sh -c 'echo secret >&2; touch made' | jq .id)
+    submitter=65534
+else
+    id=$(cd "$tmp" && "$CARMA" submit --json -- sh -c 'echo secret >&2; touch made' | jq .id)
+fi
+done_() { [ "$("$CARMA" show --json "$id" | jq -r .state)" = done ]; }
+wait_until 10 done_ || fail "task $id did not finish"
+a=$(echo "$STATE"/attempts/"$id".1)
+[ "$(mode "$a")" = 700 ] || fail "attempt directory mode $(mode "$a"), want 700"
+[ "$(mode "$a/result")" = 600 ] || fail "result mode $(mode "$a/result"), want 600"
+for f in stdout stderr; do
+    [ "$(mode "$a/$f")" = 600 ] && [ "$(owner "$a/$f")" = "$submitter" ] ||
+        fail "$f: mode $(mode "$a/$f") owner $(owner "$a/$f"), want 600 owned by $submitter"
+done
+# The task itself runs with the umask the daemon was started with, not the daemon's own.
+made=$([ $root -eq 1 ] && echo "$tmp/work/made" || echo "$tmp/made")
+[ "$(mode "$made")" = 644 ] || fail "a task's file has mode $(mode "$made"), want 644 (umask 022)"
+
+# A second daemon on the same state directory (another socket) is refused, naming the first.
+out=$(timeout 10 "$CARMA" daemon --socket "$tmp/second.sock" --state "$STATE" --gpu-backend sim \
+    --config "$tmp/carma.conf" 2>&1 >/dev/null)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a second daemon started on $STATE (rc $rc)"
+grep -q "in use by another carma daemon (pid $DAEMON_PID)" <<<"$out" ||
+    fail "second daemon's refusal should name pid $DAEMON_PID: $out"
+"$CARMA" queue >/dev/null || fail "the first daemon stopped serving"
+stop_daemon
+# Once the first has stopped, the state directory is free again.
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+"$CARMA" show "$id" >/dev/null || fail "restarted daemon does not serve"
+stop_daemon
+
+echo "$fails failure(s)"
+[ $fails -eq 0 ]
