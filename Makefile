@@ -5,7 +5,10 @@ WERROR   ?= OFF
 SANITIZE ?= OFF
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build run test asan bench clean
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 10
+
+.PHONY: all deps configure build run test asan fuzz bench clean
 
 all: build
 
@@ -36,8 +39,19 @@ test: build
 asan:
 	$(MAKE) test BUILD=build-asan TYPE=Debug SANITIZE=ON WERROR=$(WERROR)
 
+# Every parser's libFuzzer target (fuzz/), built with clang under ASan + UBSan (integer checks
+# included) in its own build directory, each run FUZZ_SECONDS from its seed corpus.
+fuzz:
+	@scripts/deps.sh fuzz
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	    -DCARMA_FUZZ=ON -DCARMA_WERROR=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) >$(FUZZ_BUILD)/build.log 2>&1 || \
+	    { grep -Ev '^g?make\[[0-9]+\]: (Entering|Leaving) directory' $(FUZZ_BUILD)/build.log; \
+	      echo "make fuzz: build failed (log: $(FUZZ_BUILD)/build.log)" >&2; exit 1; }
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 bench: build
 	bench/run.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

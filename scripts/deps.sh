@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages carma's build needs, when any is missing (gnuplot-nox draws
-# `carma simulate --plot`).
+# `carma simulate --plot`). `deps.sh fuzz` also wants clang and its libFuzzer runtime
+# (libclang-rt-dev, only recommended by clang) for `make fuzz`.
 # As root it uses apt-get; otherwise it prints the exact command to run.
 set -eu
 
 PACKAGES="cmake make gcc pkg-config libyaml-dev libjansson-dev libsqlite3-dev libcmocka-dev jq sqlite3 procps gnuplot-nox"
+[ "${1:-}" = fuzz ] && PACKAGES="$PACKAGES clang libclang-rt-dev"
 
 missing=""
 for pkg in $PACKAGES; do

@@ -239,10 +239,10 @@ double carma_peak_mib(const carma_coeffs *c, const carma_terms *t)
     return s;
 }
 
-uint64_t carma_estimate_mib(const carma_coeffs *c, const carma_workload *w, int batch,
-                            carma_optimizer opt)
+double carma_estimate_mib(const carma_coeffs *c, const carma_workload *w, int batch,
+                          carma_optimizer opt)
 {
     carma_terms t;
     carma_terms_of(w, batch, opt, &t);
-    return (uint64_t)ceil(c->margin * carma_peak_mib(c, &t));
+    return ceil(c->margin * carma_peak_mib(c, &t));
 }

@@ -77,8 +77,9 @@ double carma_peak_mib(const carma_coeffs *c, const carma_terms *t);
  * above 1 MiB take whole 2 MiB pages). */
 double carma_alloc_bytes(double bytes);
 
-/* The estimate in MiB (margin applied, rounded up). */
-uint64_t carma_estimate_mib(const carma_coeffs *c, const carma_workload *w, int batch,
+/* The estimate in MiB (margin applied, rounded up), as a double: estimator_run turns it into
+ * whole MiB with the range check every estimator's figure gets. */
+double carma_estimate_mib(const carma_coeffs *c, const carma_workload *w, int batch,
                             carma_optimizer opt);
 
 #endif

@@ -48,6 +48,11 @@ static int load_net(estimator *e, model_family fam, carma_err *err)
     return 0;
 }
 
+/* The largest figure an estimate may give: 2^53 MiB (8 ZiB), where doubles stop being exact
+ * integers. Parsed summaries stay far below it; a figure beyond it, negative or not a number
+ * is an error, never an out-of-range conversion to an unsigned integer. */
+#define EST_MAX_MIB 9007199254740992.0
+
 int estimator_run(estimator *e, mem_source src, const model_summary *s, int batch, int seq_len,
                   est_result *out, carma_err *err)
 {
@@ -72,17 +77,27 @@ int estimator_run(estimator *e, mem_source src, const model_summary *s, int batc
         carma_workload w;
         if (carma_workload_from_summary(s, seq_len, &w, err))
             return -1;
-        out->raw_mib = (double)carma_estimate_mib(e->coeffs, &w, batch, e->optimizer);
+        out->raw_mib = carma_estimate_mib(e->coeffs, &w, batch, e->optimizer);
         carma_workload_free(&w);
     }
-    out->mib = (uint64_t)ceil(out->raw_mib);
+    double mib = ceil(out->raw_mib);
+    if (!(mib >= 0 && mib <= EST_MAX_MIB))
+        return carma_err_set(err, "the %s estimate (%g MiB) is out of range: the model summary's "
+                                  "sizes are not plausible", mem_source_estimator_name(src),
+                             out->raw_mib);
+    out->mib = (uint64_t)mib;
     return 0;
 }
 
 int estimate_seq_len_from_name(const char *path)
 {
     const char *p = strstr(path, "sl:");
-    return p ? atoi(p + 3) : 0;
+    if (!p)
+        return 0;
+    /* strtol, not atoi: a name like "sl:99999999999" must not overflow an int */
+    char *end;
+    long v = strtol(p + 3, &end, 10);
+    return end != p + 3 && v > 0 && v <= INT_MAX ? (int)v : 0;
 }
 
 int estimate_resolve_summary(const char *path, char *buf, size_t cap, carma_err *err)

@@ -187,19 +187,26 @@ static int tensors_read(const char *path, char *text, tensor_set *ts, carma_err 
         char *vals = next_line(&cursor, &lineno);
         if (!vals)
             return carma_err_set(err, "%s:%zu: tensor %s has no values line", path, lineno + 1, t->name);
-        t->v = malloc((t->n ? t->n : 1) * sizeof *t->v);
-        if (!t->v)
-            return carma_err_set(err, "out of memory");
+        /* the array grows with the values actually read, never to what the header claims: a
+         * header of 8 x 973564148 over a short line must not allocate 62 GB first */
+        size_t vcap = 0;
         char *p = vals;
         for (size_t i = 0; i < t->n; i++) {
             char *end;
             errno = 0;
-            t->v[i] = strtod(p, &end);
-            if (end == p || errno || !isfinite(t->v[i]))
+            double v = strtod(p, &end);
+            if (end == p || errno || !isfinite(v))
                 return carma_err_set(err, "%s:%zu: tensor %s: value %zu missing or not a number",
                                      path, lineno, t->name, i + 1);
+            double *nv = array_grow(t->v, &vcap, i + 1, sizeof *t->v, 64);
+            if (!nv)
+                return carma_err_set(err, "out of memory");
+            t->v = nv;
+            t->v[i] = v;
             p = end;
         }
+        if (!t->v && !(t->v = malloc(sizeof *t->v))) /* a tensor of no values */
+            return carma_err_set(err, "out of memory");
         while (*p == ' ' || *p == '\r')
             p++;
         if (*p)

@@ -83,16 +83,58 @@ int summary_parse_shape(const char *s, int64_t *dims, int *ndims)
     return 0;
 }
 
-uint64_t summary_layer_elems(const summary_layer *l)
+/* The product of the dims after the batch one; -1 when it overflows. Dims are non-negative
+ * here (checked by check_layer before anything multiplies them). */
+static int layer_elems(const summary_layer *l, uint64_t *out)
 {
+    *out = 0;
     if (l->ndims < 1)
         return 0;
-    if (l->ndims == 1)
-        return l->shape[0] > 0 ? (uint64_t)l->shape[0] : 0;
+    if (l->ndims == 1) {
+        *out = l->shape[0] > 0 ? (uint64_t)l->shape[0] : 0;
+        return 0;
+    }
     uint64_t e = 1;
     for (int i = 1; i < l->ndims; i++)
-        e *= l->shape[i] > 0 ? (uint64_t)l->shape[i] : 0;
-    return e;
+        if (__builtin_mul_overflow(e, l->shape[i] > 0 ? (uint64_t)l->shape[i] : 0, &e))
+            return -1;
+    *out = e;
+    return 0;
+}
+
+uint64_t summary_layer_elems(const summary_layer *l)
+{
+    uint64_t e;
+    return layer_elems(l, &e) ? UINT64_MAX : e;
+}
+
+/* Sizes the estimators can compute with: no negative dimension (but a leading -1, torchsummary's
+ * batch), nothing above SUMMARY_MAX_SIZE. Errors name the file, line and value. */
+static int check_layer(const char *name, const summary_layer *l, carma_err *err)
+{
+    const unsigned long long max = SUMMARY_MAX_SIZE;
+    for (int i = 0; i < l->ndims; i++) {
+        int64_t d = l->shape[i];
+        if (d < 0 && !(i == 0 && d == -1))
+            return carma_err_set(err, "%s:%zu: %s has a negative output dimension %lld", name,
+                                 l->line, l->type, (long long)d);
+        if (d > 0 && (uint64_t)d > SUMMARY_MAX_SIZE)
+            return carma_err_set(err, "%s:%zu: %s has an output dimension of %lld, more than "
+                                      "%llu", name, l->line, l->type, (long long)d, max);
+    }
+    uint64_t e;
+    if (layer_elems(l, &e) || e > SUMMARY_MAX_SIZE)
+        return carma_err_set(err, "%s:%zu: %s's output shape has more than %llu elements per "
+                                  "sample", name, l->line, l->type, max);
+    if (l->params > SUMMARY_MAX_SIZE)
+        return carma_err_set(err, "%s:%zu: %s has %llu parameters, more than %llu", name,
+                             l->line, l->type, (unsigned long long)l->params, max);
+    int64_t feat[2] = {l->in_features, l->out_features};
+    for (int k = 0; k < 2; k++)
+        if (feat[k] > 0 && (uint64_t)feat[k] > SUMMARY_MAX_SIZE)
+            return carma_err_set(err, "%s:%zu: %s has a size of %lld, more than %llu", name,
+                                 l->line, l->type, (long long)feat[k], max);
+    return 0;
 }
 
 static bool starts_with(const char *s, const char *p)
@@ -211,6 +253,12 @@ int summary_parse(const char *name, const char *text, model_summary *out, carma_
 parsed:
     if (!rc && out->n == 0)
         rc = carma_err_set(err, "%s: summary has no layers", name);
+    for (size_t k = 0; !rc && k < out->n; k++)
+        rc = check_layer(name, &out->layers[k], err);
+    if (!rc && out->has_total && out->total_params > SUMMARY_MAX_SIZE)
+        rc = carma_err_set(err, "%s: total of %llu parameters is more than %llu", name,
+                           (unsigned long long)out->total_params,
+                           (unsigned long long)SUMMARY_MAX_SIZE);
     if (!rc)
         mark_leaves(out);
 done:

@@ -22,6 +22,11 @@ typedef enum summary_format {
 } summary_format;
 
 #define SUMMARY_MAX_DIMS 6
+/* The largest size a summary may print for a dimension, a layer's elements per sample, a
+ * parameter count or a feature count (2^50, about 1.1e15: a thousand times today's largest
+ * models). Larger or negative sizes are rejected by the parsers, so the estimators' arithmetic
+ * stays far from overflow and never turns a negative size into a huge unsigned figure. */
+#define SUMMARY_MAX_SIZE (UINT64_C(1) << 50)
 #define SUMMARY_TYPE_MAX 48
 
 typedef struct summary_layer {
@@ -53,7 +58,8 @@ void summary_free(model_summary *s);
 const char *summary_format_name(summary_format f);
 
 /* Output elements per sample of one layer: product of the printed dims after the batch one
- * (0 when no shape was printed). */
+ * (0 when no shape was printed). A layer the parsers accepted always fits; anything else
+ * saturates at UINT64_MAX instead of wrapping. */
 uint64_t summary_layer_elems(const summary_layer *l);
 
 /* ---- used by the per-format parsers (summary_*.c) ---- */

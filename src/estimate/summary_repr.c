@@ -11,23 +11,24 @@
 
 #include "estimate/summary.h"
 
-/* Value of `key=` inside an argument list, or -1. */
-static int64_t arg_int(const char *args, const char *key)
+/* Value of `key=` inside an argument list; false when the key is absent. */
+static bool arg_int(const char *args, const char *key, long long *v)
 {
     const char *p = strstr(args, key);
     if (!p)
-        return -1;
+        return false;
     p += strlen(key);
     char *end;
-    long long v = strtoll(p, &end, 10);
-    return end == p ? -1 : v;
+    *v = strtoll(p, &end, 10);
+    return end != p;
 }
 
-/* Fills the Linear / Embedding arguments from the text between the type's parentheses. */
-static void read_args(summary_layer *l, const char *args)
+/* Fills the Linear / Embedding arguments from the text between the type's parentheses (-1 when
+ * absent). Returns -1 with *bad set when a size is negative. */
+static int read_args(summary_layer *l, const char *args, long long *bad)
 {
-    l->in_features = arg_int(args, "in_features=");
-    l->out_features = arg_int(args, "out_features=");
+    long long in = -1, out = -1;
+    bool has_in = arg_int(args, "in_features=", &in), has_out = arg_int(args, "out_features=", &out);
     /* "512, 768" (Embedding): leading integers; plain when nothing else follows */
     char *end;
     long long a = strtoll(args, &end, 10);
@@ -36,50 +37,61 @@ static void read_args(summary_layer *l, const char *args)
         long long b = strtoll(q, &end, 10);
         if (end != q) {
             l->plain_args = *end == '\0';
-            l->in_features = a;
-            l->out_features = b;
+            in = a, out = b;
+            has_in = has_out = true;
         }
     }
+    if ((has_in && in < 0) || (has_out && out < 0)) {
+        *bad = has_in && in < 0 ? in : out;
+        return -1;
+    }
+    l->in_features = in;
+    l->out_features = out;
+    return 0;
 }
 
-/* "(name): Type(args), N params" or "Type(args), N params"; modifies t. */
-static int parse_leaf(char *t, summary_layer *l)
+/* "(name): Type(args), N params" or "Type(args), N params"; modifies t. Errors name file:line. */
+static int parse_leaf(const char *name, size_t no, char *t, summary_layer *l, carma_err *err)
 {
     size_t len = strlen(t);
     const char *suffix = " params";
     if (len < strlen(suffix) || strcmp(t + len - strlen(suffix), suffix))
-        return -1;
+        goto not_leaf;
     t[len - strlen(suffix)] = '\0';
     /* the count follows the last "), " (counts have commas of their own) */
     char *comma = NULL;
     for (char *p = strstr(t, "), "); p; p = strstr(p + 1, "), "))
         comma = p + 1;
     if (!comma)
-        return -1;
+        goto not_leaf;
     *comma = '\0';
     char *num = comma + 1;
     while (*num == ' ')
         num++;
     if (summary_parse_count(num, &l->params))
-        return -1;
+        goto not_leaf;
     comma[-1] = '\0'; /* the closing parenthesis of the argument list */
     char *type = t;
     if (*t == '(') {
         char *close = strstr(t, "): ");
         if (!close)
-            return -1;
+            goto not_leaf;
         type = close + 3;
     }
     char *open = strchr(type, '(');
     if (!open || open == type)
-        return -1;
+        goto not_leaf;
     *open = '\0';
     for (char *c = type; *c; c++)
         if (!isalnum((unsigned char)*c) && *c != '_')
-            return -1;
+            goto not_leaf;
     snprintf(l->type, sizeof l->type, "%s", type);
-    read_args(l, open + 1);
+    long long bad = 0;
+    if (read_args(l, open + 1, &bad))
+        return carma_err_set(err, "%s:%zu: %s has a negative size %lld", name, no, l->type, bad);
     return 0;
+not_leaf:
+    return carma_err_set(err, "%s:%zu: not a module line with a parameter count", name, no);
 }
 
 int summary_parse_repr(const char *name, summary_line *lines, size_t n, size_t start,
@@ -117,9 +129,8 @@ int summary_parse_repr(const char *name, summary_line *lines, size_t n, size_t s
         }
         summary_layer l = {.in_features = -1, .out_features = -1, .depth = depth,
                            .line = lines[i].no};
-        if (parse_leaf(t, &l))
-            return carma_err_set(err, "%s:%zu: not a module line with a parameter count", name,
-                                 lines[i].no);
+        if (parse_leaf(name, lines[i].no, t, &l, err))
+            return -1;
         if (summary_push(out, &l, err))
             return -1;
     }

@@ -157,38 +157,38 @@ static double field_double(const dcgmFieldValue_v1 *v)
     return NAN;
 }
 
+/* Real DCGM calls the enumeration callback once per value (numValues is 1, entity by entity,
+ * field by field; dcgm_structs.h: "invoked one or more times per field ... it is up to the
+ * callee to detect when the field id changes"), so values are gathered per DCGM GPU id across
+ * calls and only mapped to NVML indices once the enumeration is over. */
+typedef struct dcgm_entity_values {
+    bool seen;
+    double idx, smact, smocc, drama, power, energy;
+} dcgm_entity_values;
+
 typedef struct collect_ctx {
-    dcgm_gpu_values *vals;
-    int n;
+    dcgm_entity_values by_id[DCGM_MAX_NUM_DEVICES];
 } collect_ctx;
 
-static int collect_gpu(unsigned int gpu_id, dcgmFieldValue_v1 *values, int nvalues, void *user)
+static int collect_value(unsigned int gpu_id, dcgmFieldValue_v1 *values, int nvalues, void *user)
 {
     collect_ctx *c = user;
-    double idx = NAN, smact = NAN, smocc = NAN, drama = NAN, power = NAN, energy = NAN;
+    if (gpu_id >= DCGM_MAX_NUM_DEVICES)
+        return 0; /* not a GPU id DCGM hands out: skip it, keep enumerating */
+    dcgm_entity_values *e = &c->by_id[gpu_id];
+    e->seen = true;
     for (int i = 0; i < nvalues; i++) {
         double x = field_double(&values[i]);
         switch (values[i].fieldId) {
-        case DCGM_FI_DEV_NVML_INDEX: idx = x; break;
-        case DCGM_FI_PROF_SM_ACTIVE: smact = x; break;
-        case DCGM_FI_PROF_SM_OCCUPANCY: smocc = x; break;
-        case DCGM_FI_PROF_DRAM_ACTIVE: drama = x; break;
-        case DCGM_FI_DEV_POWER_USAGE: power = x; break;
-        case DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION: energy = x; break;
+        case DCGM_FI_DEV_NVML_INDEX: e->idx = x; break;
+        case DCGM_FI_PROF_SM_ACTIVE: e->smact = x; break;
+        case DCGM_FI_PROF_SM_OCCUPANCY: e->smocc = x; break;
+        case DCGM_FI_PROF_DRAM_ACTIVE: e->drama = x; break;
+        case DCGM_FI_DEV_POWER_USAGE: e->power = x; break;
+        case DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION: e->energy = x; break;
         default: break;
         }
     }
-    /* DCGM's GPU ids follow NVML order; field 52 says so explicitly when it is there */
-    int index = isnan(idx) ? (int)gpu_id : (int)idx;
-    if (index < 0 || index >= c->n)
-        return 0;
-    dcgm_gpu_values *v = &c->vals[index];
-    v->present = true;
-    v->smact = smact;
-    v->smocc = smocc;
-    v->drama = drama;
-    v->power_w = power;
-    v->energy_mj = energy;
     return 0;
 }
 
@@ -196,9 +196,21 @@ int dcgm_reader_read(dcgm_reader *d, dcgm_gpu_values *vals, int n, carma_err *er
 {
     for (int i = 0; i < n; i++)
         vals[i] = (dcgm_gpu_values){false, NAN, NAN, NAN, NAN, NAN};
-    collect_ctx c = {vals, n};
-    dcgmReturn_t rc = d->get_latest_values(d->h, d->group, d->fgroup, collect_gpu, &c);
+    collect_ctx c;
+    for (int id = 0; id < DCGM_MAX_NUM_DEVICES; id++)
+        c.by_id[id] = (dcgm_entity_values){false, NAN, NAN, NAN, NAN, NAN, NAN};
+    dcgmReturn_t rc = d->get_latest_values(d->h, d->group, d->fgroup, collect_value, &c);
     if (rc != DCGM_ST_OK)
         return carma_err_set(err, "dcgmGetLatestValues failed: %s", dcgm_strerror(d, rc));
+    for (int id = 0; id < DCGM_MAX_NUM_DEVICES; id++) {
+        const dcgm_entity_values *e = &c.by_id[id];
+        if (!e->seen)
+            continue;
+        /* DCGM's GPU ids follow NVML order; field 52 says so explicitly when it is there */
+        double index = isnan(e->idx) ? id : e->idx;
+        if (!(index >= 0 && index < n))
+            continue;
+        vals[(int)index] = (dcgm_gpu_values){true, e->smact, e->smocc, e->drama, e->power, e->energy};
+    }
     return 0;
 }

@@ -14,6 +14,7 @@ typedef uintptr_t dcgmFieldGrp_t;
 #define DCGM_ST_OK 0
 #define DCGM_OPERATION_MODE_AUTO 1
 #define DCGM_GROUP_DEFAULT 0 /* every GPU of the node */
+#define DCGM_MAX_NUM_DEVICES 32 /* GPU ids are below this (DCGM 2.0 and newer) */
 
 /* Field ids (dcgm_fields.h). */
 #define DCGM_FI_DEV_NVML_INDEX 52
@@ -47,6 +48,7 @@ typedef struct dcgmFieldValue_v1 {
     } value;
 } dcgmFieldValue_v1;
 
+/* Called once per value (numValues 1 in DCGM's own implementation), not once per GPU. */
 typedef int (*dcgmFieldValueEnumeration_f)(unsigned int gpuId, dcgmFieldValue_v1 *values,
                                            int numValues, void *userData);
 

@@ -356,10 +356,12 @@ int mps_client_env(const mps_options *o, const char *const *uuids, int ngpus,
     snprintf(out->vars[out->n++], MPS_ENV_LEN, "CUDA_MPS_PIPE_DIRECTORY=%s", o->pipe_dir);
     char *lim = out->vars[out->n++];
     size_t len = (size_t)snprintf(lim, MPS_ENV_LEN, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=");
+    /* MPS reads a limit as an integer with an 'M' or 'G' qualifier (the control daemon's
+     * set_default_device_pinned_mem_limit says so; "MB" is not one of them) */
     for (int i = 0; i < ngpus; i++) {
         if (!uuids[i] || !*uuids[i] || strchr(uuids[i], ',') || strchr(uuids[i], '='))
             return carma_err_set(err, "GPU %d of the task has no usable UUID for the MPS cap", i);
-        int k = snprintf(lim + len, MPS_ENV_LEN - len, "%s%s=%lluMB", i ? "," : "", uuids[i],
+        int k = snprintf(lim + len, MPS_ENV_LEN - len, "%s%s=%lluM", i ? "," : "", uuids[i],
                          (unsigned long long)(figure_mib + margin_mib));
         if (k < 0 || (size_t)k >= MPS_ENV_LEN - len)
             return carma_err_set(err, "MPS memory cap for %d GPUs is too long", ngpus);

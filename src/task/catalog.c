@@ -136,9 +136,14 @@ static int load_profile(row_ctx *x, const catalog_cols *c, workload *w)
         (got_early = num_cell(x, c->peak_early, 0, 1e9, &early)) < 0 ||
         (got_full = num_cell(x, c->peak_full, 0, 1e9, &full)) < 0)
         return -1;
-    if (got_early != got_full)
-        return bad_cell(x, got_early ? c->peak_full : c->peak_early,
-                        "both peaks (peak_early_mib and peak_full_mib) or neither");
+    if (got_early != got_full) {
+        int other = got_early ? c->peak_full : c->peak_early;
+        if (other < 0) /* the other column is not in the file: there is no cell to show */
+            return carma_err_set(x->err, "%s:%zu: %s needs a %s column", x->t->path, x->r->line,
+                                 got_early ? "peak_early_mib" : "peak_full_mib",
+                                 got_early ? "peak_full_mib" : "peak_early_mib");
+        return bad_cell(x, other, "both peaks (peak_early_mib and peak_full_mib) or neither");
+    }
     if (got_early && early > full)
         return bad_cell(x, c->peak_early, "a peak no larger than peak_full_mib");
     p->peaks_known = got_early;

@@ -1,6 +1,8 @@
 /* fake_dcgm.c — a fake libdcgm.so.4 for tests of carma's DCGM reader: embedded mode, one default
  * group, one field group, watches, latest values through the enumeration callback. It checks the
- * call order a real host engine needs (init, start, group, field group, watch, read).
+ * call order a real host engine needs (init, start, group, field group, watch, read), and it
+ * calls back as DCGM's own helperGetLatestValues does: once per value (numValues 1), GPU by GPU,
+ * field by field in the field group's order, stopping when the callback returns nonzero.
  *
  * $FAKE_DCGM_VALUES: GPUs separated by ';', each "gpuId:nvmlIndex:smact:smocc:drama:W:mJ",
  * "na" for a blank value (the field's blank sentinel is returned), e.g. "7:1:0.5:0.25:na:300:42".
@@ -166,8 +168,6 @@ EXPORT int dcgmGetLatestValues(uintptr_t h, uintptr_t group, uintptr_t fg, enum_
             part[k++] = p;
         if (k != 7)
             continue;
-        field_value vals[16];
-        int n = 0;
         for (int i = 0; i < nfields; i++) {
             const char *text = fields[i] == 52     ? part[1]
                                : fields[i] == 1002 ? part[2]
@@ -176,9 +176,11 @@ EXPORT int dcgmGetLatestValues(uintptr_t h, uintptr_t group, uintptr_t fg, enum_
                                : fields[i] == 155  ? part[5]
                                : fields[i] == 156  ? part[6]
                                                    : NULL;
-            set_value(&vals[n++], fields[i], text);
+            field_value v;
+            set_value(&v, fields[i], text);
+            if (cb((unsigned)strtoul(part[0], NULL, 10), &v, 1, user))
+                return ST_OK; /* the caller asked to stop: DCGM still reports success */
         }
-        cb((unsigned)strtoul(part[0], NULL, 10), vals, n, user);
     }
     return ST_OK;
 }

@@ -64,6 +64,35 @@ static void test_bad_input(void **state)
     estimator_free(&e);
 }
 
+/* A summary built in memory, past the parsers' checks: an estimate out of range is an error,
+ * never a negative or huge double converted to an unsigned figure. */
+static void test_out_of_range_estimates_are_errors(void **state)
+{
+    (void)state;
+    estimator e;
+    estimator_init(&e);
+    carma_err err = {{0}};
+    est_result r;
+    summary_layer big = {.type = "Conv2d", .ndims = 4, .shape = {-1, INT64_C(1) << 50,
+                         INT64_C(1) << 50, 2}, .params = 10, .leaf = true, .in_features = -1,
+                         .out_features = -1, .line = 4};
+    model_summary s = {.format = SUMMARY_TORCHSUMMARY, .layers = &big, .n = 1, .cap = 1};
+    assert_int_equal(estimator_run(&e, MEM_HORUS, &s, 1 << 30, 0, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "the horus estimate"));
+    assert_non_null(strstr(err.msg, "is out of range"));
+    assert_int_equal(estimator_run(&e, MEM_CARMA, &s, 1 << 30, 0, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "the carma estimate"));
+    summary_layer neg = {.type = "Embedding", .params = 9, .leaf = true, .in_features = 512,
+                         .out_features = -76800000, .plain_args = true, .line = 2};
+    model_summary t = {.format = SUMMARY_MODULE_REPR, .layers = &neg, .n = 1, .cap = 1};
+    assert_int_equal(estimator_run(&e, MEM_HORUS, &t, 32, 512, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "is out of range"));
+    estimator_free(&e);
+    /* a sequence length in a file name that does not fit an int is no sequence length */
+    assert_int_equal(estimate_seq_len_from_name("m_sl:99999999999999999999.txt"), 0);
+    assert_int_equal(estimate_seq_len_from_name("m_bs:8_sl:384.txt"), 384);
+}
+
 static void test_fill_tasks(void **state)
 {
     (void)state;
@@ -160,6 +189,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_shot),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_out_of_range_estimates_are_errors),
         cmocka_unit_test(test_fill_tasks),
         cmocka_unit_test(test_catalog_workloads),
         cmocka_unit_test(test_evaluation),

@@ -134,6 +134,14 @@ static void test_bad_weights(void **state)
     fclose(f);
     assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
     assert_non_null(strstr(err.msg, "missing tensor model.fc1.bias"));
+    /* a header that claims 62 GB of values over a short line (found by fuzz/fuzz_weights: the
+     * values array was allocated at the claimed size before any value was read) */
+    f = fopen(path, "w");
+    fputs("tensor model.fc1.weight f64 2 8 973564148\n0.5 -0.25\n", f);
+    fclose(f);
+    int rc = mlp_net_load(path, 0, &net, &err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err.msg, ":2: tensor model.fc1.weight: value 3 missing"));
     unlink(path);
 }
 

@@ -131,6 +131,36 @@ static void test_bad_summaries(void **state)
                  "Net   [1, 2]\n=====\n", "bad.model:4: not a torchinfo layer row");
 }
 
+/* Negative or overflowing sizes used to reach the estimators and come out as figures like
+ * 18446744073704752540 MiB; each parser now rejects them, naming the line and the value. */
+static void test_bad_sizes(void **state)
+{
+    (void)state;
+    const char *ts_head = "----\n  Layer (type)   Output Shape   Param #\n====\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%s  Conv2d-1  [-1, 64, -112, 112]  1,792\n====\n", ts_head);
+    expect_error(text, "bad.model:4: Conv2d has a negative output dimension -112");
+    snprintf(text, sizeof text, "%s  Conv2d-1  [-1, 4294967296, 4294967296, 4294967296]  1,792\n"
+                                "====\n", ts_head);
+    expect_error(text, "bad.model:4: Conv2d's output shape has more than 1125899906842624");
+    snprintf(text, sizeof text, "%s  Linear-1  [-1, 10]  99,999,999,999,999,999\n====\n", ts_head);
+    expect_error(text, "bad.model:4: Linear has 99999999999999999 parameters, more than");
+    snprintf(text, sizeof text, "%s  Linear-1  [-1, 10]  100\n====\nTotal params: "
+                                "18,000,000,000,000,000,000\n", ts_head);
+    expect_error(text, "total of 18000000000000000000 parameters is more than");
+    /* torchinfo: the batch is printed, so no dimension may be negative */
+    expect_error("=====\nLayer (type:depth-idx)   Output Shape   Param #\n=====\n"
+                 "Linear: 1-1   [-8, 10]   110\n=====\n",
+                 "bad.model:4: Linear has a negative output dimension -8");
+    expect_error("Net(\n  (emb): Embedding(512, -76800000), 9 params\n)\n",
+                 "bad.model:2: Embedding has a negative size -76800000");
+    expect_error("Net(\n  (fc): Linear(in_features=-2, out_features=3, bias=True), 9 params\n)\n",
+                 "bad.model:2: Linear has a negative size -2");
+    expect_error("Net(\n  (fc): Linear(in_features=2, out_features=99999999999999999999, "
+                 "bias=True), 9 params\n)\n",
+                 "bad.model:2: Linear has a size of 9223372036854775807, more than");
+}
+
 static void test_torchinfo_rows(void **state)
 {
     (void)state;
@@ -155,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_all_summaries_parse),
         cmocka_unit_test(test_features_match_reference),
         cmocka_unit_test(test_bad_summaries),
+        cmocka_unit_test(test_bad_sizes),
         cmocka_unit_test(test_torchinfo_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

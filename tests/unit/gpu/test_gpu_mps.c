@@ -89,11 +89,11 @@ static void client_env_caps_memory_per_gpu(void **state)
     assert_int_equal(e.n, 3);
     assert_string_equal(e.vars[0], "CUDA_MPS_PIPE_DIRECTORY=/run/carma/mps");
     assert_string_equal(e.vars[1],
-                        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-aaaa=12048MB,GPU-bbbb=12048MB");
+                        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-aaaa=12048M,GPU-bbbb=12048M");
     assert_string_equal(e.vars[2], "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50");
     assert_int_equal(mps_client_env(&o, uuids, 1, 512, 0, 0, &e, &err), 0);
     assert_int_equal(e.n, 2); /* no thread percentage asked */
-    assert_string_equal(e.vars[1], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-aaaa=512MB");
+    assert_string_equal(e.vars[1], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-aaaa=512M");
 }
 
 static void client_env_rejects_bad_input(void **state)

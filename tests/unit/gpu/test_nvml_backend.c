@@ -404,6 +404,24 @@ static void dcgm_fills_activity_where_gpm_is_missing(void **state)
     unsetenv("FAKE_DCGM_VALUES");
 }
 
+/* Real DCGM hands each value to the callback on its own (numValues 1), so SM activity,
+ * occupancy and DRAM activity of one GPU arrive in separate calls, field 52 among them. */
+static void dcgm_reads_every_activity_field_delivered_one_value_per_call(void **state)
+{
+    (void)state;
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/dcgm/libdcgm.so.4", FAKE_NVML_DIR);
+    setenv("CARMA_DCGM_LIBRARY", lib, 1);
+    setenv("FAKE_DCGM_VALUES", "3:1:0.62:0.31:0.47:250:9000", 1);
+    open_and_sample("full", two_gpus);
+    const gpu_reading *b = &F.r[1];
+    assert_int_equal(b->src_activity, SRC_DCGM);
+    assert_double_equal(b->smact, 0.62, 1e-12);
+    assert_double_equal(b->smocc, 0.31, 1e-12);
+    assert_double_equal(b->drama, 0.47, 1e-12);
+    unsetenv("FAKE_DCGM_VALUES");
+}
+
 static void dcgm_failing_to_start_leaves_activity_unknown(void **state)
 {
     (void)state;
@@ -449,6 +467,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(dcgm_fills_activity_where_gpm_is_missing, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            dcgm_reads_every_activity_field_delivered_one_value_per_call, setup, teardown),
         cmocka_unit_test_setup_teardown(dcgm_failing_to_start_leaves_activity_unknown, setup,
                                         teardown),
     };

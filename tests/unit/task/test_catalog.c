@@ -186,6 +186,12 @@ static void test_malformed_catalogs(void **state)
     expect_load_error(PHDR "a.rad,a,1,100,2,1,500,600,1.5,1\n", ":2: profiled_util", NULL);
     expect_load_error(PHDR "a.rad,a,1,100,2,1,500,600,0.5,3\n", ":2: lucid_class", NULL);
     expect_load_error(PHDR "a.rad,a,1,100,2,-4,500,600,0.5,1\n", ":2: startup_s", NULL);
+    /* one peak column without the other (found by fuzz/fuzz_catalog: the message read the
+     * absent column's cell, index -1) */
+    expect_load_error(HDR_COLS ",peak_full_mib\na.rad,a,1,100,2,600\n",
+                      ":2: peak_full_mib needs a peak_early_mib column", NULL);
+    expect_load_error(HDR_COLS ",peak_early_mib\na.rad,a,1,100,2,500\n",
+                      ":2: peak_early_mib needs a peak_full_mib column", NULL);
 }
 
 /* The .rad fixtures were written from catalog rows: both readers must agree on them. */
