@@ -44,7 +44,7 @@ asan:
 fuzz:
 	@scripts/deps.sh fuzz
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
-	    -DCARMA_FUZZ=ON -DCARMA_WERROR=OFF >/dev/null
+	    -DCARMA_FUZZ=ON -DCARMA_WERROR=$(WERROR) >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) >$(FUZZ_BUILD)/build.log 2>&1 || \
 	    { grep -Ev '^g?make\[[0-9]+\]: (Entering|Leaving) directory' $(FUZZ_BUILD)/build.log; \
 	      echo "make fuzz: build failed (log: $(FUZZ_BUILD)/build.log)" >&2; exit 1; }

@@ -31,14 +31,14 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
-int cli_bad_option(const char *cmd, char **argv, int optopt, int result)
+int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result)
 {
     extern int optind;
     const char *arg = argv[optind - 1];
     if (result == ':')
         return cli_usage_error(cmd, "option '%s' needs a value", arg);
-    if (optopt && arg[0] == '-' && arg[1] != '-')
-        return cli_usage_error(cmd, "unknown option '-%c'", optopt);
+    if (bad_opt && arg[0] == '-' && arg[1] != '-')
+        return cli_usage_error(cmd, "unknown option '-%c'", bad_opt);
     return cli_usage_error(cmd, "unknown option '%s'", arg);
 }
 

@@ -41,7 +41,7 @@ int cli_fail(const char *cmd, const carma_err *err);
 /* Prints "carma CMD: message" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For getopt_long's '?' and ':' results (opterr = 0): names the unknown or incomplete option. */
-int cli_bad_option(const char *cmd, char **argv, int optopt, int result);
+int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result);
 
 /* The config in effect: compiled-in defaults, then the file (--config, else $CARMA_CONFIG if
  * set), then each --set KEY=VALUE in order. */

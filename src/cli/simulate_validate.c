@@ -101,6 +101,8 @@ static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
         real_run *r = &real[k][p];
         rc = real_num(&t, i, cm, &r->makespan_s, err) || real_num(&t, i, cj, &r->jct_mean_s, err) ||
              real_num(&t, i, co, &oom, err);
+        if (rc)
+            break;
         r->known = true;
         r->oom = (int)oom;
         r->energy_mj = NAN;
