@@ -1,5 +1,6 @@
-/* sched_int.h — the core's state, shared by sched.c (queues, grace, CARMA's and AEGIS's
- * placement, recovery) and carma.c (the carma policy). Internal to the core. */
+/* sched_int.h — the core's state, shared by sched.c (queues, grace, decisions, recovery),
+ * place.c (CARMA's and AEGIS's placement) and carma.c (the carma policy). Internal to the
+ * core. */
 #ifndef CARMA_SCHED_SCHED_INT_H
 #define CARMA_SCHED_SCHED_INT_H
 
@@ -40,6 +41,12 @@ struct sched {
  * with `commit` (carma's figure + margin; NULL: none), and *out filled. */
 void sched_place(sched *s, sched_task *t, const int *gpus, place_rule rule, uint64_t requirement,
                  const uint64_t *commit, const gpu_view *views, double now, sched_decision *out);
+
+/* CARMA's and AEGIS's placement (place.c). Each pick fills out[0..n) and returns n, or 0. */
+uint64_t place_memory_needed(const sched *s, uint64_t requirement);
+int place_exclusive(const sched *s, const gpu_view *views, int n, int *out);
+int place_round_robin(sched *s, int n, int *out);
+int place_by_policy(sched *s, const gpu_view *views, uint64_t need, int n, int *out);
 
 /* The carma policy (carma.c). */
 bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out);
