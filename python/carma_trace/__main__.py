@@ -1,0 +1,28 @@
+"""python3 -m carma_trace --iterations K --out FILE -- COMMAND...: trace COMMAND (a training
+script, optionally after "python3", or "-m MODULE") until its K-th optimizer step. Exit
+status: 0 trace complete, 2 usage, 3 an operation the tracer cannot follow, 4 the script
+failed or made no step; the reason goes to stderr as one line."""
+import argparse
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="carma_trace")
+    ap.add_argument("--iterations", type=int, default=3)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if a.iterations < 1 or not cmd:
+        print("carma_trace: need --iterations >= 1 and a command", file=sys.stderr)
+        return 2
+    from .run import main as run_main   # imports torch: after the usage checks
+    with open(a.out, "w") as out:
+        rc, msg = run_main(cmd, out, a.iterations)
+    if msg:
+        print("carma_trace: " + msg, file=sys.stderr)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
