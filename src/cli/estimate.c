@@ -178,12 +178,13 @@ static int run_fit_xmem(const char *index)
     if (xmem_fit(index, &c, &r, &err))
         return cli_fail("estimate", &err);
     printf("rows: with convolutions %zu, without %zu\n", r.rows_conv, r.rows_plain);
-    printf("central estimate median |error|: with convolutions %.4f, without %.4f\n",
+    printf("median |relative error| with the margins: with convolutions %.4f, without %.4f\n",
            r.median_err_conv, r.median_err_plain);
     printf("underestimated with the margin: with convolutions %zu, without %zu\n", r.under_conv,
            r.under_plain);
     printf("coefficients: context_conv %.17g MiB, context_plain %.17g MiB, conv_ws_ratio %.17g\n"
-           "margin %.17g\n", c.context_conv_mib, c.context_plain_mib, c.conv_ws_ratio, c.margin);
+           "margin_conv %.17g, margin_plain %.17g\n", c.context_conv_mib, c.context_plain_mib,
+           c.conv_ws_ratio, c.margin_conv, c.margin_plain);
     return 0;
 }
 

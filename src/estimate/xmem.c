@@ -3,8 +3,7 @@
  * be underestimated, so for a margin m the context of a family (with / without convolutions)
  * is the smallest that covers every row; m is the one, on a grid, whose estimates have the
  * smallest median |relative error|; the cuDNN workspace ratio is the one, on a grid, that
- * gives the convolution rows the smallest such error. The printed margin is the larger of
- * the two families' (one margin for all jobs). */
+ * gives the convolution rows the smallest such error. Each family keeps its own margin. */
 #include "estimate/xmem.h"
 
 #include <libgen.h>
@@ -33,7 +32,8 @@ int xmem_estimate_trace(const mtrace_events *t, const xmem_coeffs *c, xmem_estim
     e->context_mib = e->convolutions ? c->context_conv_mib : c->context_plain_mib;
     e->reserved_mib = (double)rb.peak_reserved / MIB;
     e->workspaces_mib = ((double)rf.peak_reserved - (double)rb.peak_reserved) / MIB;
-    e->margin_mib = c->margin * (double)rf.peak_reserved / MIB;
+    e->margin_mib = (e->convolutions ? c->margin_conv : c->margin_plain) *
+                    (double)rf.peak_reserved / MIB;
     e->allocated_mib = (double)rb.peak_allocated / MIB;
     e->total_mib = ceil(e->context_mib + (double)rf.peak_reserved / MIB + e->margin_mib);
     return 0;
@@ -122,7 +122,7 @@ static double context_for(const fit_row *rows, size_t n, bool conv, double m, do
 }
 
 /* The margin (0..MAX_MARGIN in steps) and context with the smallest median error. */
-#define MAX_MARGIN 0.6
+#define MAX_MARGIN 2.0
 #define MARGIN_STEP 0.005
 static void fit_family(const fit_row *rows, size_t n, bool conv, double *buf, double *ctx,
                        double *margin, double *med_err)
@@ -160,15 +160,16 @@ int xmem_fit(const char *index_csv, xmem_coeffs *c, xmem_fit_report *r, carma_er
             best_ratio = ratios[k];
         }
     }
-    double m_conv = 0, m_plain = 0;
     if (!rc && !(rc = replay_all(rows, n, best_ratio, err))) {
         c->conv_ws_ratio = best_ratio;
-        fit_family(rows, n, true, buf, &c->context_conv_mib, &m_conv, &r->median_err_conv);
-        fit_family(rows, n, false, buf, &c->context_plain_mib, &m_plain, &r->median_err_plain);
-        c->margin = fmax(m_conv, m_plain);
+        fit_family(rows, n, true, buf, &c->context_conv_mib, &c->margin_conv,
+                   &r->median_err_conv);
+        fit_family(rows, n, false, buf, &c->context_plain_mib, &c->margin_plain,
+                   &r->median_err_plain);
         for (size_t i = 0; i < n; i++) {
             double ctx = rows[i].conv ? c->context_conv_mib : c->context_plain_mib;
-            bool under = ctx + rows[i].peak * (1 + c->margin) < rows[i].measured - 1e-9;
+            double m = rows[i].conv ? c->margin_conv : c->margin_plain;
+            bool under = ctx + rows[i].peak * (1 + m) < rows[i].measured - 1e-9;
             if (rows[i].conv) {
                 r->rows_conv++;
                 r->under_conv += under;

@@ -15,7 +15,8 @@ typedef struct xmem_coeffs {
     double context_conv_mib;  /* CUDA context, libraries, handles: jobs with convolutions */
     double context_plain_mib; /* the same without (no cuDNN) */
     double conv_ws_ratio;     /* cuDNN workspace rule: ratio x max(input, output) bytes */
-    double margin;            /* safety margin, a fraction of the reserved peak */
+    double margin_conv;       /* safety margins, fractions of the reserved peak, for jobs */
+    double margin_plain;      /* with and without convolutions */
 } xmem_coeffs;
 
 const xmem_coeffs *xmem_default_coeffs(void);
@@ -34,7 +35,7 @@ int xmem_estimate_trace(const mtrace_events *t, const xmem_coeffs *c, xmem_estim
 
 typedef struct xmem_fit_report {
     size_t rows_conv, rows_plain;
-    double median_err_conv, median_err_plain; /* |relative error| of the central estimate */
+    double median_err_conv, median_err_plain; /* median |relative error|, margins included */
     size_t under_conv, under_plain;           /* underestimates with the margin */
 } xmem_fit_report;
 
