@@ -76,6 +76,9 @@ static int print_estimates(const est_args *a)
     carma_err err;
     bool all = !strcasecmp(a->estimator, "all");
     mem_source src = MEM_CARMA;
+    if (!all && !mem_source_from_estimator(a->estimator, &src) && src == MEM_XMEM)
+        return cli_usage_error("estimate", "the xmem estimator reads no summary: carma estimate "
+                                           "--run -- COMMAND (or --trace FILE)");
     if (!all && (mem_source_from_estimator(a->estimator, &src) || !estimator_computes(src)))
         return cli_usage_error("estimate", "unknown estimator '%s' (gpumemnet, horus, carma, all)",
                                a->estimator);

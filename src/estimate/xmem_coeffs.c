@@ -7,11 +7,11 @@
 #include "estimate/xmem.h"
 
 static const xmem_coeffs fitted = {
-    .context_conv_mib = 1695.48,
-    .context_plain_mib = 1466.8499999999999,
+    .context_conv_mib = 1773.1999999999971,
+    .context_plain_mib = 1461.75,
     .conv_ws_ratio = 1.5,
-    .margin_conv = 0.56000000000000039,
-    .margin_plain = 0.095000000000000015,
+    .margin_conv = 0.55000000000000038,
+    .margin_plain = 0.12500000000000003,
 };
 
 const xmem_coeffs *xmem_default_coeffs(void)

@@ -8,7 +8,7 @@ import types
 
 import torch
 
-from . import optim2x
+from . import optim2x, standins
 from .tracer import StopTrace, Trace, Unsupported, _Devices, _Dispatch
 
 
@@ -43,6 +43,7 @@ def _install():
         return
     _installed = True
     optim2x.install()
+    standins.install_meta_kernels()
     _pretend_cuda()
 
 

@@ -45,3 +45,25 @@ STANDINS = {
 def standin_for(func):
     """The stand-in of func, or None when the real kernel must run."""
     return STANDINS.get(func)
+
+
+# Operators that CUDA runs as one kernel but 1.13 decomposes on meta (their composite
+# implementation applies where no backend kernel exists), so the trace would hold temporaries
+# the GPU never allocates. Measured: of the common activations, norms and pools only Mish's
+# backward decomposes (softplus, tanh, sigmoid, ... each a full-size tensor). A Meta kernel
+# takes precedence over the composite one, so the operator reaches the dispatch hook whole.
+_META_KERNELS = {
+    "mish_backward": lambda grad_output, input: torch.empty_like(input),
+}
+_library = None
+
+
+def install_meta_kernels():
+    global _library
+    if _library is not None:
+        return
+    _library = torch.library.Library("aten", "IMPL", "Meta")
+    for name, fn in _META_KERNELS.items():
+        # Library.impl refuses operators with a composite kernel on principle; its underlying
+        # registration is what the check guards; meta here is a backend of our own.
+        _library.m.impl(name, "Meta", fn)

@@ -99,6 +99,20 @@ def _to_meta(x):
     return x
 
 
+_F_DROPOUT = torch.nn.functional.dropout
+
+
+def _fused_dropout(input, p=0.5, training=True, inplace=False):
+    """Dropout as CUDA runs it: ATen uses the fused kernel (a 1-byte mask) only for CUDA
+    tensors, and on any other device a noise tensor of the input's dtype (4 bytes an element
+    in fp32). So on meta, call the fused operator the GPU would run; None: not that case (in
+    place, or not training, or p at 0 or 1, which take the same path on every device)."""
+    if (not isinstance(input, torch.Tensor) or input.device.type != "meta" or inplace
+            or not training or not 0 < p < 1 or input.numel() == 0):
+        return None
+    return torch.native_dropout(input, p, True)[0]
+
+
 class _Devices(TorchFunctionMode):
     """Sends everything a script puts on "cuda" to "meta", and gives meta tensors' values
     (to CPU, NumPy, lists) as zeros, since a meta tensor has none."""
@@ -112,6 +126,10 @@ class _Devices(TorchFunctionMode):
                 and args[0].device.type == "meta":
             z = torch.zeros(args[0].shape, dtype=args[0].dtype)
             return z if name == "cpu" else getattr(z, name)()
+        if func is _F_DROPOUT:
+            fused = _fused_dropout(*args, **kwargs)
+            if fused is not None:
+                return fused
         args = tree_map(_to_meta, args)
         kwargs = tree_map(_to_meta, kwargs)
         return func(*args, **kwargs)
