@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""efficientnet_b0.py — GPUMemNet's real-world efficientnet_b0 job (torchvision's efficientnet_b0, 1000 classes, 224x224).
+"""efficientnet_b0.py — GPUMemNet's real-world efficientnet_b0 job:
+torchvision's efficientnet_b0, 1000 classes, 224x224.
 Usage: python3 efficientnet_b0.py --batch-size N"""
 import torchvision
 

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""mobilenet_v2.py — GPUMemNet's real-world mobilenet_v2 job (torchvision's mobilenet_v2, 1000 classes, 224x224).
+"""mobilenet_v2.py — GPUMemNet's real-world mobilenet_v2 job:
+torchvision's mobilenet_v2, 1000 classes, 224x224.
 Usage: python3 mobilenet_v2.py --batch-size N"""
 import torchvision
 

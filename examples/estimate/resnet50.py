@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""resnet50.py — GPUMemNet's real-world resnet50 job (torchvision's resnet50, 1000 classes, 224x224).
-Usage: python3 resnet50.py --batch-size N"""
+"""resnet50.py — GPUMemNet's real-world resnet50 job: torchvision's resnet50, 1000 classes,
+224x224. Usage: python3 resnet50.py --batch-size N"""
 import torchvision
 
 from common import main

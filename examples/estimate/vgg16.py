@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""vgg16.py — GPUMemNet's real-world vgg16 job (torchvision's vgg16, 1000 classes, 224x224).
-Usage: python3 vgg16.py --batch-size N"""
+"""vgg16.py — GPUMemNet's real-world vgg16 job: torchvision's vgg16, 1000 classes,
+224x224. Usage: python3 vgg16.py --batch-size N"""
 import torchvision
 
 from common import main

@@ -146,7 +146,8 @@ static int print_xmem(const est_args *a, const xmem_estimate *e)
     printf("xmem       %8.0f MiB\n", e->total_mib);
     printf("  context     %8.0f MiB  (CUDA context and libraries, %s)\n", e->context_mib,
            e->convolutions ? "with cuDNN" : "no convolutions");
-    printf("  reserved    %8.0f MiB  (caching allocator's peak for the tensors)\n", e->reserved_mib);
+    printf("  reserved    %8.0f MiB  (caching allocator's peak for the tensors)\n",
+           e->reserved_mib);
     printf("  workspaces  %+8.0f MiB  (cuBLAS, cuBLASLt and cuDNN workspaces on that peak)\n",
            e->workspaces_mib);
     printf("  margin      %8.0f MiB\n", e->margin_mib);

@@ -16,7 +16,9 @@
 /* cuBLASLt's workspace for a GEMM with bias, taken and given back around the call. */
 #define XMEM_CUBLASLT_WORKSPACE (1u << 20)
 
-typedef enum trace_ev_kind { TEV_ALLOC, TEV_FREE, TEV_GEMM_THREAD, TEV_LT, TEV_CONV, TEV_STEP } trace_ev_kind;
+typedef enum trace_ev_kind {
+    TEV_ALLOC, TEV_FREE, TEV_GEMM_THREAD, TEV_LT, TEV_CONV, TEV_STEP
+} trace_ev_kind;
 
 typedef struct trace_ev {
     trace_ev_kind kind;

@@ -65,7 +65,8 @@ static int load_rows(const char *index_csv, fit_row **rows, size_t *n, carma_err
     csv_table tb;
     if (csv_load(index_csv, &tb, err))
         return -1;
-    int ct = csv_require_column(&tb, "trace", err), cm = csv_require_column(&tb, "measured_mib", err);
+    int ct = csv_require_column(&tb, "trace", err);
+    int cm = csv_require_column(&tb, "measured_mib", err);
     if (ct < 0 || cm < 0) {
         csv_free(&tb);
         return -1;

@@ -49,8 +49,8 @@ if [ "$(id -u)" -eq 0 ]; then
     export SUDO_UID=65534 SUDO_GID=65534
 fi
 
-out=$("$CARMA" estimate --run --iterations 2 --json -- python3 "$D/tiny_cnn.py" --batch-size 4 2>/dev/null) ||
-    fail "tiny_cnn: $out"
+out=$("$CARMA" estimate --run --iterations 2 --json -- python3 "$D/tiny_cnn.py" --batch-size 4 \
+    2>/dev/null) || fail "tiny_cnn: $out"
 [ "$(printf '%s' "$out" | jq .steps)" = 2 ] || fail "tiny_cnn: not 2 steps: $out"
 [ "$(printf '%s' "$out" | jq .convolutions)" = true ] || fail "tiny_cnn: no convolutions: $out"
 [ "$(printf '%s' "$out" | jq '.mib > .context_mib')" = true ] || fail "tiny_cnn: figure: $out"

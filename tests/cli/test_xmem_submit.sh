@@ -23,7 +23,8 @@ id1=$("$CARMA" submit -- python3 "$S" 2>"$tmp/err1") || fail "submit: $(cat "$tm
 grep -q "xmem estimate [0-9]* MiB$" "$tmp/err1" || fail "no xmem estimate: $(cat "$tmp/err1")"
 t=$("$CARMA" show --json "$id1")
 [ "$(jq -r .mem_source <<<"$t")" = xmem ] || fail "show: source is not xmem: $t"
-"$CARMA" show "$id1" | grep -q "xmem" || fail "show (text) does not name xmem: $("$CARMA" show "$id1")"
+"$CARMA" show "$id1" | grep -q "xmem" ||
+    fail "show (text) does not name xmem: $("$CARMA" show "$id1")"
 
 # the same command again: from the cache, the same figure
 "$CARMA" submit -- python3 "$S" >/dev/null 2>"$tmp/err2" || fail "submit 2"

@@ -1,5 +1,6 @@
-"""python3 -m carma_trace --iterations K (--out FILE | --out-fd N) -- COMMAND...: trace COMMAND (a training
-script, optionally after "python3", or "-m MODULE") until its K-th optimizer step. Exit
+"""python3 -m carma_trace --iterations K (--out FILE | --out-fd N) -- COMMAND...: trace
+COMMAND (a training script, optionally after "python3", or "-m MODULE") until its K-th
+optimizer step. Exit
 status: 0 trace complete, 2 usage, 3 an operation the tracer cannot follow, 4 the script
 failed or made no step; the reason goes to stderr as one line."""
 import argparse

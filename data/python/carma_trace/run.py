@@ -153,9 +153,9 @@ def _traced(run, fn):
             return 4, "the script exited with status %s before its first optimizer step" % e.code
     except BaseException as e:   # the script's own failure, under the tracer
         op = run.trace.last_op
-        where = " at operation %s" % op if op else ""
-        return 4, "the script failed under the tracer%s: %s: %s" % (
-            where, type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+        where = " (last operation traced: %s)" % op if op else ""
+        return 4, "the script failed under the tracer: %s: %s%s" % (
+            type(e).__name__, str(e).splitlines()[0] if str(e) else "", where)
     if run.steps == 0:
         return 4, "the script made no optimizer step (nothing to estimate)"
     return 0, None
