@@ -51,6 +51,8 @@ static const char *const usage =
     "                    its memory requests through a model of PyTorch's CUDA caching\n"
     "                    allocator and print the estimate with its parts (context, reserved\n"
     "                    peak, workspaces, margin). Needs /usr/bin/python3 with torch.\n"
+    "                    A script still short of its steps after $CARMA_TRACE_TIMEOUT seconds\n"
+    "                    (default 600) is stopped.\n"
     "  --trace FILE      the same estimate from a trace the tracer wrote\n"
     "  --fit-xmem INDEX  fit the xmem estimator's workspace rule, contexts and margin on traces\n"
     "                    of the synthetic datasets (tools/xmem_synthetic.py writes INDEX)\n"

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
 
@@ -70,26 +73,64 @@ static void child(int trace_fd, int err_fd, char *const argv[], int argc, int it
     _exit(127);
 }
 
-/* Copies the child's stderr through to ours, keeping its last "carma_trace: " line and its
- * last line of any kind for the error message. */
-static void drain(int fd, char *reason, size_t cap, char *last, size_t lcap)
+/* One complete line of the child's stderr: passed through to ours, its last "carma_trace: "
+ * line kept as the reason and its last line of any kind for the error message. */
+static void take_line(char *line, char *reason, size_t cap, char *last, size_t lcap)
 {
-    FILE *f = fdopen(fd, "r");
-    if (!f) {
-        close(fd);
-        return;
+    if (!strncmp(line, "carma_trace: ", 13))
+        snprintf(reason, cap, "%.500s", line + 13);
+    else
+        fprintf(stderr, "%s\n", line);
+    if (*line)
+        snprintf(last, lcap, "%.500s", line);
+}
+
+static int timeout_s(void)
+{
+    const char *v = getenv("CARMA_TRACE_TIMEOUT");
+    int64_t s;
+    return v && !parse_i64(v, &s) && s > 0 && s <= 86400 ? (int)s : XMEM_TIMEOUT_S;
+}
+
+/* Reads the child's stderr until it closes; false when the time limit passed first. */
+static bool drain(int fd, char *reason, size_t cap, char *last, size_t lcap)
+{
+    char buf[4096];
+    size_t len = 0;
+    double deadline = clock_mono_s() + timeout_s();
+    for (;;) {
+        double left = deadline - clock_mono_s();
+        if (left <= 0)
+            return false;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            continue; /* the deadline check ends it */
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        char *start = buf, *nl;
+        while ((nl = strchr(start, '\n'))) {
+            *nl = '\0';
+            take_line(start, reason, cap, last, lcap);
+            start = nl + 1;
+        }
+        len = strlen(start);
+        memmove(buf, start, len + 1);
+        if (len == sizeof buf - 1) { /* a line longer than the buffer: pass it on in pieces */
+            take_line(buf, reason, cap, last, lcap);
+            len = 0;
+        }
     }
-    char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (!strncmp(line, "carma_trace: ", 13))
-            snprintf(reason, cap, "%.500s", line + 13);
-        else
-            fprintf(stderr, "%s\n", line);
-        if (*line)
-            snprintf(last, lcap, "%.500s", line);
-    }
-    fclose(f);
+    if (len)
+        take_line(buf, reason, cap, last, lcap);
+    return true;
 }
 
 int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
@@ -126,14 +167,18 @@ int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
     close(pfd[1]);
     close(fd);
     char reason[512] = "", last[512] = "";
-    if (pid > 0)
-        drain(pfd[0], reason, sizeof reason, last, sizeof last);
-    else
-        close(pfd[0]);
+    bool in_time = pid > 0 && drain(pfd[0], reason, sizeof reason, last, sizeof last);
+    close(pfd[0]);
+    if (pid > 0 && !in_time)
+        kill(pid, SIGKILL); /* DataLoader workers end with their parent */
     int st = 0, rc = 0;
     if (pid < 0)
         rc = carma_err_set(err, "fork: %s", strerror(errno));
-    else if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    else if (!in_time) {
+        waitpid(pid, &st, 0);
+        rc = carma_err_set(err, "the tracer ran past %d s before the script's step %d; stopped",
+                           timeout_s(), iterations);
+    } else if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (*reason)
             rc = carma_err_set(err, "%s", reason);
         else if (WIFEXITED(st) && WEXITSTATUS(st) == 126)

@@ -10,6 +10,9 @@
 
 #define XMEM_PYTHON "/usr/bin/python3"
 #define XMEM_DEFAULT_ITERATIONS 3
+/* A script that has not made its steps by then (stuck loading data, say) is stopped;
+ * $CARMA_TRACE_TIMEOUT (seconds) sets another limit. */
+#define XMEM_TIMEOUT_S 600
 
 /* Traces argv[0..argc) for `iterations` optimizer steps into a temporary file, replays it with
  * coefficients c and fills *e. The script's own output goes to stderr (stdout stays carma's).
