@@ -62,6 +62,7 @@ expect 1 "cannot trace: operation aten._foreach_add_" \
 expect 1 "cannot trace: mixed precision" "$CARMA" estimate --run -- "$D/unsupported_amp.py"
 expect 1 "no optimizer step" "$CARMA" estimate --run -- "$D/no_step.py"
 expect 1 "no such script" "$CARMA" estimate --run -- "$D/missing.py"
+expect 1 "interpreter option -c" "$CARMA" estimate --run -- python3 -c "print(1)"
 expect 1 "ran past 2 s" env CARMA_TRACE_TIMEOUT=2 "$CARMA" estimate --run -- "$D/hang.py"
 
 [ "$fails" -eq 0 ] && echo "all xmem CLI tests passed"

@@ -112,7 +112,10 @@ def _command(argv):
 
 def main(argv, out, iterations):
     """Traces the command; returns (exit code, message). 0: complete trace written."""
-    kind, target, script_argv = _command(argv)
+    try:
+        kind, target, script_argv = _command(argv)
+    except Unsupported as e:
+        return 2, str(e)
     if kind == "path" and not os.path.isfile(target):
         return 2, "no such script: %s" % target
     sys.argv = list(script_argv)
