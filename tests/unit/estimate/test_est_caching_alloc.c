@@ -1,5 +1,6 @@
 /* test_est_caching_alloc.c — the caching-allocator model (rounding, pools, segment sizes, best
- * fit, splitting, merging, peaks) and the trace replay with its workspaces and estimate parts. */
+ * fit, splitting, merging, peaks), the trace replay with its workspaces and estimate parts, and
+ * the xmem fit's rule (no row underestimated, per-family contexts and margins). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -189,6 +190,65 @@ static void test_bad_traces(void **state)
     unlink(path);
 }
 
+/* Writes a one-tensor trace of `mib` MiB (with a convolution when conv) into dir/name. */
+static void small_trace(const char *dir, const char *name, unsigned mib, bool conv)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "carma-trace 1\na 1 %llu\n%ss 1\nend 1\n", (unsigned long long)mib * MiB,
+            conv ? "c 0 0 0\n" : "");
+    fclose(f);
+}
+
+static void test_fit_rule(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-test-fit-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    /* plain rows: peaks 100, 200, 400 MiB measured at 1500, 1720, 1900 MiB; conv rows at
+     * 1800 + peak. Conv traces' workspace rule adds nothing (0-byte convolutions). */
+    small_trace(dir, "p1", 100, false);
+    small_trace(dir, "p2", 200, false);
+    small_trace(dir, "p3", 400, false);
+    small_trace(dir, "c1", 100, true);
+    small_trace(dir, "c2", 300, true);
+    char idx[600];
+    snprintf(idx, sizeof idx, "%s/index.csv", dir);
+    FILE *f = fopen(idx, "w");
+    assert_non_null(f);
+    fputs("trace,family,measured_mib\np1,mlp,1500\np2,mlp,1720\np3,mlp,1900\n"
+          "c1,cnn,1900\nc2,cnn,2100\n", f);
+    fclose(f);
+    xmem_coeffs c;
+    xmem_fit_report r;
+    carma_err err;
+    assert_int_equal(xmem_fit(idx, &c, &r, &err), 0);
+    assert_int_equal(r.rows_plain, 3);
+    assert_int_equal(r.rows_conv, 2);
+    assert_int_equal(r.under_plain + r.under_conv, 0);
+    assert_float_equal(c.context_conv_mib, 1800, 1e-6); /* exact: no margin needed */
+    assert_float_equal(c.margin_conv, 0, 1e-9);
+    assert_float_equal(r.median_err_conv, 0, 1e-9);
+    /* plain: every row covered, and the p2 row (the one that needs most) exactly */
+    const double peak[] = {100, 200, 400}, meas[] = {1500, 1720, 1900};
+    double tightest = 1e9;
+    for (int i = 0; i < 3; i++) {
+        double est = c.context_plain_mib + peak[i] * (1 + c.margin_plain);
+        assert_true(est >= meas[i] - 1e-6);
+        tightest = est - meas[i] < tightest ? est - meas[i] : tightest;
+    }
+    assert_float_equal(tightest, 0, 1e-6);
+    const char *names[] = {"p1", "p2", "p3", "c1", "c2", "index.csv"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_pools_apart),
         cmocka_unit_test(test_replay_and_parts),
         cmocka_unit_test(test_bad_traces),
+        cmocka_unit_test(test_fit_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
