@@ -15,6 +15,8 @@
 #include "estimate/estimate.h"
 #include "estimate/evaluate.h"
 #include "estimate/mlptrain.h"
+#include "estimate/xmem.h"
+#include "estimate/xmem_run.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
 
@@ -23,7 +25,10 @@ static const char *const usage =
     "                      [--optimizer adam|sgd|sgd-momentum] [--json]\n"
     "       carma estimate --eval [--json]\n"
     "       carma estimate --train-gpumemnet [--folds K] [--epochs N] [--out FILE] [--json]\n"
-    "       carma estimate --fit-carma\n\n"
+    "       carma estimate --fit-carma\n"
+    "       carma estimate --run [--iterations K] [--json] -- COMMAND [ARGS...]\n"
+    "       carma estimate --trace FILE [--json]\n"
+    "       carma estimate --fit-xmem INDEX\n\n"
     "Estimates the peak GPU memory (MiB, as nvidia-smi shows it) of training a model, from its\n"
     "summary (torchsummary, torchinfo, or a module printout with parameter counts).\n"
     "  --estimator NAME  gpumemnet (published classifiers, 8000 MiB bins), horus (formula),\n"
@@ -40,12 +45,23 @@ static const char *const usage =
     "                    --out writes the weights trained on all rows\n"
     "  --fit-carma       fit the carma estimator on the synthetic datasets and print the\n"
     "                    coefficients\n"
+    "  --run             the xmem estimator: run the PyTorch training COMMAND (a script, after\n"
+    "                    python3 or not, or -m MODULE) on the CPU under carma's tracer, as you\n"
+    "                    (never as root), until its K-th optimizer step (default 3), replay\n"
+    "                    its memory requests through a model of PyTorch's CUDA caching\n"
+    "                    allocator and print the estimate with its parts (context, reserved\n"
+    "                    peak, workspaces, margin). Needs /usr/bin/python3 with torch.\n"
+    "                    A script still short of its steps after $CARMA_TRACE_TIMEOUT seconds\n"
+    "                    (default 600) is stopped.\n"
+    "  --trace FILE      the same estimate from a trace the tracer wrote\n"
+    "  --fit-xmem INDEX  fit the xmem estimator's workspace rule, contexts and margin on traces\n"
+    "                    of the synthetic datasets (tools/xmem_synthetic.py writes INDEX)\n"
     "Data files are read from $CARMA_DATA_DIR, else the source tree's data/.\n";
 
 typedef struct est_args {
-    const char *summary, *estimator, *out, *optimizer;
-    int batch, seq_len, folds, epochs;
-    bool batch_set, json, eval, train, fit;
+    const char *summary, *estimator, *out, *optimizer, *trace, *fit_xmem;
+    int batch, seq_len, folds, epochs, iterations;
+    bool batch_set, json, eval, train, fit, run;
 } est_args;
 
 static int parse_int_opt(const char *name, const char *v, int *out)
@@ -62,6 +78,9 @@ static int print_estimates(const est_args *a)
     carma_err err;
     bool all = !strcasecmp(a->estimator, "all");
     mem_source src = MEM_CARMA;
+    if (!all && !mem_source_from_estimator(a->estimator, &src) && src == MEM_XMEM)
+        return cli_usage_error("estimate", "the xmem estimator reads no summary: carma estimate "
+                                           "--run -- COMMAND (or --trace FILE)");
     if (!all && (mem_source_from_estimator(a->estimator, &src) || !estimator_computes(src)))
         return cli_usage_error("estimate", "unknown estimator '%s' (gpumemnet, horus, carma, all)",
                                a->estimator);
@@ -110,6 +129,69 @@ static int print_estimates(const est_args *a)
     summary_free(&s);
     estimator_free(&e);
     return rc;
+}
+
+static int print_xmem(const est_args *a, const xmem_estimate *e)
+{
+    if (a->json) {
+        json_t *o = json_pack("{s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:i, s:b}", "estimator", "xmem",
+                              "mib", (json_int_t)e->total_mib, "context_mib", e->context_mib,
+                              "reserved_mib", e->reserved_mib, "workspaces_mib", e->workspaces_mib,
+                              "margin_mib", e->margin_mib, "allocated_mib", e->allocated_mib,
+                              "steps", e->steps, "convolutions", e->convolutions);
+        char *txt = json_dumps(o, JSON_INDENT(2));
+        puts(txt);
+        free(txt);
+        json_decref(o);
+        return 0;
+    }
+    printf("xmem       %8.0f MiB\n", e->total_mib);
+    printf("  context     %8.0f MiB  (CUDA context and libraries, %s)\n", e->context_mib,
+           e->convolutions ? "with cuDNN" : "no convolutions");
+    printf("  reserved    %8.0f MiB  (caching allocator's peak for the tensors)\n",
+           e->reserved_mib);
+    printf("  workspaces  %+8.0f MiB  (cuBLAS, cuBLASLt and cuDNN workspaces on that peak)\n",
+           e->workspaces_mib);
+    printf("  margin      %8.0f MiB\n", e->margin_mib);
+    printf("  (%d optimizer steps traced; peak of live tensors %.0f MiB)\n", e->steps,
+           e->allocated_mib);
+    return 0;
+}
+
+static int run_xmem(const est_args *a, char **cmd, int ncmd)
+{
+    carma_err err;
+    xmem_estimate e;
+    if (a->trace) {
+        mtrace_events t;
+        if (mtrace_load(a->trace, &t, &err))
+            return cli_fail("estimate", &err);
+        int rc = xmem_estimate_trace(&t, xmem_default_coeffs(), &e, &err);
+        mtrace_free(&t);
+        if (rc)
+            return cli_fail("estimate", &err);
+    } else if (xmem_run(cmd, ncmd, a->iterations, xmem_default_coeffs(), &e, &err)) {
+        return cli_fail("estimate", &err);
+    }
+    return print_xmem(a, &e);
+}
+
+static int run_fit_xmem(const char *index)
+{
+    carma_err err;
+    xmem_coeffs c;
+    xmem_fit_report r;
+    if (xmem_fit(index, &c, &r, &err))
+        return cli_fail("estimate", &err);
+    printf("rows: with convolutions %zu, without %zu\n", r.rows_conv, r.rows_plain);
+    printf("median |relative error| with the margins: with convolutions %.4f, without %.4f\n",
+           r.median_err_conv, r.median_err_plain);
+    printf("underestimated with the margin: with convolutions %zu, without %zu\n", r.under_conv,
+           r.under_plain);
+    printf("coefficients: context_conv %.17g MiB, context_plain %.17g MiB, conv_ws_ratio %.17g\n"
+           "margin_conv %.17g, margin_plain %.17g\n", c.context_conv_mib, c.context_plain_mib,
+           c.conv_ws_ratio, c.margin_conv, c.margin_plain);
+    return 0;
 }
 
 static int run_eval(const est_args *a)
@@ -279,14 +361,19 @@ int cmd_estimate(int argc, char **argv)
         {"epochs", required_argument, NULL, 'n'},
         {"out", required_argument, NULL, 'o'},
         {"fit-carma", no_argument, NULL, 'F'},
+        {"run", no_argument, NULL, 'R'},
+        {"iterations", required_argument, NULL, 'I'},
+        {"trace", required_argument, NULL, 't'},
+        {"fit-xmem", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    est_args a = {.estimator = "carma", .folds = 3};
+    est_args a = {.estimator = "carma", .folds = 3, .iterations = XMEM_DEFAULT_ITERATIONS};
     int opt;
     opterr = 0;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    /* '+': options stop at the first operand, so --run's COMMAND keeps its own options. */
+    while ((opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 's': a.summary = optarg; break;
         case 'b':
@@ -317,15 +404,34 @@ int cmd_estimate(int argc, char **argv)
             break;
         case 'o': a.out = optarg; break;
         case 'F': a.fit = true; break;
+        case 'R': a.run = true; break;
+        case 'I':
+            if (parse_int_opt("--iterations", optarg, &a.iterations))
+                return EXIT_USAGE;
+            if (a.iterations < 1)
+                return cli_usage_error("estimate", "--iterations must be at least 1");
+            break;
+        case 't': a.trace = optarg; break;
+        case 'X': a.fit_xmem = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_bad_option("estimate", argv, optopt, opt);
         }
     }
+    if (a.eval + a.train + a.fit + (a.summary != NULL) + a.run + (a.trace != NULL) +
+            (a.fit_xmem != NULL) > 1)
+        return cli_usage_error("estimate", "--summary, --eval, --train-gpumemnet, --fit-carma, "
+                                           "--run, --trace and --fit-xmem do not go together");
+    if (a.run) {
+        if (optind >= argc)
+            return cli_usage_error("estimate", "--run needs a command: --run -- COMMAND [ARGS...]");
+        return run_xmem(&a, argv + optind, argc - optind);
+    }
     if (optind < argc)
         return cli_usage_error("estimate", "unexpected argument '%s'", argv[optind]);
-    if (a.eval + a.train + a.fit + (a.summary != NULL) > 1)
-        return cli_usage_error("estimate", "--summary, --eval, --train-gpumemnet and --fit-carma "
-                                           "do not go together");
+    if (a.trace)
+        return run_xmem(&a, NULL, 0);
+    if (a.fit_xmem)
+        return run_fit_xmem(a.fit_xmem);
     if (a.eval)
         return run_eval(&a);
     if (a.train)

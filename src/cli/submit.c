@@ -9,6 +9,8 @@
 #include "cli/request.h"
 #include "task/taskload.h"
 #include "estimate/estimate.h"
+#include "estimate/xmem_cache.h"
+#include "estimate/xmem_run.h"
 #include "daemon/proto.h"
 #include "util/strutil.h"
 
@@ -20,7 +22,10 @@ static const char usage[] =
     "Queues a task with the daemon and prints its id. The task runs as you, in the current\n"
     "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file.\n\n"
     "  --gpus N           GPUs the task needs (default 1)\n"
-    "  --mem SIZE         its GPU memory need per GPU (e.g. 12G, 8000M): the measured figure\n"
+    "  --mem SIZE         its GPU memory need per GPU (e.g. 12G, 8000M): the measured figure;\n"
+    "                     without it, a Python training command (SCRIPT.py or -m MODULE) gets\n"
+    "                     carma's xmem estimate, traced here on the CPU as you (cached; see\n"
+    "                     carma estimate --run); a peak measured on an earlier identical run wins\n"
     "  --summary FILE     its model summary: with --batch, the horus, gpumemnet and carma\n"
     "                     estimates are computed from it (for the est-* policies)\n"
     "  --batch N          its batch size: with --summary for the estimates; and with the\n"
@@ -95,6 +100,23 @@ static int estimate_summary(submission *sub, carma_err *err)
             rc = estimate_fill_mem(&e, (mem_source)k, sub->summary, sub->batch, &sub->mem, err);
     estimator_free(&e);
     return rc;
+}
+
+/* No --mem for a Python training command: carma's xmem estimate, traced here as the user
+ * (cached by script, arguments and environment). A script it cannot trace only warns. */
+static void estimate_xmem(submission *sub, char **words, int nwords)
+{
+    xmem_estimate e;
+    bool hit;
+    carma_err err;
+    if (xmem_cached_estimate(words, nwords, sub->env, sub->nenv, XMEM_DEFAULT_ITERATIONS, &e,
+                             &hit, &err)) {
+        fprintf(stderr, "carma submit: warning: no xmem estimate (%s)\n", err.msg);
+        return;
+    }
+    mem_figures_set(&sub->mem, MEM_XMEM, (uint64_t)e.total_mib);
+    fprintf(stderr, "carma submit: xmem estimate %.0f MiB%s\n", e.total_mib,
+            hit ? " (cached)" : "");
 }
 
 static bool is_task_file(const char *arg)
@@ -187,7 +209,8 @@ static int run(request_args *a)
         submission_free(&sub);
         return cli_usage_error("submit", "nothing to run: give -- COMMAND or a TASKFILE");
     }
-    if (!dashdash && first + 1 == argc && is_task_file(argv[first])) {
+    bool task_file = !dashdash && first + 1 == argc && is_task_file(argv[first]);
+    if (task_file) {
         submission opts_sub = sub;
         submission_init(&sub);
         rc = submit_load_task_file(argv[first], &sub, &opts_sub, given, &err);
@@ -211,6 +234,8 @@ static int run(request_args *a)
     }
     if (have_mem)
         mem_figures_set(&sub.mem, MEM_ORACLE, mem);
+    else if (!task_file && xmem_command_is_python(argv + first, argc - first))
+        estimate_xmem(&sub, argv + first, argc - first);
     if ((given & GIVEN_SUMMARY) && sub.batch == 0) {
         submission_free(&sub);
         return cli_usage_error("submit", "--summary needs --batch N");

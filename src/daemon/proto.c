@@ -10,7 +10,7 @@
 
 static const char *const mem_names[MEM_SOURCE_COUNT] = {
     [MEM_ORACLE] = "oracle",       [MEM_HORUS] = "horus", [MEM_FAKETENSOR] = "faketensor",
-    [MEM_GPUMEMNET] = "gpumemnet", [MEM_CARMA] = "carma",
+    [MEM_GPUMEMNET] = "gpumemnet", [MEM_CARMA] = "carma", [MEM_XMEM] = "xmem",
 };
 
 const char *proto_mem_source_name(mem_source src)
@@ -157,7 +157,7 @@ int submission_from_json(const json_t *j, submission *out, carma_err *err)
                     src = k;
             if (src < 0) {
                 carma_err_set(err, "task.mem.%s: unknown source (oracle, horus, faketensor, "
-                                   "gpumemnet, carma)", key);
+                                   "gpumemnet, carma, xmem)", key);
                 goto fail;
             }
             if (!json_is_integer(v) || json_integer_value(v) < 0 ||

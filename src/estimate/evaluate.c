@@ -11,8 +11,10 @@
 #include "util/datadir.h"
 #include "util/strutil.h"
 #include "util/array.h"
+#include "estimate/xmem.h"
 
-const char *const eval_estimator_names[EVAL_NEST] = {"gpumemnet", "horus", "carma", "faketensor"};
+const char *const eval_estimator_names[EVAL_NEST] = {"gpumemnet", "horus", "carma", "faketensor",
+                                                     "xmem"};
 static const mem_source computed[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
 
 /* FakeTensor figures of 40000 in .rad files mean "unknown / whole GPU". */
@@ -57,6 +59,36 @@ static int estimate_row(estimator *e, eval_row *r, carma_err *err)
     return 0;
 }
 
+/* The xmem figure of a real-world row, from its trace in data/gpumemnet/xmem_traces/ (listed
+ * by model and batch size in its index.csv); none when the row has no trace. */
+static int xmem_row(const csv_table *idx, eval_row *r, carma_err *err)
+{
+    int cm = csv_column(idx, "model"), cb = csv_column(idx, "batch_size"),
+        ct = csv_column(idx, "trace");
+    if (cm < 0 || cb < 0 || ct < 0)
+        return carma_err_set(err, "xmem_traces/index.csv: needs model, batch_size, trace");
+    for (size_t i = 0; i < idx->nrows; i++) {
+        char **f = idx->rows[i].fields;
+        int64_t b;
+        if (strcmp(f[cm], r->model) || parse_i64(f[cb], &b) || b != r->batch)
+            continue;
+        char rel[PATH_MAX], path[PATH_MAX];
+        snprintf(rel, sizeof rel, "gpumemnet/xmem_traces/%s", f[ct]);
+        mtrace_events t;
+        xmem_estimate e;
+        if (carma_data_path(rel, path, sizeof path, err) || mtrace_load(path, &t, err))
+            return -1;
+        int rc = xmem_estimate_trace(&t, xmem_default_coeffs(), &e, err);
+        mtrace_free(&t);
+        if (rc)
+            return -1;
+        r->est_mib[EVAL_XMEM] = e.total_mib;
+        r->has[EVAL_XMEM] = true;
+        return 0;
+    }
+    return 0;
+}
+
 static int load_table(estimator *e, eval_table which, eval_report *rep, size_t *cap, carma_err *err)
 {
     char path[PATH_MAX];
@@ -73,6 +105,12 @@ static int load_table(estimator *e, eval_table which, eval_report *rep, size_t *
     int ca = csv_require_column(&t, "actual_mib", err), cs = csv_require_column(&t, "summary_file", err);
     int cf = csv_require_column(&t, "faketensor_mib", err);
     int rc = (cm < 0 || cb < 0 || ca < 0 || cs < 0 || cf < 0) ? -1 : 0;
+    csv_table xidx = {0};
+    char xpath[PATH_MAX];
+    if (!rc && which == EVAL_REALWORLD &&
+        (carma_data_path("gpumemnet/xmem_traces/index.csv", xpath, sizeof xpath, err) ||
+         csv_load(xpath, &xidx, err)))
+        rc = -1;
     for (size_t i = 0; !rc && i < t.nrows; i++) {
         char **f = t.rows[i].fields;
         eval_row r = {.table = which, .gpumemnet_class = -1};
@@ -98,9 +136,12 @@ static int load_table(estimator *e, eval_table which, eval_report *rep, size_t *
             r.has[EVAL_FAKETENSOR] = true;
         }
         rc = estimate_row(e, &r, err);
+        if (!rc && which == EVAL_REALWORLD)
+            rc = xmem_row(&xidx, &r, err);
         if (!rc)
             rc = push(rep, cap, &r, err);
     }
+    csv_free(&xidx);
     csv_free(&t);
     return rc;
 }

@@ -10,9 +10,11 @@
 
 #include "estimate/estimate.h"
 
-/* Columns: the three computed estimators, and FakeTensor's stored figures (not computable
- * here: it needs PyTorch). */
-enum { EVAL_GPUMEMNET = 0, EVAL_HORUS, EVAL_CARMA, EVAL_FAKETENSOR, EVAL_NEST };
+/* Columns: the three estimators computed from summaries, FakeTensor's stored figures (not
+ * computable here: it needs PyTorch), and the xmem estimator, computed from the traces of the
+ * real-world jobs' scripts (data/gpumemnet/xmem_traces/, written by carma_trace from
+ * examples/estimate/; rows without a trace show none). */
+enum { EVAL_GPUMEMNET = 0, EVAL_HORUS, EVAL_CARMA, EVAL_FAKETENSOR, EVAL_XMEM, EVAL_NEST };
 extern const char *const eval_estimator_names[EVAL_NEST];
 
 typedef enum eval_table { EVAL_REALWORLD = 0, EVAL_CARMA_WORKLOADS, EVAL_NTABLES } eval_table;

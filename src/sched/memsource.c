@@ -9,6 +9,7 @@ static const char *const estimator_names[MEM_SOURCE_COUNT] = {
     [MEM_FAKETENSOR] = "faketensor",
     [MEM_GPUMEMNET] = "gpumemnet",
     [MEM_CARMA] = "carma",
+    [MEM_XMEM] = "xmem",
 };
 
 void mem_figures_set(mem_figures *m, mem_source src, uint64_t mib)

@@ -39,6 +39,7 @@ typedef enum mem_source {
     MEM_FAKETENSOR,
     MEM_GPUMEMNET,
     MEM_CARMA,
+    MEM_XMEM, /* carma's trace of the training script (client side, carma estimate --run) */
     MEM_SOURCE_COUNT
 } mem_source;
 
@@ -51,7 +52,8 @@ void mem_figures_set(mem_figures *m, mem_source src, uint64_t mib);
 bool mem_figures_get(const mem_figures *m, mem_source src, uint64_t *mib);
 
 /* Estimator names as users type them: "none" (= the oracle figure, as in the reference),
- * "horus", "faketensor", "gpumemnet", "carma". Case-insensitive. Returns -1 on unknown names. */
+ * "horus", "faketensor", "gpumemnet", "carma", "xmem". Case-insensitive. Returns -1 on unknown
+ * names. */
 int mem_source_from_estimator(const char *name, mem_source *out);
 const char *mem_source_estimator_name(mem_source src);
 

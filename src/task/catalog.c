@@ -37,6 +37,7 @@ static int find_columns(const csv_table *t, catalog_cols *c, carma_err *err)
     c->mem[MEM_FAKETENSOR] = csv_column(t, "faketensor_est_mb_line11");
     c->mem[MEM_GPUMEMNET] = csv_column(t, "gpumemnet_est_mb_line12");
     c->mem[MEM_CARMA] = -1;
+    c->mem[MEM_XMEM] = -1;
     c->smact = csv_column(t, "solo_smact");
     c->smocc = csv_column(t, "solo_smocc");
     c->drama = csv_column(t, "solo_drama");

@@ -205,7 +205,7 @@ static int estimate_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const
     if (mem_source_from_estimator(key, &src) || src == MEM_ORACLE)
         return node_err(c, k,
                         "estimates: unknown estimator '%s' (expected horus, faketensor, "
-                        "gpumemnet or carma; the measured figure goes in `memory`)",
+                        "gpumemnet, carma or xmem; the measured figure goes in `memory`)",
                         key);
     uint64_t mib;
     if (get_size(c, v, key, &mib))

@@ -64,8 +64,8 @@ bad "bad fraction" "smact_threshold: expected a fraction" --set smact_threshold=
 bad "bad window" "window: expected an integer >= 1" --set window=0
 bad "ewma_alpha 0" "ewma_alpha: expected a fraction in (0, 1], got 0" --set ewma_alpha=0
 bad "sample interval" "sample_interval_s: expected 0.01..3600 seconds" --set sample_interval_s=0.001
-bad "unknown estimator" "unknown estimator 'xmem' (expected none, horus, faketensor, gpumemnet or carma)" \
-    --set estimator=xmem
+bad "unknown estimator" "unknown estimator 'dnnmem' (expected none, horus, faketensor, gpumemnet, carma or xmem)" \
+    --set estimator=dnnmem
 bad "power fractions" "sim_power_busy_frac, sim_power_util_frac: must sum to at most 2" \
     --set sim_power_busy_frac=1.9
 "$CARMA" config --set sim_power_busy_frac=1.9 --set sim_power_util_frac=0.05 >/dev/null \

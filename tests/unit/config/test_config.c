@@ -238,8 +238,8 @@ static void test_config_set(void **state)
 
     assert_int_equal(config_set(&c, "policy", "magic", &err), -1);
     assert_non_null(strstr(err.msg, "unknown policy 'magic'"));
-    assert_int_equal(config_set(&c, "estimator", "xmem", &err), -1);
-    assert_non_null(strstr(err.msg, "unknown estimator 'xmem'"));
+    assert_int_equal(config_set(&c, "estimator", "dnnmem", &err), -1);
+    assert_non_null(strstr(err.msg, "unknown estimator 'dnnmem'"));
     assert_int_equal(config_set(&c, "smact_threshold", "1.5", &err), -1);
     assert_int_equal(config_set(&c, "grace_s", "-1", &err), -1);
     assert_int_equal(config_set(&c, "window", "0", &err), -1);

@@ -139,7 +139,7 @@ static void test_unknown_keys(void **state)
     assert_int_equal(task_load_file(YAML_DIR "unknown_key.yaml", &t, &err), -1);
     assert_non_null(strstr(err.msg, "unknown_key.yaml:3: unknown key 'memroy'"));
     expect_error("command: x\nsim:\n  runtime: 3\n", "t.yaml:3:", "sim: unknown key 'runtime'");
-    expect_error("command: x\nestimates:\n  xmem: 3G\n", "t.yaml:3:", "unknown estimator 'xmem'");
+    expect_error("command: x\nestimates:\n  dnnmem: 3G\n", "t.yaml:3:", "unknown estimator 'dnnmem'");
     expect_error("command: x\nestimates: {none: 3G}\n", "t.yaml:2:", "unknown estimator 'none'");
 }
 

@@ -1,0 +1,24 @@
+/* xmem_run.h — runs a training command under carma's tracer (data/python/carma_trace, with
+ * /usr/bin/python3) and estimates its peak GPU memory from the trace. The script runs as the
+ * submitting user, never as root: under root with a known submitting user (SUDO_UID/SUDO_GID)
+ * it drops to that user first, and with none it refuses. */
+#ifndef CARMA_ESTIMATE_XMEM_RUN_H
+#define CARMA_ESTIMATE_XMEM_RUN_H
+
+#include "estimate/xmem.h"
+#include "util/err.h"
+
+#define XMEM_PYTHON "/usr/bin/python3"
+#define XMEM_DEFAULT_ITERATIONS 3
+/* A script that has not made its steps by then (stuck loading data, say) is stopped;
+ * $CARMA_TRACE_TIMEOUT (seconds) sets another limit. */
+#define XMEM_TIMEOUT_S 600
+
+/* Traces argv[0..argc) for `iterations` optimizer steps into a temporary file, replays it with
+ * coefficients c and fills *e. The script's own output goes to stderr (stdout stays carma's).
+ * On failure err says why in one line: the tracer's reason (an operation it cannot follow
+ * is named), or the script's failure. */
+int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
+             xmem_estimate *e, carma_err *err);
+
+#endif

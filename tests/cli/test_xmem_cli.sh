@@ -1,0 +1,69 @@
+#!/bin/bash
+# test_xmem_cli.sh — the xmem estimator from the command line: --trace on a shipped trace,
+# usage errors, and (when /usr/bin/python3 has torch) --run on tiny training scripts, the clear
+# errors for scripts the tracer cannot follow, the JSON staying clean of the script's output,
+# and never running a script as root.
+# Usage: test_xmem_cli.sh /path/to/carma /path/to/source_dir
+set -u
+CARMA=$1
+SRC=$2
+export CARMA_DATA_DIR="$SRC/data"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+D="$SRC/tests/data/xmem"
+
+# expect STATUS PATTERN CMD...: exit status and a pattern in stdout+stderr
+expect() {
+    local want=$1 pat=$2
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" -eq "$want" ] || fail "$* -> exit $rc, want $want: $out"
+    printf '%s' "$out" | grep -q -- "$pat" || fail "$* -> output lacks '$pat': $out"
+}
+
+# --trace: the parts add up to the figure (rounded up)
+T="$SRC/data/gpumemnet/xmem_traces/resnet50_32.trace"
+out=$("$CARMA" estimate --trace "$T" --json) || fail "--trace failed"
+sum=$(printf '%s' "$out" | jq '.context_mib + .reserved_mib + .workspaces_mib + .margin_mib | ceil')
+[ "$(printf '%s' "$out" | jq .mib)" = "$sum" ] || fail "parts do not add up: $out"
+[ "$(printf '%s' "$out" | jq -r .estimator)" = xmem ] || fail "estimator name: $out"
+expect 0 "reserved" "$CARMA" estimate --trace "$T"
+expect 1 "not a carma trace" "$CARMA" estimate --trace "$D/tiny_mlp.py"
+expect 2 "needs a command" "$CARMA" estimate --run
+expect 2 "at least 1" "$CARMA" estimate --run --iterations 0 -- x.py
+expect 2 "do not go together" "$CARMA" estimate --run --eval -- x.py
+expect 0 "xmem" "$CARMA" estimate --eval
+
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    echo "note: /usr/bin/python3 has no torch (scripts/deps.sh installs it): --run not tested"
+    [ "$fails" -eq 0 ] && echo "all xmem CLI tests passed" && exit 0
+    exit 1
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    expect 1 "will not run a training script as root" \
+        env -u SUDO_UID -u SUDO_GID "$CARMA" estimate --run -- "$D/tiny_cnn.py"
+    # as root, the tracer runs as the user sudo names: here nobody
+    export SUDO_UID=65534 SUDO_GID=65534
+fi
+
+out=$("$CARMA" estimate --run --iterations 2 --json -- python3 "$D/tiny_cnn.py" --batch-size 4 \
+    2>/dev/null) || fail "tiny_cnn: $out"
+[ "$(printf '%s' "$out" | jq .steps)" = 2 ] || fail "tiny_cnn: not 2 steps: $out"
+[ "$(printf '%s' "$out" | jq .convolutions)" = true ] || fail "tiny_cnn: no convolutions: $out"
+[ "$(printf '%s' "$out" | jq '.mib > .context_mib')" = true ] || fail "tiny_cnn: figure: $out"
+out=$("$CARMA" estimate --run --json -- "$D/tiny_mlp.py" 2>/dev/null) || fail "tiny_mlp: $out"
+[ "$(printf '%s' "$out" | jq .convolutions)" = false ] || fail "tiny_mlp: convolutions: $out"
+expect 0 "optimizer steps traced" "$CARMA" estimate --run -- "$D/tiny_mlp.py"
+expect 1 "cannot trace: operation aten._foreach_add_" \
+    "$CARMA" estimate --run -- python3 "$D/unsupported_foreach.py"
+expect 1 "cannot trace: mixed precision" "$CARMA" estimate --run -- "$D/unsupported_amp.py"
+expect 1 "no optimizer step" "$CARMA" estimate --run -- "$D/no_step.py"
+expect 1 "no such script" "$CARMA" estimate --run -- "$D/missing.py"
+expect 1 "interpreter option -c" "$CARMA" estimate --run -- python3 -c "print(1)"
+expect 1 "ran past 2 s" env CARMA_TRACE_TIMEOUT=2 "$CARMA" estimate --run -- "$D/hang.py"
+
+[ "$fails" -eq 0 ] && echo "all xmem CLI tests passed"
+[ "$fails" -eq 0 ]

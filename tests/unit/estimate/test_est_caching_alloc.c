@@ -1,0 +1,265 @@
+/* test_est_caching_alloc.c — the caching-allocator model (rounding, pools, segment sizes, best
+ * fit, splitting, merging, peaks), the trace replay with its workspaces and estimate parts, and
+ * the xmem fit's rule (no row underestimated, per-family contexts and margins). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "estimate/caching_alloc.h"
+#include "estimate/trace_replay.h"
+#include "estimate/xmem.h"
+
+#define MiB (1024ull * 1024ull)
+
+static void test_rounding_and_segments(void **state)
+{
+    (void)state;
+    assert_int_equal(ca_round(1), 512);
+    assert_int_equal(ca_round(512), 512);
+    assert_int_equal(ca_round(513), 1024);
+    assert_int_equal(ca_segment_size(512), 2 * MiB);
+    assert_int_equal(ca_segment_size(MiB), 2 * MiB);              /* <= 1 MiB: small pool */
+    assert_int_equal(ca_segment_size(MiB + 512), 20 * MiB);       /* < 10 MiB: 20 MiB */
+    assert_int_equal(ca_segment_size(10 * MiB), 10 * MiB);        /* >= 10 MiB: 2 MiB steps */
+    assert_int_equal(ca_segment_size(10 * MiB + 512), 12 * MiB);
+}
+
+static void test_small_pool_split_and_reuse(void **state)
+{
+    (void)state;
+    caching_alloc ca;
+    ca_init(&ca);
+    int a = ca_alloc(&ca, 1000); /* 1024 B of a new 2 MiB segment, the rest split off */
+    int b = ca_alloc(&ca, 1000);
+    assert_true(a >= 0 && b >= 0);
+    assert_int_equal(ca.reserved, 2 * MiB);
+    assert_int_equal(ca.segments, 1);
+    assert_int_equal(ca.allocated, 2048);
+    assert_int_equal(ca.blocks[b].addr, ca.blocks[a].addr + 1024);
+    ca_release(&ca, a);
+    int c = ca_alloc(&ca, 600); /* best fit: the freed 1024 B block; rounded to 1024, no split */
+    assert_int_equal(ca.blocks[c].addr, 0);
+    assert_int_equal(ca.blocks[c].size, 1024);
+    ca_release(&ca, c);
+    int d = ca_alloc(&ca, 400); /* 512 B of it: the 512 B remainder is >= 512, so it splits */
+    assert_int_equal(ca.blocks[d].addr, 0);
+    assert_int_equal(ca.blocks[d].size, 512);
+    assert_int_equal(ca.reserved, 2 * MiB); /* no new segment */
+    ca_free_all(&ca);
+}
+
+static void test_large_pool_no_split_under_1mib(void **state)
+{
+    (void)state;
+    caching_alloc ca;
+    ca_init(&ca);
+    int a = ca_alloc(&ca, 19 * MiB + 512 * 1024); /* >= 10 MiB: rounded up to 2 MiB, 20 MiB */
+    assert_int_equal(ca.reserved, 20 * MiB);
+    /* remainder 0.5 MiB <= 1 MiB: the large pool does not split, the block keeps it all */
+    assert_int_equal(ca.blocks[a].size, 20 * MiB);
+    assert_int_equal(ca.allocated, 20 * MiB);
+    int b = ca_alloc(&ca, 2 * MiB); /* 1 MiB < 2 MiB < 10 MiB: a new 20 MiB segment, split */
+    assert_int_equal(ca.reserved, 40 * MiB);
+    assert_int_equal(ca.blocks[b].size, 2 * MiB);
+    assert_int_equal(ca.segments, 2);
+    ca_free_all(&ca);
+}
+
+static void test_best_fit_and_merge(void **state)
+{
+    (void)state;
+    caching_alloc ca;
+    ca_init(&ca);
+    /* one 20 MiB segment carved into 4 + 2 + 6 + 8 MiB */
+    int a = ca_alloc(&ca, 4 * MiB), b = ca_alloc(&ca, 2 * MiB), c = ca_alloc(&ca, 6 * MiB);
+    int d = ca_alloc(&ca, 8 * MiB);
+    assert_int_equal(ca.segments, 1);
+    ca_release(&ca, a);
+    ca_release(&ca, c);
+    /* 5 MiB fits the 6 MiB hole and the 4 MiB one does not: best fit takes the 6 MiB one;
+     * the 1 MiB remainder is not > 1 MiB, so it is not split */
+    int e = ca_alloc(&ca, 5 * MiB);
+    assert_int_equal(ca.blocks[e].addr, 6 * MiB);
+    assert_int_equal(ca.blocks[e].size, 6 * MiB);
+    ca_release(&ca, e);
+    /* freeing b merges a, b and c into one 12 MiB block at address 0 */
+    ca_release(&ca, b);
+    int f = ca_alloc(&ca, 12 * MiB);
+    assert_int_equal(ca.blocks[f].addr, 0);
+    assert_int_equal(ca.reserved, 20 * MiB);
+    /* ties in size go to the lowest address */
+    ca_release(&ca, f);
+    ca_release(&ca, d);
+    assert_int_equal(ca.allocated, 0);
+    int g = ca_alloc(&ca, 20 * MiB); /* all merged back: the whole segment */
+    assert_int_equal(ca.blocks[g].addr, 0);
+    assert_int_equal(ca.peak_reserved, 20 * MiB);
+    assert_int_equal(ca.peak_allocated, 20 * MiB);
+    ca_free_all(&ca);
+}
+
+static void test_pools_apart(void **state)
+{
+    (void)state;
+    caching_alloc ca;
+    ca_init(&ca);
+    int big = ca_alloc(&ca, 4 * MiB);
+    ca_release(&ca, big); /* a free 20 MiB large-pool segment */
+    ca_alloc(&ca, 4096);  /* small requests never use large-pool blocks */
+    assert_int_equal(ca.reserved, 22 * MiB);
+    ca_free_all(&ca);
+}
+
+static char *write_trace(const char *text)
+{
+    static char path[] = "/tmp/carma-test-trace-XXXXXX";
+    strcpy(path, "/tmp/carma-test-trace-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_replay_and_parts(void **state)
+{
+    (void)state;
+    /* two 12 MiB tensors, a GEMM on each thread, a convolution over 12 MiB tensors */
+    char *path = write_trace("carma-trace 1\n"
+                             "a 1 12582912\n"
+                             "g fwd\n"
+                             "a 2 12582912\n"
+                             "c 12582912 12582912 1000\n"
+                             "f 1\n"
+                             "g bwd\n"
+                             "s 1\n"
+                             "end 1\n");
+    mtrace_events t;
+    carma_err err;
+    assert_int_equal(mtrace_load(path, &t, &err), 0);
+    assert_int_equal(t.steps, 1);
+    assert_int_equal(t.convs, 1);
+    assert_int_equal(t.gemm_threads, 2);
+    replay_result r;
+    replay_rules bare = {.workspaces = false};
+    assert_int_equal(mtrace_replay(&t, &bare, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 24 * MiB);
+    /* with workspaces: each cuBLAS workspace (8.125 MiB) takes a 20 MiB segment; the conv
+     * workspace (ratio 1: 12 MiB) a 12 MiB one while both tensors live */
+    replay_rules full = {.workspaces = true, .conv_ws_ratio = 1};
+    assert_int_equal(mtrace_replay(&t, &full, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, (24 + 20 + 12) * MiB);
+    xmem_coeffs c = {.context_conv_mib = 1000, .context_plain_mib = 500, .conv_ws_ratio = 1,
+                     .margin_conv = 0.5, .margin_plain = 0.1};
+    xmem_estimate e;
+    assert_int_equal(xmem_estimate_trace(&t, &c, &e, &err), 0);
+    assert_true(e.convolutions);
+    assert_float_equal(e.context_mib, 1000, 1e-9);
+    assert_float_equal(e.reserved_mib, 24, 1e-9);
+    assert_float_equal(e.workspaces_mib, 32, 1e-9);
+    assert_float_equal(e.margin_mib, 28, 1e-9);
+    assert_float_equal(e.total_mib, 1000 + 56 + 28, 1e-9);
+    mtrace_free(&t);
+    unlink(path);
+}
+
+static void test_bad_traces(void **state)
+{
+    (void)state;
+    mtrace_events t;
+    carma_err err;
+    char *path = write_trace("carma-trace 1\na 1 100\n");
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    assert_non_null(strstr(err.msg, "incomplete"));
+    unlink(path);
+    path = write_trace("carma-trace 1\nzap\nend 1\n");
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown event 'zap'"));
+    unlink(path);
+    path = write_trace("not a trace\n");
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    assert_non_null(strstr(err.msg, "not a carma trace"));
+    unlink(path);
+}
+
+/* Writes a one-tensor trace of `mib` MiB (with a convolution when conv) into dir/name. */
+static void small_trace(const char *dir, const char *name, unsigned mib, bool conv)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "carma-trace 1\na 1 %llu\n%ss 1\nend 1\n", (unsigned long long)mib * MiB,
+            conv ? "c 0 0 0\n" : "");
+    fclose(f);
+}
+
+static void test_fit_rule(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-test-fit-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    /* plain rows: peaks 100, 200, 400 MiB measured at 1500, 1720, 1900 MiB; conv rows at
+     * 1800 + peak. Conv traces' workspace rule adds nothing (0-byte convolutions). */
+    small_trace(dir, "p1", 100, false);
+    small_trace(dir, "p2", 200, false);
+    small_trace(dir, "p3", 400, false);
+    small_trace(dir, "c1", 100, true);
+    small_trace(dir, "c2", 300, true);
+    char idx[600];
+    snprintf(idx, sizeof idx, "%s/index.csv", dir);
+    FILE *f = fopen(idx, "w");
+    assert_non_null(f);
+    fputs("trace,family,measured_mib\np1,mlp,1500\np2,mlp,1720\np3,mlp,1900\n"
+          "c1,cnn,1900\nc2,cnn,2100\n", f);
+    fclose(f);
+    xmem_coeffs c;
+    xmem_fit_report r;
+    carma_err err;
+    assert_int_equal(xmem_fit(idx, &c, &r, &err), 0);
+    assert_int_equal(r.rows_plain, 3);
+    assert_int_equal(r.rows_conv, 2);
+    assert_int_equal(r.under_plain + r.under_conv, 0);
+    assert_float_equal(c.context_conv_mib, 1800, 1e-6); /* exact: no margin needed */
+    assert_float_equal(c.margin_conv, 0, 1e-9);
+    assert_float_equal(r.median_err_conv, 0, 1e-9);
+    /* plain: every row covered, and the p2 row (the one that needs most) exactly */
+    const double peak[] = {100, 200, 400}, meas[] = {1500, 1720, 1900};
+    double tightest = 1e9;
+    for (int i = 0; i < 3; i++) {
+        double est = c.context_plain_mib + peak[i] * (1 + c.margin_plain);
+        assert_true(est >= meas[i] - 1e-6);
+        tightest = est - meas[i] < tightest ? est - meas[i] : tightest;
+    }
+    assert_float_equal(tightest, 0, 1e-6);
+    const char *names[] = {"p1", "p2", "p3", "c1", "c2", "index.csv"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rounding_and_segments),
+        cmocka_unit_test(test_small_pool_split_and_reuse),
+        cmocka_unit_test(test_large_pool_no_split_under_1mib),
+        cmocka_unit_test(test_best_fit_and_merge),
+        cmocka_unit_test(test_pools_apart),
+        cmocka_unit_test(test_replay_and_parts),
+        cmocka_unit_test(test_bad_traces),
+        cmocka_unit_test(test_fit_rule),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
