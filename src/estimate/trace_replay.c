@@ -18,6 +18,8 @@ static int push(mtrace_events *t, trace_ev e, carma_err *err)
     return 0;
 }
 
+#define TRACE_MAX_BYTES (1ull << 50)
+
 static int parse_line(mtrace_events *t, const char *line, bool *ended, carma_err *err)
 {
     unsigned long long a, b, c;
@@ -48,6 +50,9 @@ static int parse_line(mtrace_events *t, const char *line, bool *ended, carma_err
     }
     if ((e.kind == TEV_ALLOC || e.kind == TEV_FREE) && (id == 0 || id > 100000000u))
         return carma_err_set(err, "bad storage id %u", id);
+    /* No GPU holds a petabyte: larger figures are corrupt, and would overflow the model. */
+    if (e.a > TRACE_MAX_BYTES || e.b > TRACE_MAX_BYTES || e.c > TRACE_MAX_BYTES)
+        return carma_err_set(err, "size out of range (over 2^50 bytes) in '%.40s'", line);
     if (e.kind == TEV_ALLOC && id > t->max_id)
         t->max_id = id;
     return push(t, e, err);

@@ -184,6 +184,14 @@ static void test_bad_traces(void **state)
     assert_int_equal(mtrace_load(path, &t, &err), -1);
     assert_non_null(strstr(err.msg, "unknown event 'zap'"));
     unlink(path);
+    /* Found by fuzz_xmemtrace: a size near 2^64 overflowed the cuDNN workspace rule. */
+    path = write_trace("carma-trace 1\nc 1000 27670116110564327424 128\nend 1\n");
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    assert_non_null(strstr(err.msg, "out of range"));
+    unlink(path);
+    path = write_trace("carma-trace 1\na 1 1125899906842625\nend 1\n");
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    unlink(path);
     path = write_trace("not a trace\n");
     assert_int_equal(mtrace_load(path, &t, &err), -1);
     assert_non_null(strstr(err.msg, "not a carma trace"));
