@@ -122,14 +122,28 @@ static double speed_of(const sched *s, const sched_task *t, int gpu, double extr
     return v;
 }
 
-/* When a running task is predicted to end: its solo runtime estimate stretched by its present
- * speed from its start (the speed it ran at before is not kept), never before now; INFINITY
- * when it has no estimate. */
+/* When a running task is predicted to end if it runs at `speed` from now: the work its
+ * runtime estimate leaves after what it has done (carma_progress keeps count); INFINITY when it
+ * has no estimate. */
 static double end_at_speed(const sched_task *t, double speed, double now)
 {
     if (isnan(t->runtime_est_s))
         return INFINITY;
-    return fmax(now, t->started_at + t->runtime_est_s / speed);
+    double done = t->done_s + (now - t->done_at) * t->speed_est;
+    return now + fmax(0.0, t->runtime_est_s - done) / speed;
+}
+
+void carma_progress(sched *s, const int *gpus, int n, double now, bool after)
+{
+    for (int k = 0; k < n; k++)
+        for (sched_task *r = s->ledger.gpu[gpus[k]].head; r; r = ledger_next(r, gpus[k])) {
+            if (after) {
+                r->speed_est = speed_of(s, r, -1, 0);
+                continue;
+            }
+            r->done_s += (now - r->done_at) * r->speed_est;
+            r->done_at = now;
+        }
 }
 
 /* Memoized per call of carma_next (s->epoch): every GPU's speeds are fixed within one. */

@@ -250,7 +250,14 @@ void sched_place(sched *s, sched_task *t, const int *gpus, place_rule rule, uint
     t->attempts++;
     t->started_at = now;
     mark_launching(s, t, gpus, t->ngpus);
+    bool carma = s->policy->order == PORDER_CARMA;
+    if (carma)
+        carma_progress(s, gpus, t->ngpus, now, false);
+    t->done_s = 0;
+    t->done_at = now;
     ledger_charge(&s->ledger, t, commit, carma_task_pressure(&s->cfg, t));
+    if (carma)
+        carma_progress(s, gpus, t->ngpus, now, true);
 
     memset(out, 0, sizeof *out);
     out->task = t;
@@ -304,8 +311,13 @@ bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out
 /* ---- endings and recovery (CARMA §7, with a retry cap) ------------------------------------- */
 
 static sched_end task_ended(sched *s, sched_task *t, task_outcome outcome,
-                           const sched_oom_seen *seen)
+                           const sched_oom_seen *seen, double now)
 {
+    bool carma = s->policy->order == PORDER_CARMA && t->charge.held;
+    int gpus[SCHED_MAX_TASK_GPUS], n = t->charge.held ? t->charge.ngpus : 0;
+    memcpy(gpus, t->gpus, sizeof gpus);
+    if (carma)
+        carma_progress(s, gpus, n, now, false);
     sched_end learned = SCHED_END_RETRY;
     if (outcome == TASK_OOM && s->policy->order == PORDER_CARMA && s->cfg.carma_oom_learning &&
         t->where == SCHED_RUNNING)
@@ -313,6 +325,8 @@ static sched_end task_ended(sched *s, sched_task *t, task_outcome outcome,
     if (t->where == SCHED_RUNNING)
         queue_remove(&s->running_q, t);
     ledger_discharge(&s->ledger, t);
+    if (carma)
+        carma_progress(s, gpus, n, now, true);
     for (int k = 0; k < t->ngpus; k++) {
         int g = t->gpus[k];
         if (g >= 0 && g < s->ngpus && s->grace[g].task == t)
@@ -336,14 +350,12 @@ static sched_end task_ended(sched *s, sched_task *t, task_outcome outcome,
 
 sched_end sched_task_ended(sched *s, sched_task *t, task_outcome outcome, double now)
 {
-    (void)now;
-    return task_ended(s, t, outcome, NULL);
+    return task_ended(s, t, outcome, NULL, now);
 }
 
 sched_end sched_task_oom(sched *s, sched_task *t, const sched_oom_seen *seen, double now)
 {
-    (void)now;
-    return task_ended(s, t, TASK_OOM, seen);
+    return task_ended(s, t, TASK_OOM, seen, now);
 }
 
 int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
@@ -361,6 +373,9 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
     t->where = SCHED_RUNNING;
     queue_push_back(&s->running_q, t);
     t->started_at = seen_at;
+    t->done_s = 0; /* what it did before the restart is not known: all of it is left */
+    t->done_at = seen_at;
+    t->speed_est = 1.0;
     for (int k = 0; k < ngpus; k++) {
         int g = gpus[k];
         t->gpus[k] = g;
@@ -378,6 +393,8 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
                   carma_figure(&s->cfg, t, &figure, &src, &learned);
     uint64_t commit_mib = commit ? figure + s->cfg.margin_mib : 0;
     ledger_charge(&s->ledger, t, commit ? &commit_mib : NULL, carma_task_pressure(&s->cfg, t));
+    if (s->policy->order == PORDER_CARMA) /* the speeds of all on its GPUs, its own included */
+        carma_progress(s, gpus, ngpus, seen_at, true);
     assert(sched_check(s));
     return 0;
 }

@@ -229,6 +229,9 @@ typedef struct sched_task {
                                vouch for them (runtimes unknown) */
     uint64_t end_epoch;     /* carma: its predicted end, memoized for one placement call */
     double end_memo;
+    double done_s;          /* carma: solo-seconds of work done by done_at, at speed_est */
+    double done_at;
+    double speed_est;       /* carma: its predicted speed since done_at */
     int gpus[SCHED_MAX_TASK_GPUS]; /* GPUs of the current / last launch */
     sched_task_where where;
     sched_charge charge;    /* its share of the per-GPU ledger while running */

@@ -57,5 +57,9 @@ bool carma_figure(const sched_config *c, const sched_task *t, uint64_t *mib, mem
  * or SCHED_END_NEVER_FITS. */
 sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen);
 double carma_task_pressure(const sched_config *c, const sched_task *t);
+/* Keeps the running tasks' work done: call with after = false before the tasks on `gpus`
+ * change (their work is brought up to now at their speeds), and with after = true once they
+ * have (their speeds are predicted again). */
+void carma_progress(sched *s, const int *gpus, int n, double now, bool after);
 
 #endif
