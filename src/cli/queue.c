@@ -1,8 +1,10 @@
 /* queue.c — `carma queue [--all]`: the tasks waiting and running (and, with --all, ended). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "util/strutil.h"
 
 static const char usage[] =
     "usage: carma queue [--all] [--socket PATH] [--json]\n\n"
@@ -54,13 +56,16 @@ static int run(request_args *a)
                 snprintf(memtext, sizeof memtext, "%lld", (long long)json_integer_value(mem));
             else
                 snprintf(memtext, sizeof memtext, "-");
+            /* other users chose these names: no escape sequence reaches the terminal */
+            char *name = str_escape_controls(json_string_value(json_object_get(t, "name")));
+            char *user = str_escape_controls(json_string_value(json_object_get(t, "user")));
             printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %s\n",
-                   (long long)json_integer_value(json_object_get(t, "id")),
-                   json_string_value(json_object_get(t, "name")),
-                   json_string_value(json_object_get(t, "user")),
-                   json_string_value(json_object_get(t, "state")),
+                   (long long)json_integer_value(json_object_get(t, "id")), name ? name : "?",
+                   user ? user : "?", json_string_value(json_object_get(t, "state")),
                    json_is_string(q) ? json_string_value(q) : "-",
                    (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext);
+            free(name);
+            free(user);
         }
     }
     json_decref(reply);
