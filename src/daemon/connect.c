@@ -31,6 +31,13 @@ int daemon_connect(const char *socket_path, carma_err *err)
 
 json_t *daemon_call(int fd, json_t *req, carma_err *err)
 {
+    bool answered;
+    return daemon_call_answered(fd, req, &answered, err);
+}
+
+json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err)
+{
+    *answered = false;
     size_t len;
     char *line = proto_encode_line(req, &len);
     json_decref(req);
@@ -82,6 +89,7 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err)
         carma_err_set(err, "unreadable reply from the daemon");
         return NULL;
     }
+    *answered = true;
     if (!json_is_true(json_object_get(reply, "ok"))) {
         const char *e = json_string_value(json_object_get(reply, "error"));
         carma_err_set(err, "%s", e ? e : "the daemon refused the request");

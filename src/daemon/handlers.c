@@ -43,19 +43,40 @@ static dtask *managed_task_arg(daemon_state *d, const peer *p, const json_t *req
     return t;
 }
 
+/* The submission's idempotency key: absent (an older client), or 16..64 hex digits. */
+static bool key_arg(const json_t *req, const char **key)
+{
+    json_t *k = json_object_get(req, "key");
+    *key = NULL;
+    if (!k)
+        return true;
+    const char *v = json_string_value(k);
+    size_t n = v ? strlen(v) : 0;
+    if (n < 16 || n > 64 || strspn(v, "0123456789abcdefABCDEF") != n)
+        return false;
+    *key = v;
+    return true;
+}
+
 static json_t *do_submit(daemon_state *d, peer *p, const json_t *req)
 {
     submission sub;
     carma_err err;
+    const char *key;
+    if (!key_arg(req, &key))
+        return proto_error("'key' must be a string of 16 to 64 hex digits");
     if (submission_from_json(json_object_get(req, "task"), &sub, &err))
         return proto_error("invalid submission: %s", err.msg);
     uint64_t id;
-    if (d_submit(d, p, &sub, &id, &err)) {
-        submission_free(&sub);
+    bool repeat;
+    int rc = d_submit(d, p, &sub, key, &id, &repeat, &err);
+    submission_free(&sub); /* a repeat's (a stored task took its own) */
+    if (rc)
         return proto_error("submission refused: %s", err.msg);
-    }
     json_t *r = proto_ok();
     json_object_set_new(r, "id", json_integer((json_int_t)id));
+    if (repeat)
+        json_object_set_new(r, "repeat", json_true());
     return r;
 }
 

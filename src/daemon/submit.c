@@ -79,8 +79,25 @@ static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
                          "memory", what, (double)m.mib / 1024, sub->ngpus, big_enough);
 }
 
-int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carma_err *err)
+int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
+             bool *repeat, carma_err *err)
 {
+    *repeat = false;
+    if (key) {
+        /* Looked up in the iteration's transaction: a repeat in the same batch of requests
+         * sees the first one's row. */
+        if (!d_txn(d))
+            return carma_err_set(err, "%s", d->fatal.msg);
+        int found = store_find_submit_key(d->db, p->uid, key, id, err);
+        if (found < 0) {
+            d_fail(d, err);
+            return -1;
+        }
+        if (found) {
+            *repeat = true;
+            return 0;
+        }
+    }
     if (sub->ngpus > d->ngpus)
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
                              d->ngpus);
@@ -102,6 +119,7 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carm
     store_task_row row = {
         .uid = t->uid, .gid = t->gid, .user = t->user, .spec = spec_text, .state = "queued",
         .submitted_at = t->submitted_at, .outcome = "", .history_mib = t->history_mib,
+        .submit_key = key,
     };
     if (rc == 0)
         rc = store_insert_task(d->db, &row, err);

@@ -13,8 +13,12 @@
 #include "daemon/daemon_int.h"
 #include "daemon/supervisor.h"
 
-/* submit.c: stores a new task and queues it; *id is its id. A refused task stores nothing. */
-int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carma_err *err);
+/* submit.c: stores a new task and queues it; *id is its id. A refused task stores nothing.
+ * key (NULL: none) is the client's idempotency key: when this uid already submitted with it,
+ * nothing is stored, *id is that task's and *repeat is set (a client retrying after a lost
+ * reply makes no second task). */
+int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
+             bool *repeat, carma_err *err);
 
 /* launch.c: places what the core allows, writes the attempts, commits, then starts their
  * supervisors. */

@@ -7,11 +7,12 @@
 #include <string.h>
 
 enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_DEL_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT,
-       Q_HIST_PUT, Q_HIST_GET, NQ };
+       Q_HIST_PUT, Q_HIST_GET, Q_KEY_GET, NQ };
 
 static const char *const sql[NQ] = {
     [Q_INS_TASK] = "INSERT INTO tasks(uid, gid, user, spec, state, recovery, queue_seq, attempts,"
-                   " submitted_at, ended_at, outcome, history_mib) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                   " submitted_at, ended_at, outcome, history_mib, submit_key)"
+                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_TASK] = "UPDATE tasks SET state=?, recovery=?, queue_seq=?, attempts=?, ended_at=?,"
                    " outcome=? WHERE id=?",
     [Q_INS_ATT] = "INSERT INTO attempts(task_id, n, gpus, dir, state, sup_pid, task_pid,"
@@ -27,6 +28,7 @@ static const char *const sql[NQ] = {
                    " VALUES(?,?,?,?,?) ON CONFLICT(command, batch, ngpus) DO UPDATE SET"
                    " peak_mib=max(peak_mib, excluded.peak_mib), updated_at=excluded.updated_at",
     [Q_HIST_GET] = "SELECT peak_mib FROM mem_history WHERE command=? AND batch=? AND ngpus=?",
+    [Q_KEY_GET] = "SELECT id FROM tasks WHERE uid=? AND submit_key=?",
 };
 
 static const char *const schema =
@@ -55,7 +57,13 @@ static const char *const schema =
 static const char *const added_columns[][2] = {
     {"tasks", "history_mib INTEGER"},
     {"attempts", "peak_mib INTEGER"},
+    {"tasks", "submit_key TEXT"},
 };
+
+/* After the added columns: a submission key is one task per submitting uid. */
+static const char *const indexes =
+    "CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_submit_key ON tasks(uid, submit_key)"
+    " WHERE submit_key IS NOT NULL;";
 
 static bool has_column(sqlite3 *db, const char *table, const char *column)
 {
@@ -113,7 +121,8 @@ int store_open(store **out, const char *path, carma_err *err)
     sqlite3_busy_timeout(s->db, 5000);
     char *msg = NULL;
     if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-        add_missing_columns(s->db, &msg)) {
+        add_missing_columns(s->db, &msg) ||
+        sqlite3_exec(s->db, indexes, NULL, NULL, &msg) != SQLITE_OK) {
         carma_err_set(err, "state database %s: %s", path, msg ? msg : "schema failed");
         sqlite3_free(msg);
         store_close(s);
@@ -208,6 +217,10 @@ int store_insert_task(store *s, store_task_row *t, carma_err *err)
     bind_time(st, 10, t->ended_at);
     bind_text(st, 11, t->outcome);
     bind_mib(st, 12, t->history_mib);
+    if (t->submit_key)
+        sqlite3_bind_text(st, 13, t->submit_key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 13);
     if (run(s, Q_INS_TASK, err, "insert task"))
         return -1;
     t->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -316,6 +329,25 @@ int store_history_get(store *s, const char *command, int batch, int ngpus, uint6
         found = 1;
     } else if (rc != SQLITE_DONE) {
         found = db_error(s, err, "read peak memory");
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return found;
+}
+
+int store_find_submit_key(store *s, uint32_t uid, const char *key, uint64_t *id,
+                          carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_KEY_GET];
+    sqlite3_bind_int64(st, 1, uid);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    int found = 0;
+    if (rc == SQLITE_ROW) {
+        *id = (uint64_t)sqlite3_column_int64(st, 0);
+        found = 1;
+    } else if (rc != SQLITE_DONE) {
+        found = db_error(s, err, "look up a submission key");
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);

@@ -6,7 +6,8 @@
  * one launch: 'starting' (written, supervisor not yet forked), 'running' or 'ended'; one found
  * never started after a crash is deleted (an event records it). The memory history keeps the
  * largest peak GPU memory measured for a task (command, batch size, GPU count) that ran to
- * completion, so a later identical submission can be placed with it. */
+ * completion, so a later identical submission can be placed with it. A task may carry its
+ * client's idempotency key (submit_key): a retried submission finds the task it made. */
 #ifndef CARMA_STORE_STORE_H
 #define CARMA_STORE_STORE_H
 
@@ -30,6 +31,7 @@ typedef struct store_task_row {
     double submitted_at, ended_at;
     const char *outcome;   /* last attempt's class, "" if none */
     int64_t history_mib;   /* memory figure taken from the history at submission; -1 none */
+    const char *submit_key; /* the client's idempotency key (unique per uid); NULL none */
 } store_task_row;
 
 typedef struct store_attempt_row {
@@ -70,6 +72,11 @@ int store_history_put(store *s, const char *command, int batch, int ngpus, uint6
  * not, -1 on a database error. */
 int store_history_get(store *s, const char *command, int batch, int ngpus, uint64_t *peak_mib,
                       carma_err *err);
+
+/* The task this uid submitted with this idempotency key: 1 and *id when there is one, 0 when
+ * not, -1 on a database error. */
+int store_find_submit_key(store *s, uint32_t uid, const char *key, uint64_t *id,
+                          carma_err *err);
 
 /* The next queue sequence number (one above any in use). */
 int64_t store_next_seq(store *s);
