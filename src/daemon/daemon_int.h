@@ -127,6 +127,9 @@ typedef struct daemon_state {
     peer **peers;        /* the socket's connected peers */
     int npeers;
     size_t peers_cap;
+    int max_peers;       /* what the descriptor limit leaves room for (server.c) */
+    double accept_paused_until; /* out of descriptors: the listener rests until then */
+    double fd_warned_at; /* when running out of descriptors was last logged */
     int listen_fd;
     bool need_schedule;
     double next_tick, next_reap;
