@@ -137,8 +137,7 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
         return -1;
     }
     if (sched_submit(d->core, &t->st, err)) {
-        d->tasks[row.id] = NULL;
-        d_free_task(t);
+        d_remove_task(d, t);
         d_fail(d, err);
         return -1;
     }

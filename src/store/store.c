@@ -60,10 +60,12 @@ static const char *const added_columns[][2] = {
     {"tasks", "submit_key TEXT"},
 };
 
-/* After the added columns: a submission key is one task per submitting uid. */
+/* After the added columns: a submission key is one task per submitting uid; the live tasks
+ * (queued, running) are found among all the ended ones by state. */
 static const char *const indexes =
     "CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_submit_key ON tasks(uid, submit_key)"
-    " WHERE submit_key IS NOT NULL;";
+    " WHERE submit_key IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks(state);";
 
 static bool has_column(sqlite3 *db, const char *table, const char *column)
 {
@@ -367,7 +369,13 @@ static const char *col_text(sqlite3_stmt *st, int i)
 
 int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
 {
-    static const char *q =
+    return store_select(s, &(store_filter){0}, fn, ctx, err);
+}
+
+int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, carma_err *err)
+{
+    char q[1024];
+    int len = snprintf(q, sizeof q, "%s",
         "SELECT t.id, t.uid, t.gid, t.user, t.spec, t.state, t.recovery, t.queue_seq,"
         " t.attempts, t.submitted_at, ifnull(t.ended_at, 0), t.outcome,"
         " a.n, a.gpus, a.dir, a.state, ifnull(a.sup_pid, 0), ifnull(a.task_pid, 0),"
@@ -375,10 +383,25 @@ int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
         " ifnull(a.signal, 0), a.outcome, a.tail, ifnull(t.history_mib, -1),"
         " ifnull(a.peak_mib, -1)"
         " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.n = t.attempts"
-        " ORDER BY t.id";
+        " WHERE t.id > ?1");
+    /* each condition only when asked for; the parameters keep their numbers either way */
+    if (f->id)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.id = ?2");
+    if (f->state)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.state = ?3");
+    if (f->live)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.state IN ('queued', 'running')");
+    if (f->user)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.user = ?4");
+    snprintf(q + len, sizeof q - (size_t)len, " ORDER BY t.id LIMIT ?5");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
         return db_error(s, err, "load");
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)f->after);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)f->id);
+    sqlite3_bind_text(st, 3, f->state ? f->state : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, f->user ? f->user : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, f->limit > 0 ? f->limit : -1); /* SQLite: -1 is no limit */
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         store_task_row t = {

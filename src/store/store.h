@@ -87,6 +87,19 @@ typedef int (*store_task_fn)(void *ctx, const store_task_row *t, const store_att
                              carma_err *err);
 int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err);
 
+/* Which tasks store_select calls back for: those matching every condition given. */
+typedef struct store_filter {
+    uint64_t id;       /* this task only; 0 any */
+    uint64_t after;    /* ids above this only (a listing's continuation) */
+    const char *state; /* in this state only; NULL any */
+    bool live;         /* queued or running only */
+    const char *user;  /* submitted by this user (name) only; NULL any */
+    int limit;         /* at most this many; 0 no limit */
+} store_filter;
+
+/* As store_load, for the tasks matching f only (in id order). */
+int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, carma_err *err);
+
 /* Counts rows of a table ("tasks", "attempts", "events", "mem_history") — for tests and
  * benchmarks. */
 int64_t store_count(store *s, const char *table);

@@ -115,9 +115,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (uint64_t i = 0; i < d->ntasks_cap; i++)
-        d_free_task(d->tasks[i]);
-    free(d->tasks);
+    d_free_tasks(d);
     free(d->running);
     sched_destroy(d->core);
     d_monitor_close(d);
