@@ -16,7 +16,8 @@ static const char usage[] =
     "                  database a page at a time)\n"
     "  --state STATE   only tasks in this state: queued, running, done, failed, cancelled\n"
     "  --user NAME     only this user's tasks\n"
-    "  --limit N       at most N tasks; when more are left, stderr says how to go on\n"
+    "  --limit N       at most N tasks; when an --all listing has more, stderr says how\n"
+    "                  to go on\n"
     "  --after ID      with --all or an ended --state: only tasks with ids above ID\n"
     REQUEST_USAGE;
 
