@@ -6,7 +6,7 @@
 set -eu
 CARMA=$(realpath "$1")
 N=${2:-20000}
-command -v sqlite3 >/dev/null || { echo "bench_queue_finished: needs the sqlite3 shell" >&2; exit 1; }
+command -v sqlite3 >/dev/null || { echo "SKIP: bench_queue_finished needs the sqlite3 shell"; exit 0; }
 tmp=$(mktemp -d)
 SOCK=$tmp/s
 STATE=$tmp/state
