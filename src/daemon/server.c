@@ -161,11 +161,11 @@ static const char *refusal(const daemon_state *d, uid_t uid, char *buf, size_t c
     return buf;
 }
 
-/* Out of descriptors: rest the listener (it stays readable, and polling it at once again
- * would spin), and drop the peer idle longest (a second at least) to make room. */
-static void out_of_descriptors(daemon_state *d, double now)
+/* Out of descriptors: drop the peer idle longest (a second at least: a newer one may not
+ * have been read yet) to make room, and say so (true: accepting may go on at once); with none
+ * to drop, rest the listener (it stays readable, and polling it at once again would spin). */
+static bool out_of_descriptors(daemon_state *d, double now)
 {
-    d->accept_paused_until = now + ACCEPT_PAUSE_S;
     int oldest = -1;
     for (int i = 0; i < d->npeers; i++) {
         const peer *p = d->peers[i];
@@ -173,13 +173,17 @@ static void out_of_descriptors(daemon_state *d, double now)
             (oldest < 0 || p->last_active < d->peers[oldest]->last_active))
             oldest = i;
     }
-    if (oldest >= 0)
-        drop_peer(d, oldest);
     if (now - d->fd_warned_at >= 60.0 || d->fd_warned_at == 0) {
         d->fd_warned_at = now;
-        dlog(d, "out of file descriptors with %d connections: accepting rests %.0f ms%s",
-             d->npeers, ACCEPT_PAUSE_S * 1000, oldest >= 0 ? ", the longest idle dropped" : "");
+        dlog(d, "out of file descriptors with %d connections: dropping the longest idle, "
+             "else accepting rests %.0f ms", d->npeers, ACCEPT_PAUSE_S * 1000);
     }
+    if (oldest >= 0) {
+        drop_peer(d, oldest);
+        return true;
+    }
+    d->accept_paused_until = now + ACCEPT_PAUSE_S;
+    return false;
 }
 
 static void accept_peers(daemon_state *d, double now)
@@ -187,8 +191,11 @@ static void accept_peers(daemon_state *d, double now)
     for (;;) {
         int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                out_of_descriptors(d, now);
+            /* each peer dropped makes room for one accept: the loop ends when none is left
+             * to drop (those accepted now are not idle long enough) */
+            if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) &&
+                out_of_descriptors(d, now))
+                continue;
             return;
         }
         struct ucred cred;
