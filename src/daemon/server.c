@@ -6,15 +6,15 @@
  *
  * No local user can lock the others out: each user holds at most max_conns_per_uid
  * connections, some are kept for root and the daemon's own user, idle peers are dropped
- * sooner as the table fills, and running out of file descriptors rests the listener (a
- * readable listener that cannot be accepted from would make the loop spin) and drops the
- * longest-idle peer to make room. */
+ * sooner as the table fills, and running out of file descriptors drops the longest-idle
+ * peer to make room, or else rests the listener (a readable listener that cannot be accepted
+ * from would make the loop spin). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
