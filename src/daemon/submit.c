@@ -48,8 +48,8 @@ static int take_history(daemon_state *d, dtask *t, carma_err *err)
 /* A task this server can never run is refused at once, naming the server's capacity, rather
  * than queued forever or launched into a certain out-of-memory crash: more GPUs than there
  * are, a measured figure of 0, or a per-GPU figure larger than its GPUs' memory. The figure
- * checked is the one the task would be placed with (the measured one for most policies). GPUs
- * whose memory is unknown (no sample yet) are not held against it. */
+ * checked is the one the task would be placed with (the measured one for most policies); it
+ * is checked only once every GPU's memory is known (a first sample was read). */
 static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
 {
     const submission *sub = &t->sub;
@@ -67,7 +67,8 @@ static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
             largest = g;
         big_enough += m.from != DMEM_NONE && r->total_mib >= m.mib;
     }
-    if (m.from == DMEM_NONE || m.from == DMEM_POLICY || known < d->ngpus || big_enough >= sub->ngpus)
+    if (m.from == DMEM_NONE || m.from == DMEM_POLICY || known < d->ngpus ||
+        big_enough >= sub->ngpus)
         return 0;
     const char *what = m.from == DMEM_SUBMITTED && m.source == MEM_ORACLE ? "--mem"
                                                                            : d_task_mem_name(m);
