@@ -1,14 +1,25 @@
-/* queue.c — `carma queue [--all]`: the tasks waiting and running (and, with --all, ended). */
+/* queue.c — `carma queue`: the tasks waiting and running; with --all (or an ended --state)
+ * every task, fetched from the daemon a page at a time. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "util/strutil.h"
 
 static const char usage[] =
-    "usage: carma queue [--all] [--socket PATH] [--json]\n\n"
+    "usage: carma queue [--all] [--state STATE] [--user NAME] [--limit N] [--after ID]\n"
+    "                   [--socket PATH] [--json]\n\n"
     "Lists the queued tasks in the order they will be considered (recovery queue first),\n"
-    "then the running ones; --all adds the ended ones.\n\n"
-    "  --all           also done, failed and cancelled tasks\n" REQUEST_USAGE;
+    "then the running ones; --all lists every task, ended ones too, by id.\n\n"
+    "  --all           also done, failed and cancelled tasks (read from the daemon's\n"
+    "                  database a page at a time)\n"
+    "  --state STATE   only tasks in this state: queued, running, done, failed, cancelled\n"
+    "  --user NAME     only this user's tasks\n"
+    "  --limit N       at most N tasks; when an --all listing has more, stderr says how\n"
+    "                  to go on\n"
+    "  --after ID      with --all or an ended --state: only tasks with ids above ID\n"
+    REQUEST_USAGE;
 
 static void print_gpus(const json_t *gpus, char *buf, size_t cap)
 {
@@ -22,48 +33,102 @@ static void print_gpus(const json_t *gpus, char *buf, size_t cap)
         snprintf(buf, cap, "-");
 }
 
-static const struct option longopts[] = {{"all", no_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
+static void print_task(const json_t *t)
+{
+    char gpus[64];
+    print_gpus(json_object_get(t, "gpus"), gpus, sizeof gpus);
+    json_t *mem = json_object_get(t, "mem_mib"), *q = json_object_get(t, "queue");
+    char memtext[32];
+    if (json_is_integer(mem))
+        snprintf(memtext, sizeof memtext, "%lld", (long long)json_integer_value(mem));
+    else
+        snprintf(memtext, sizeof memtext, "-");
+    /* other users chose these names: no escape sequence reaches the terminal */
+    char *name = str_escape_controls(json_string_value(json_object_get(t, "name")));
+    char *user = str_escape_controls(json_string_value(json_object_get(t, "user")));
+    printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %s\n",
+           (long long)json_integer_value(json_object_get(t, "id")), name ? name : "?",
+           user ? user : "?", json_string_value(json_object_get(t, "state")),
+           json_is_string(q) ? json_string_value(q) : "-",
+           (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext);
+    free(name);
+    free(user);
+}
+
+static const struct option longopts[] = {
+    {"all", no_argument, NULL, 'a'},         {"state", required_argument, NULL, 's'},
+    {"user", required_argument, NULL, 'u'},  {"limit", required_argument, NULL, 'l'},
+    {"after", required_argument, NULL, 'A'}, {NULL, 0, NULL, 0},
+};
 
 static int run(request_args *a)
 {
     bool all = false;
+    const char *state = NULL, *user = NULL;
+    int64_t limit = 0, after = 0;
     int opt, rc;
-    while ((opt = request_next_option(a)) > 0)
-        all |= opt == 'a';
+    while ((opt = request_next_option(a)) > 0) {
+        if (opt == 'a')
+            all = true;
+        else if (opt == 's')
+            state = a->arg;
+        else if (opt == 'u')
+            user = a->arg;
+        else if (opt == 'l' && (parse_i64(a->arg, &limit) || limit < 1 || limit > 1000000))
+            return cli_usage_error("queue", "--limit: expected 1..1000000, got '%s'", a->arg);
+        else if (opt == 'A' && (parse_i64(a->arg, &after) || after < 0))
+            return cli_usage_error("queue", "--after: expected a task id, got '%s'", a->arg);
+    }
     if (opt < 0)
         return a->status;
     if ((rc = request_no_operands(a)) != 0)
         return rc;
-    json_t *reply, *req = json_pack("{sssb}", "verb", "queue", "all", all);
-    if ((rc = request_send(a, req, &reply)) != 0)
-        return rc;
-    json_t *tasks = json_object_get(reply, "tasks");
-    if (a->opts.json) {
-        cli_print_json(tasks);
-    } else {
-        printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %s\n", "ID", "NAME", "USER", "STATE",
-               "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB");
+    json_t *collected = a->opts.json ? json_array() : NULL;
+    int64_t shown = 0;
+    bool header = false;
+    /* A listing in id order comes a page at a time ("next": where the following one starts),
+     * so that no one request keeps the daemon from its other clients for long. */
+    for (;;) {
+        json_t *reply, *req = json_pack("{sssb}", "verb", "queue", "all", all);
+        if (state)
+            json_object_set_new(req, "state", json_string(state));
+        if (user)
+            json_object_set_new(req, "user", json_string(user));
+        if (limit)
+            json_object_set_new(req, "limit", json_integer(limit - shown));
+        if (after)
+            json_object_set_new(req, "after", json_integer(after));
+        if ((rc = request_send(a, req, &reply)) != 0) {
+            json_decref(collected);
+            return rc;
+        }
+        if (!collected && !header) /* once a reply came: a failure prints its error alone */
+            printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %s\n", "ID", "NAME", "USER", "STATE",
+                   "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB");
+        header = true;
         size_t i;
-        json_t *t;
-        json_array_foreach(tasks, i, t) {
-            char gpus[64];
-            print_gpus(json_object_get(t, "gpus"), gpus, sizeof gpus);
-            json_t *mem = json_object_get(t, "mem_mib"), *q = json_object_get(t, "queue");
-            char memtext[32];
-            if (json_is_integer(mem))
-                snprintf(memtext, sizeof memtext, "%lld", (long long)json_integer_value(mem));
+        json_t *t, *next = json_object_get(reply, "next");
+        json_array_foreach(json_object_get(reply, "tasks"), i, t) {
+            if (collected)
+                json_array_append(collected, t);
             else
-                snprintf(memtext, sizeof memtext, "-");
-            printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %s\n",
-                   (long long)json_integer_value(json_object_get(t, "id")),
-                   json_string_value(json_object_get(t, "name")),
-                   json_string_value(json_object_get(t, "user")),
-                   json_string_value(json_object_get(t, "state")),
-                   json_is_string(q) ? json_string_value(q) : "-",
-                   (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext);
+                print_task(t);
+            shown++;
+        }
+        after = json_is_integer(next) ? json_integer_value(next) : 0;
+        json_decref(reply);
+        if (!after)
+            break;
+        if (limit && shown >= limit) {
+            fprintf(stderr, "carma queue: more tasks follow: add --after %lld\n",
+                    (long long)after);
+            break;
         }
     }
-    json_decref(reply);
+    if (collected) {
+        cli_print_json(collected);
+        json_decref(collected);
+    }
     return 0;
 }
 

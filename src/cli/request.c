@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/connect.h"
@@ -104,6 +105,11 @@ int request_task_id_operand(const request_args *a, long long *id)
 
 int request_send(const request_args *a, json_t *req, json_t **reply)
 {
+    return request_send_retrying(a, req, 1, reply);
+}
+
+int request_send_retrying(const request_args *a, json_t *req, int tries, json_t **reply)
+{
     const request_opts *o = &a->opts;
     carma_config cfg;
     carma_err err;
@@ -114,13 +120,20 @@ int request_send(const request_args *a, json_t *req, json_t **reply)
         return cli_fail(a->cmd, &err);
     }
     daemon_socket_path(o->socket, need_config ? &cfg : NULL, path, sizeof path);
-    int fd = daemon_connect(path, &err);
-    if (fd < 0) {
-        json_decref(req);
-        return cli_fail(a->cmd, &err);
+    *reply = NULL;
+    bool answered = false;
+    for (int t = 0; t < tries && !*reply && !answered; t++) {
+        if (t > 0) { /* 0.2 s, 0.4 s, ...: a restarting daemon, a full listen queue */
+            struct timespec ts = {0, 200000000L * t};
+            nanosleep(&ts, NULL);
+        }
+        int fd = daemon_connect(path, &err);
+        if (fd < 0)
+            continue;
+        *reply = daemon_call_answered(fd, json_incref(req), &answered, &err);
+        close(fd);
     }
-    *reply = daemon_call(fd, req, &err);
-    close(fd);
+    json_decref(req);
     return *reply ? 0 : cli_fail(a->cmd, &err);
 }
 

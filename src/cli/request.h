@@ -76,6 +76,10 @@ int request_task_id_operand(const request_args *a, long long *id);
  * one request (req is taken). On failure prints "carma CMD: ..." and returns 1; *reply is set
  * on success. */
 int request_send(const request_args *a, json_t *req, json_t **reply);
+/* The same, for a request that is safe to repeat (a submit with its idempotency key): when the
+ * daemon could not be reached or no reply came, it is sent again, up to `tries` times in all,
+ * with a short pause between. */
+int request_send_retrying(const request_args *a, json_t *req, int tries, json_t **reply);
 
 /* The whole work of a command that takes the common options and one task id (show, cancel)
  * but printing the reply: reads its command line, sends {"verb": verb, "id": ID}. Sets *reply

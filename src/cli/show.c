@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "util/strutil.h"
 
 static const char usage[] =
     "usage: carma show [--socket PATH] [--json] ID\n\n"
@@ -19,8 +20,11 @@ static void print_value(const char *key, const json_t *v, int indent)
         json_object_foreach((json_t *)v, k, x) print_value(k, x, indent + 2);
         return;
     }
-    char *text = json_is_string(v) ? NULL : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    printf("%*s%-13s %s\n", indent, "", key, text ? text : json_string_value(v));
+    /* a string as it is, its control characters made visible (names and commands are other
+     * users'); anything else as JSON, which escapes them itself */
+    char *text = json_is_string(v) ? str_escape_controls(json_string_value(v))
+                                   : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    printf("%*s%-13s %s\n", indent, "", key, text ? text : "?");
     free(text);
 }
 

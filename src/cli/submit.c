@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -20,7 +21,9 @@ static const char usage[] =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
     "       carma submit [OPTIONS] TASKFILE\n\n"
     "Queues a task with the daemon and prints its id. The task runs as you, in the current\n"
-    "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file.\n\n"
+    "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file.\n"
+    "When the daemon cannot be reached or its reply is lost, the submission is sent again\n"
+    "(4 tries): its random key makes the daemon answer a repeat with the first task's id.\n\n"
     "  --gpus N           GPUs the task needs (default 1)\n"
     "  --mem SIZE         its GPU memory need per GPU (e.g. 12G, 8000M): the measured figure;\n"
     "                     without it, a Python training command (SCRIPT.py or -m MODULE) gets\n"
@@ -87,6 +90,18 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     submission_free(sub);
     *sub = fs;
     return 0;
+}
+
+/* A random 128-bit idempotency key as 32 hex digits; false when the kernel gives no
+ * randomness (the submission then goes without one, and is not retried). */
+static bool submission_key(char key[33])
+{
+    unsigned char b[16];
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+        return false;
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(key + 2 * i, 3, "%02x", b[i]);
+    return true;
 }
 
 /* Fills the figures of every estimator computed from a summary (horus, gpumemnet, carma). */
@@ -280,7 +295,13 @@ static int run(request_args *a)
     json_t *req = json_object(), *reply;
     json_object_set_new(req, "verb", json_string("submit"));
     json_object_set_new(req, "task", task);
-    if ((rc = request_send(a, req, &reply)) != 0)
+    /* A key of its own makes the submission safe to send again when the reply is lost: the
+     * daemon answers a repeat with the first task's id. */
+    char key[33];
+    bool keyed = submission_key(key);
+    if (keyed)
+        json_object_set_new(req, "key", json_string(key));
+    if ((rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply)) != 0)
         return rc;
     json_int_t id = json_integer_value(json_object_get(reply, "id"));
     if (a->opts.json) {

@@ -19,14 +19,16 @@ static const daemon_config daemon_default = {
     .mps_pipe_dir = "",
     .mps_log_dir = "",
     .mps_thread_pct = 0,
+    .max_conns_per_uid = 64,
 };
 
 static const struct daemon_bounds {
-    sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct;
+    sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
     .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
     .mps_thread_pct = {SCHED_UNIT_INTEGER, 0, 100, false},
+    .max_conns_per_uid = {SCHED_UNIT_INTEGER, 1, 1000000, false},
 };
 
 _Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as a CONFIG_STRING");
@@ -168,6 +170,9 @@ const config_row config_rows[] = {
                 "daemon monitoring tick in seconds")},
     {OPT_DOUBLE("kill_grace_s", DAEMON, kill_grace_s,
                 "seconds between SIGTERM and SIGKILL when a task is cancelled")},
+    {OPT_INT("max_conns_per_uid", DAEMON, max_conns_per_uid,
+             "daemon: connections one user may hold open at once (root and the daemon's own "
+             "user are not limited, and some connections are kept for them alone)")},
     {OPT_BOOL("mps", DAEMON, mps,
               "daemon: run tasks as CUDA MPS clients (on/off); a collocated task is capped at "
               "its memory figure plus margin_mib, so an estimate that is too low fails that task "

@@ -31,6 +31,13 @@ int daemon_connect(const char *socket_path, carma_err *err)
 
 json_t *daemon_call(int fd, json_t *req, carma_err *err)
 {
+    bool answered;
+    return daemon_call_answered(fd, req, &answered, err);
+}
+
+json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err)
+{
+    *answered = false;
     size_t len;
     char *line = proto_encode_line(req, &len);
     json_decref(req);
@@ -38,14 +45,14 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err)
         carma_err_set(err, "cannot encode the request");
         return NULL;
     }
+    int send_errno = 0;
     for (size_t off = 0; off < len;) {
         ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0) {
-            carma_err_set(err, "sending to the daemon: %s", strerror(errno));
-            free(line);
-            return NULL;
+            send_errno = errno; /* the daemon may have said why it hung up: read on */
+            break;
         }
         off += (size_t)w;
     }
@@ -67,6 +74,11 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err)
         ssize_t r = recv(fd, buf + n, cap - n, 0);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r <= 0 && send_errno) {
+            carma_err_set(err, "sending to the daemon: %s", strerror(send_errno));
+            free(buf);
+            return NULL;
+        }
         if (r <= 0) {
             carma_err_set(err, "the daemon closed the connection without a reply");
             free(buf);
@@ -82,6 +94,7 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err)
         carma_err_set(err, "unreadable reply from the daemon");
         return NULL;
     }
+    *answered = true;
     if (!json_is_true(json_object_get(reply, "ok"))) {
         const char *e = json_string_value(json_object_get(reply, "error"));
         carma_err_set(err, "%s", e ? e : "the daemon refused the request");

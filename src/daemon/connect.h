@@ -4,6 +4,7 @@
 #define CARMA_DAEMON_CONNECT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "util/err.h"
 
@@ -14,5 +15,8 @@ int daemon_connect(const char *socket_path, carma_err *err);
 /* Sends req (the reference is taken) and reads the reply. Returns the reply when it says
  * ok; otherwise NULL with err holding the daemon's error (or the transport's). */
 json_t *daemon_call(int fd, json_t *req, carma_err *err);
+/* The same; on failure *answered tells a reply from the daemon (a refusal: retrying cannot
+ * help) from none (the connection failed: a retry with the same idempotency key may). */
+json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err);
 
 #endif

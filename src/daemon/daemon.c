@@ -56,9 +56,7 @@ static void shutdown_daemon(daemon_state *d)
     d_mps_stop(d);
     if (d->in_txn)
         d_commit(d);
-    for (uint64_t i = 0; i < d->ntasks_cap; i++)
-        d_free_task(d->tasks[i]);
-    free(d->tasks);
+    d_free_tasks(d);
     free(d->running);
     sched_destroy(d->core);
     d_monitor_close(d);
@@ -136,6 +134,8 @@ int daemon_run(const daemon_options *opts, carma_err *err)
         if (d->need_schedule)
             d_schedule(d);
         d_commit(d);
+        if (!d->failed && !d->in_txn) /* their end is stored: the store answers for them */
+            d_forget_ended(d);
     }
     if (rc == 0 && d->failed)
         rc = carma_err_set(err, "%s", d->fatal.msg);

@@ -8,6 +8,7 @@
  *     registry.c   the task table, the running set, state names, the tasks' invariants
  *     journal.c    log lines, the wall clock, the loop iteration's transaction, durable writes
  *     task_view.c  a task as clients see it (JSON) and the memory figure it is shown with
+ *     task_query.c a task by id and the queue listing, ended tasks read from the store
  *     mps_tasks.c  mps = on: the control daemon, each task's MPS variables
  *     monitor.c    GPU samples, the running tasks' processes and peaks
  *     reap.c       looking at running attempts; ending an attempt
@@ -20,10 +21,10 @@
  *     server.c     the socket: peers, framing, group commit
  *     daemon.c     start-up, the loop, shutdown
  *
- * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c, env.c,
- * reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS, monitor, handlers,
- * server) are declared below. supervisor.c (with supervisor_view.c and shellcmd.c), oomclass.c,
- * proto.c and connect.c stand alone. */
+ * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c,
+ * task_query.c, env.c, reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS,
+ * monitor, handlers, server) are declared below. supervisor.c (with supervisor_view.c and
+ * shellcmd.c), oomclass.c, proto.c and connect.c stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H
 #define CARMA_DAEMON_DAEMON_INT_H
 
@@ -65,7 +66,8 @@ typedef struct attempt {
     bool cancel_sent;               /* its supervisor was asked to cancel */
 } attempt;
 
-/* A task. Its invariants (registry.c's d_task_ok, asserted in debug builds):
+/* A task, kept in memory while it is live (queued or running): an ended one is read from the
+ * store (task_query.c). Its invariants (registry.c's d_task_ok, asserted in debug builds):
  *   - RUNNING  <=> running_idx >= 0, d->running[running_idx] == t, st.where == SCHED_RUNNING;
  *                  then att.n == st.attempts >= 1, att.dir is set, and att.gpus are
  *                  st.gpus, sub.ngpus of them;
@@ -87,6 +89,7 @@ typedef struct dtask {
     int64_t history_mib; /* memory figure learned from an earlier identical run; -1 none */
     bool cancel_requested;
     int running_idx;     /* index in d->running, -1 when not running */
+    size_t live_idx;     /* index in d->tasks */
     attempt att;         /* the current (or last) attempt */
 } dtask;
 
@@ -121,14 +124,19 @@ typedef struct daemon_state {
     bool have_sample;
     metric_window *windows;
     gpu_view *views;
-    dtask **tasks;       /* by id: tasks[id], NULL for unused ids */
-    size_t ntasks_cap;
+    dtask **tasks;       /* the live tasks (queued, running; ended ones until the commit
+                            that recorded their end), in no order: t->live_idx is each one's
+                            index; every other task is only in the store */
+    size_t ntasks, tasks_cap;
     dtask **running;
     int nrunning;
     size_t running_cap;
     peer **peers;        /* the socket's connected peers */
     int npeers;
     size_t peers_cap;
+    int max_peers;       /* what the descriptor limit leaves room for (server.c) */
+    double accept_paused_until; /* out of descriptors: the listener rests until then */
+    double fd_warned_at; /* when running out of descriptors was last logged */
     int listen_fd;
     bool need_schedule;
     double next_tick, next_reap;

@@ -17,85 +17,124 @@ static bool may_manage(const peer *p, const dtask *t)
     return p->uid == 0 || p->uid == t->uid;
 }
 
-static dtask *task_arg(daemon_state *d, const json_t *req, json_t **error)
+/* The task the request names: the live one, or one read from the store into *loaded (which
+ * the handler frees, d_free_task). */
+static dtask *task_arg(daemon_state *d, const json_t *req, dtask **loaded, json_t **error)
 {
+    *loaded = NULL;
     json_t *id = json_object_get(req, "id");
     if (!json_is_integer(id) || json_integer_value(id) < 1) {
         *error = proto_error("'id' must be a positive integer");
         return NULL;
     }
-    dtask *t = d_task(d, (uint64_t)json_integer_value(id));
+    carma_err err;
+    dtask *t = d_find_task(d, (uint64_t)json_integer_value(id), loaded, &err);
     if (!t)
-        *error = proto_error("no task %lld", (long long)json_integer_value(id));
+        *error = proto_error("%s", err.msg);
     return t;
 }
 
 /* The task named by the request, when the peer may cancel it or read its logs. */
 static dtask *managed_task_arg(daemon_state *d, const peer *p, const json_t *req,
-                               json_t **error)
+                               dtask **loaded, json_t **error)
 {
-    dtask *t = task_arg(d, req, error);
+    dtask *t = task_arg(d, req, loaded, error);
     if (t && !may_manage(p, t)) {
         *error = proto_error("permission denied: task %llu belongs to %s",
                              (unsigned long long)t->st.id, t->user);
+        d_free_task(*loaded);
+        *loaded = NULL;
         return NULL;
     }
     return t;
+}
+
+/* The submission's idempotency key: absent (an older client), or 16..64 hex digits. */
+static bool key_arg(const json_t *req, const char **key)
+{
+    json_t *k = json_object_get(req, "key");
+    *key = NULL;
+    if (!k)
+        return true;
+    const char *v = json_string_value(k);
+    size_t n = v ? strlen(v) : 0;
+    if (n < 16 || n > 64 || strspn(v, "0123456789abcdefABCDEF") != n)
+        return false;
+    *key = v;
+    return true;
 }
 
 static json_t *do_submit(daemon_state *d, peer *p, const json_t *req)
 {
     submission sub;
     carma_err err;
+    const char *key;
+    if (!key_arg(req, &key))
+        return proto_error("'key' must be a string of 16 to 64 hex digits");
     if (submission_from_json(json_object_get(req, "task"), &sub, &err))
         return proto_error("invalid submission: %s", err.msg);
     uint64_t id;
-    if (d_submit(d, p, &sub, &id, &err)) {
-        submission_free(&sub);
+    bool repeat;
+    int rc = d_submit(d, p, &sub, key, &id, &repeat, &err);
+    submission_free(&sub); /* a repeat's (a stored task took its own) */
+    if (rc)
         return proto_error("submission refused: %s", err.msg);
-    }
     json_t *r = proto_ok();
     json_object_set_new(r, "id", json_integer((json_int_t)id));
+    if (repeat)
+        json_object_set_new(r, "repeat", json_true());
     return r;
 }
 
 static json_t *do_queue(daemon_state *d, const json_t *req)
 {
-    bool all = json_is_true(json_object_get(req, "all"));
-    json_t *tasks = json_array();
-    /* Queued tasks in the order they will be considered: recovery queue, then main. */
-    sched_task *heads[2] = {sched_recovery_head(d->core), sched_main_head(d->core)};
-    for (int q = 0; q < 2; q++)
-        for (sched_task *s = heads[q]; s; s = s->qnext)
-            json_array_append_new(tasks, d_task_json(d, (dtask *)s, false));
-    for (uint64_t id = 1; id < d->ntasks_cap; id++) {
-        dtask *t = d->tasks[id];
-        if (t && (t->state == DS_RUNNING || (all && t->state != DS_QUEUED)))
-            json_array_append_new(tasks, d_task_json(d, t, false));
-    }
-    json_t *r = proto_ok();
-    json_object_set_new(r, "tasks", tasks);
-    return r;
+    queue_query q = {.all = json_is_true(json_object_get(req, "all"))};
+    json_t *state = json_object_get(req, "state"), *user = json_object_get(req, "user");
+    json_t *limit = json_object_get(req, "limit"), *after = json_object_get(req, "after");
+    dstate s;
+    if (state && (!json_is_string(state) || dstate_from(json_string_value(state), &s)))
+        return proto_error("'state' must be one of queued, running, done, failed, cancelled");
+    if (user && !json_is_string(user))
+        return proto_error("'user' must be a user name");
+    if (limit && (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
+                  json_integer_value(limit) > 1000000))
+        return proto_error("'limit' must be an integer 1..1000000");
+    if (after && (!json_is_integer(after) || json_integer_value(after) < 0))
+        return proto_error("'after' must be a task id");
+    q.state = json_string_value(state);
+    q.user = json_string_value(user);
+    q.limit = limit ? (int)json_integer_value(limit) : 0;
+    q.after = after ? (uint64_t)json_integer_value(after) : 0;
+    carma_err err;
+    json_t *r = d_queue_json(d, &q, &err);
+    return r ? r : proto_error("%s", err.msg);
 }
 
 static json_t *do_show(daemon_state *d, const json_t *req)
 {
     json_t *error = NULL;
-    dtask *t = task_arg(d, req, &error);
+    dtask *loaded, *t = task_arg(d, req, &loaded, &error);
     if (!t)
         return error;
     json_t *r = proto_ok();
     json_object_set_new(r, "task", d_task_json(d, t, true));
+    d_free_task(loaded);
     return r;
 }
 
 static json_t *do_cancel(daemon_state *d, peer *p, const json_t *req)
 {
     json_t *error = NULL;
-    dtask *t = managed_task_arg(d, p, req, &error);
+    dtask *loaded, *t = managed_task_arg(d, p, req, &loaded, &error);
     if (!t)
         return error;
     carma_err err;
+    if (loaded) { /* read from the store: it has ended */
+        error = proto_error("task %llu is already %s", (unsigned long long)t->st.id,
+                            dstate_name(t->state));
+        d_free_task(loaded);
+        return error;
+    }
     if (d_cancel(d, t, &err))
         return proto_error("%s", err.msg);
     json_t *r = proto_ok();
@@ -105,12 +144,9 @@ static json_t *do_cancel(daemon_state *d, peer *p, const json_t *req)
     return r;
 }
 
-static json_t *do_logs(daemon_state *d, peer *p, const json_t *req)
+/* Up to LOG_CHUNK bytes of the task's latest attempt's stream, from the request's offset. */
+static json_t *logs_reply(const dtask *t, const json_t *req)
 {
-    json_t *error = NULL;
-    dtask *t = managed_task_arg(d, p, req, &error);
-    if (!t)
-        return error;
     const char *stream = json_string_value(json_object_get(req, "stream"));
     if (!stream)
         stream = "stdout";
@@ -146,6 +182,17 @@ static json_t *do_logs(daemon_state *d, peer *p, const json_t *req)
     json_object_set_new(r, "eof", json_boolean(t->state != DS_RUNNING && n < LOG_CHUNK));
     json_object_set_new(r, "state", json_string(dstate_name(t->state)));
     free(buf);
+    return r;
+}
+
+static json_t *do_logs(daemon_state *d, peer *p, const json_t *req)
+{
+    json_t *error = NULL;
+    dtask *loaded, *t = managed_task_arg(d, p, req, &loaded, &error);
+    if (!t)
+        return error;
+    json_t *r = logs_reply(t, req);
+    d_free_task(loaded);
     return r;
 }
 
@@ -186,6 +233,8 @@ json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
         reply = proto_ok();
         json_object_set_new(reply, "version", json_integer(PROTO_VERSION));
         json_object_set_new(reply, "uid", json_integer(p->uid));
+        /* live tasks only: a bound that tests and operators can watch */
+        json_object_set_new(reply, "tasks_in_memory", json_integer((json_int_t)d->ntasks));
     } else
         reply = proto_error("unknown verb '%.64s' (submit, queue, show, cancel, logs, gpus, ping)",
                             verb);

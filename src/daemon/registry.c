@@ -1,6 +1,6 @@
-/* registry.c — the daemon's tasks in memory: the table by id, the running set, the state
- * names, and the invariants that tie a task's state to the core's view and to the running
- * set. */
+/* registry.c — the daemon's tasks in memory: the live ones (an ended task leaves once its end
+ * is committed, and is read from the store after), the running set, the state names, and
+ * the invariants that tie a task's state to the core's view and to the running set. */
 #include "daemon/registry.h"
 
 #include <assert.h>
@@ -53,25 +53,51 @@ void d_free_task(dtask *t)
 
 dtask *d_task(daemon_state *d, uint64_t id)
 {
-    return id < d->ntasks_cap ? d->tasks[id] : NULL;
+    /* a scan: the live tasks are few, and a lookup by id is a client's request (show, cancel,
+     * logs), never the loop's */
+    for (size_t i = 0; i < d->ntasks; i++)
+        if (d->tasks[i]->st.id == id)
+            return d->tasks[i];
+    return NULL;
 }
 
 int d_put_task(daemon_state *d, dtask *t, carma_err *err)
 {
-    uint64_t id = t->st.id;
-    if (id >= d->ntasks_cap) {
-        size_t cap = d->ntasks_cap;
-        dtask **n = id < SIZE_MAX ? array_grow(d->tasks, &cap, (size_t)id + 1, sizeof *n, 1024)
-                                  : NULL;
-        if (!n)
-            return carma_err_set(err, "out of memory");
-        memset(n + d->ntasks_cap, 0, (cap - d->ntasks_cap) * sizeof *n);
-        d->tasks = n;
-        d->ntasks_cap = cap;
-    }
-    assert(id > 0 && !d->tasks[id]);
-    d->tasks[id] = t;
+    assert(t->st.id > 0 && !d_task(d, t->st.id));
+    dtask **n = array_grow(d->tasks, &d->tasks_cap, d->ntasks + 1, sizeof *n, 256);
+    if (!n)
+        return carma_err_set(err, "out of memory");
+    d->tasks = n;
+    t->live_idx = d->ntasks;
+    d->tasks[d->ntasks++] = t;
     return 0;
+}
+
+void d_remove_task(daemon_state *d, dtask *t)
+{
+    size_t i = t->live_idx;
+    assert(i < d->ntasks && d->tasks[i] == t && t->running_idx < 0);
+    d->tasks[i] = d->tasks[--d->ntasks];
+    d->tasks[i]->live_idx = i;
+    d_free_task(t);
+}
+
+void d_forget_ended(daemon_state *d)
+{
+    for (size_t i = d->ntasks; i-- > 0;) {
+        dstate s = d->tasks[i]->state;
+        if (s == DS_DONE || s == DS_FAILED || s == DS_CANCELLED)
+            d_remove_task(d, d->tasks[i]);
+    }
+}
+
+void d_free_tasks(daemon_state *d)
+{
+    for (size_t i = 0; i < d->ntasks; i++)
+        d_free_task(d->tasks[i]);
+    free(d->tasks);
+    d->tasks = NULL;
+    d->ntasks = d->tasks_cap = 0;
 }
 
 /* The core's view of the task: the submitted figures, and, when no measured figure was
@@ -113,7 +139,7 @@ void d_running_remove(daemon_state *d, dtask *t)
 
 bool d_task_ok(const daemon_state *d, const dtask *t)
 {
-    if (t->st.id == 0 || t->st.id >= d->ntasks_cap || d->tasks[t->st.id] != t)
+    if (t->st.id == 0 || t->live_idx >= d->ntasks || d->tasks[t->live_idx] != t)
         return false;
     bool in_running = t->running_idx >= 0 && t->running_idx < d->nrunning &&
                       d->running[t->running_idx] == t;
@@ -149,10 +175,8 @@ bool d_tasks_ok(const daemon_state *d)
     if (d->nrunning < 0 || (size_t)d->nrunning > d->running_cap)
         return false;
     int running = 0;
-    for (uint64_t id = 1; id < d->ntasks_cap; id++) {
-        const dtask *t = d->tasks[id];
-        if (!t)
-            continue;
+    for (size_t i = 0; i < d->ntasks; i++) {
+        const dtask *t = d->tasks[i];
         if (!d_task_ok(d, t))
             return false;
         running += t->state == DS_RUNNING;

@@ -1,4 +1,4 @@
-/* registry.h — the daemon's tasks in memory: the table by id, the set of running tasks, the
+/* registry.h — the daemon's tasks in memory (the live ones), the set of running tasks, the
  * state names, and the invariants a task keeps (daemon_int.h), checked in debug builds. No
  * I/O: what is stored is journal.h's. */
 #ifndef CARMA_DAEMON_REGISTRY_H
@@ -13,10 +13,17 @@ int dstate_from(const char *name, dstate *out);
 /* A new task with nothing known: no history, no peak, not running. NULL when out of memory. */
 dtask *d_new_task(void);
 void d_free_task(dtask *t);
-/* The task with this id, or NULL. */
+/* The live task with this id, or NULL (task_query.c's d_find_task also looks in the store). */
 dtask *d_task(daemon_state *d, uint64_t id);
-/* Enters t under t->st.id (which no other task holds). */
+/* Enters t (its id t->st.id held by no other task in memory). */
 int d_put_task(daemon_state *d, dtask *t, carma_err *err);
+/* Takes t (not running) out of memory and frees it. */
+void d_remove_task(daemon_state *d, dtask *t);
+/* Frees the tasks that have ended: called once their end is committed, the store then
+ * answers for them. */
+void d_forget_ended(daemon_state *d);
+/* Frees every task in memory (shutdown). */
+void d_free_tasks(daemon_state *d);
 /* Fills the core's view of the task from its submission and its history figure. */
 void d_fill_sched_task(dtask *t);
 

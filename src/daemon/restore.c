@@ -77,7 +77,7 @@ static int attempt_from_row(attempt *at, const store_attempt_row *a, carma_err *
 }
 
 /* The task row and its latest attempt's as a task (not yet entered anywhere). */
-static dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a,
+dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a,
                              carma_err *err)
 {
     json_error_t jerr;
@@ -110,6 +110,10 @@ static dtask *task_from_rows(const store_task_row *row, const store_attempt_row 
     snprintf(t->outcome, sizeof t->outcome, "%s", row->outcome);
     t->history_mib = row->history_mib;
     d_fill_sched_task(t);
+    if (row->learned_mib > 0) { /* what its out-of-memory crashes taught the core (>= 1) */
+        t->st.learned_known = true;
+        t->st.learned_mib = (uint64_t)row->learned_mib;
+    }
     return t;
 }
 
@@ -211,7 +215,8 @@ static int queue_again(daemon_state *d, restore_ctx *rc, carma_err *err)
 int d_restore(daemon_state *d, carma_err *err)
 {
     restore_ctx rc = {.d = d};
-    int r = store_load(d->db, restore_row, &rc, err);
+    /* the live tasks only: the ended ones stay in the store, which answers for them */
+    int r = store_select(d->db, &(store_filter){.live = true}, restore_row, &rc, err);
     if (r == 0)
         r = queue_again(d, &rc, err);
     for (size_t i = 0; i < rc.nended; i++) {

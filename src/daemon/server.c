@@ -2,12 +2,20 @@
  * one's identity from the kernel (SO_PEERCRED), reading newline-framed requests with a size
  * limit, and writing replies without ever blocking the loop. All requests read in one
  * iteration are handled in one transaction, which is committed before any reply goes out
- * (group commit). */
+ * (group commit).
+ *
+ * No local user can lock the others out: each user holds at most max_conns_per_uid
+ * connections, some are kept for root and the daemon's own user, idle peers are dropped
+ * sooner as the table fills, and running out of file descriptors drops the longest-idle
+ * peer to make room, or else rests the listener (a readable listener that cannot be accepted
+ * from would make the loop spin). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -17,6 +25,9 @@
 #include "util/array.h"
 
 #define MAX_PEERS 1024
+#define RESERVED_PEERS 32  /* of the table, kept for root and the daemon's own user */
+#define FD_RESERVE 64      /* descriptors kept for the database, supervisors, logs */
+#define ACCEPT_PAUSE_S 0.1 /* out of descriptors: how long the listener rests */
 #define PEER_IDLE_S 600.0
 #define MAX_OUTPUT (64u << 20)
 #define MAX_REQUESTS_PER_TURN 512
@@ -32,8 +43,31 @@ static int fill_addr(struct sockaddr_un *sa, const char *path, carma_err *err)
     return 0;
 }
 
+/* Raises the soft descriptor limit to the hard one (systemd's default soft limit, 1024, is
+ * what a thousand idle connections exhaust), and sizes the peer table to what it leaves. */
+static void size_peer_table(daemon_state *d)
+{
+    struct rlimit rl;
+    d->max_peers = MAX_PEERS;
+    if (getrlimit(RLIMIT_NOFILE, &rl))
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl))
+            rl.rlim_cur = was;
+    }
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)MAX_PEERS + FD_RESERVE)
+        d->max_peers = rl.rlim_cur > 2 * FD_RESERVE ? (int)(rl.rlim_cur - FD_RESERVE)
+                                                    : (int)(rl.rlim_cur / 2);
+    if (d->max_peers < RESERVED_PEERS + 8)
+        dlog(d, "warning: a descriptor limit of %llu leaves room for %d connections only",
+             (unsigned long long)rl.rlim_cur, d->max_peers);
+}
+
 int d_listen(daemon_state *d, carma_err *err)
 {
+    size_peer_table(d);
     const char *path = d->opts->socket_path;
     struct sockaddr_un sa;
     if (fill_addr(&sa, path, err))
@@ -89,19 +123,105 @@ void d_server_close(daemon_state *d)
     }
 }
 
-static void accept_peers(daemon_state *d)
+static bool privileged(uid_t uid)
+{
+    return uid == 0 || uid == geteuid();
+}
+
+/* How long a peer may stay silent: ten minutes while the table is at most half full, then
+ * less and less, so that idle connections cannot keep the slots from those who ask. */
+static double idle_limit(const daemon_state *d)
+{
+    double full = d->max_peers > 0 ? (double)d->npeers / d->max_peers : 0;
+    return full <= 0.5 ? PEER_IDLE_S : full <= 0.75 ? 60.0 : full <= 0.9 ? 15.0 : 5.0;
+}
+
+/* Why a new peer of this uid is turned away, or NULL when it is let in. */
+static const char *refusal(const daemon_state *d, uid_t uid, char *buf, size_t cap)
+{
+    if (d->npeers >= d->max_peers) {
+        snprintf(buf, cap, "the daemon is holding its maximum of %d connections; try again",
+                 d->max_peers);
+        return buf;
+    }
+    if (privileged(uid))
+        return NULL;
+    if (d->npeers >= d->max_peers - RESERVED_PEERS) {
+        snprintf(buf, cap, "every connection open to users is in use (%d of %d; the rest are "
+                 "kept for root); try again", d->npeers, d->max_peers);
+        return buf;
+    }
+    int mine = 0;
+    for (int i = 0; i < d->npeers; i++)
+        mine += d->peers[i]->uid == uid;
+    if (mine < d->cfg.daemon.max_conns_per_uid)
+        return NULL;
+    snprintf(buf, cap, "too many connections from uid %u: %d open (max_conns_per_uid = %d)",
+             (unsigned)uid, mine, d->cfg.daemon.max_conns_per_uid);
+    return buf;
+}
+
+/* Out of descriptors: drop the peer idle longest (a second at least: a newer one may not
+ * have been read yet) to make room, and say so (true: accepting may go on at once); with none
+ * to drop, rest the listener (it stays readable, and polling it at once again would spin). */
+static bool out_of_descriptors(daemon_state *d, double now)
+{
+    int oldest = -1;
+    for (int i = 0; i < d->npeers; i++) {
+        const peer *p = d->peers[i];
+        if (p->out_len == 0 && now - p->last_active >= 1.0 &&
+            (oldest < 0 || p->last_active < d->peers[oldest]->last_active))
+            oldest = i;
+    }
+    if (now - d->fd_warned_at >= 60.0 || d->fd_warned_at == 0) {
+        d->fd_warned_at = now;
+        dlog(d, "out of file descriptors with %d connections: dropping the longest idle, "
+             "else accepting rests %.0f ms", d->npeers, ACCEPT_PAUSE_S * 1000);
+    }
+    if (oldest >= 0) {
+        drop_peer(d, oldest);
+        return true;
+    }
+    d->accept_paused_until = now + ACCEPT_PAUSE_S;
+    return false;
+}
+
+static void accept_peers(daemon_state *d, double now)
 {
     for (;;) {
         int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            /* each peer dropped makes room for one accept: the loop ends when none is left
+             * to drop (those accepted now are not idle long enough) */
+            if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) &&
+                out_of_descriptors(d, now))
+                continue;
             return;
+        }
         struct ucred cred;
         socklen_t len = sizeof cred;
-        peer *p = d->npeers < MAX_PEERS ? calloc(1, sizeof *p) : NULL;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+            close(fd);
+            continue;
+        }
+        char why[160];
+        if (refusal(d, cred.uid, why, sizeof why)) {
+            /* said once, without waiting: a client that reads gets the reason */
+            size_t n;
+            json_t *e = proto_error("%s", why);
+            char *line = proto_encode_line(e, &n);
+            json_decref(e);
+            if (line)
+                send(fd, line, n, MSG_DONTWAIT | MSG_NOSIGNAL); /* closed either way */
+            free(line);
+            close(fd);
+            continue;
+        }
+        peer *p = calloc(1, sizeof *p);
         peer **grown = p ? array_grow(d->peers, &d->peers_cap, (size_t)d->npeers + 1,
                                       sizeof *grown, 16)
                          : NULL;
-        if (!p || !grown || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+        if (!p || !grown) {
             free(p);
             close(fd);
             continue;
@@ -214,7 +334,11 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     struct pollfd *fds = calloc((size_t)n + 1, sizeof *fds);
     if (!fds)
         return -1;
-    fds[0] = (struct pollfd){d->listen_fd, POLLIN, 0};
+    double rest = d->accept_paused_until - clock_mono_s();
+    if (rest > 0 && timeout_ms > (int)(rest * 1000) + 1)
+        timeout_ms = (int)(rest * 1000) + 1;
+    /* a negative fd is skipped by poll: the listener resting */
+    fds[0] = (struct pollfd){rest > 0 ? -1 : d->listen_fd, POLLIN, 0};
     for (int i = 0; i < n; i++) {
         peer *p = d->peers[i];
         fds[i + 1] = (struct pollfd){p->fd, (short)((p->closing ? 0 : POLLIN) |
@@ -241,18 +365,18 @@ int d_serve_once(daemon_state *d, int timeout_ms)
         free(gone);
         return 0;
     }
-    double now = clock_mono_s();
+    double now = clock_mono_s(), idle_s = idle_limit(d);
     for (int i = n - 1; i >= 0; i--) {
         peer *p = d->peers[i];
         if (!gone[i])
             gone[i] = !flush_peer(p);
-        if (!gone[i] && p->out_len == 0 && now - p->last_active > PEER_IDLE_S)
+        if (!gone[i] && p->out_len == 0 && now - p->last_active > idle_s)
             gone[i] = true;
         if (gone[i])
             drop_peer(d, i);
     }
     if (fds[0].revents & POLLIN)
-        accept_peers(d);
+        accept_peers(d, now);
     free(fds);
     free(gone);
     return 0;

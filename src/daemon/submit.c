@@ -45,8 +45,60 @@ static int take_history(daemon_state *d, dtask *t, carma_err *err)
     return found < 0 ? -1 : 0;
 }
 
-int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carma_err *err)
+/* A task this server can never run is refused at once, naming the server's capacity, rather
+ * than queued forever or launched into a certain out-of-memory crash: more GPUs than there
+ * are, a measured figure of 0, or a per-GPU figure larger than its GPUs' memory. The figure
+ * checked is the one the task would be placed with (the measured one for most policies); it
+ * is checked only once every GPU's memory is known (a first sample was read). */
+static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
 {
+    const submission *sub = &t->sub;
+    uint64_t mib;
+    if (mem_figures_get(&sub->mem, MEM_ORACLE, &mib) && mib == 0)
+        return carma_err_set(err, "--mem 0: a task needs some GPU memory");
+    dtask_mem m = d_task_mem(d, t);
+    int largest = -1, known = 0, big_enough = 0;
+    for (int g = 0; g < d->ngpus; g++) {
+        const gpu_reading *r = &d->readings[g];
+        if (!r->mem_known)
+            continue;
+        known++;
+        if (largest < 0 || r->total_mib > d->readings[largest].total_mib)
+            largest = g;
+        big_enough += m.from != DMEM_NONE && r->total_mib >= m.mib;
+    }
+    if (m.from == DMEM_NONE || m.from == DMEM_POLICY || known < d->ngpus ||
+        big_enough >= sub->ngpus)
+        return 0;
+    const char *what = m.from == DMEM_SUBMITTED && m.source == MEM_ORACLE ? "--mem"
+                                                                           : d_task_mem_name(m);
+    if (big_enough == 0)
+        return carma_err_set(err, "%s %.1f GiB exceeds the largest GPU here (%.1f GiB, GPU %d)",
+                             what, (double)m.mib / 1024,
+                             (double)d->readings[largest].total_mib / 1024, largest);
+    return carma_err_set(err, "%s %.1f GiB on %d GPUs: only %d GPU(s) here have that much "
+                         "memory", what, (double)m.mib / 1024, sub->ngpus, big_enough);
+}
+
+int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
+             bool *repeat, carma_err *err)
+{
+    *repeat = false;
+    if (key) {
+        /* Looked up in the iteration's transaction: a repeat in the same batch of requests
+         * sees the first one's row. */
+        if (!d_txn(d))
+            return carma_err_set(err, "%s", d->fatal.msg);
+        int found = store_find_submit_key(d->db, p->uid, key, id, err);
+        if (found < 0) {
+            d_fail(d, err);
+            return -1;
+        }
+        if (found) {
+            *repeat = true;
+            return 0;
+        }
+    }
     if (sub->ngpus > d->ngpus)
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
                              d->ngpus);
@@ -60,9 +112,15 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carm
     }
     int rc = take_history(d, t, err);
     d_fill_sched_task(t);
+    if (rc == 0 && check_fits(d, t, err)) {
+        free(spec_text);
+        d_free_task(t);
+        return -1;
+    }
     store_task_row row = {
         .uid = t->uid, .gid = t->gid, .user = t->user, .spec = spec_text, .state = "queued",
         .submitted_at = t->submitted_at, .outcome = "", .history_mib = t->history_mib,
+        .submit_key = key,
     };
     if (rc == 0)
         rc = store_insert_task(d->db, &row, err);
@@ -80,8 +138,7 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carm
         return -1;
     }
     if (sched_submit(d->core, &t->st, err)) {
-        d->tasks[row.id] = NULL;
-        d_free_task(t);
+        d_remove_task(d, t);
         d_fail(d, err);
         return -1;
     }

@@ -13,8 +13,12 @@
 #include "daemon/daemon_int.h"
 #include "daemon/supervisor.h"
 
-/* submit.c: stores a new task and queues it; *id is its id. A refused task stores nothing. */
-int d_submit(daemon_state *d, const peer *p, submission *sub, uint64_t *id, carma_err *err);
+/* submit.c: stores a new task and queues it; *id is its id. A refused task stores nothing.
+ * key (NULL: none) is the client's idempotency key: when this uid already submitted with it,
+ * nothing is stored, *id is that task's and *repeat is set (a client retrying after a lost
+ * reply makes no second task). */
+int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
+             bool *repeat, carma_err *err);
 
 /* launch.c: places what the core allows, writes the attempts, commits, then starts their
  * supervisors. */
@@ -46,6 +50,9 @@ int d_cancel(daemon_state *d, dtask *t, carma_err *err);
 /* restore.c: loads every task from the store at start-up: queued tasks keep their order,
  * running attempts are adopted, classified or requeued (docs/protocol.md). */
 int d_restore(daemon_state *d, carma_err *err);
+/* A task as its store rows describe it (its latest attempt's: a NULL), entered nowhere; NULL
+ * with err naming the task when they are unreadable. */
+dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a, carma_err *err);
 
 /* task_view.c: where the memory figure shown for a task (and its MPS cap) comes from. */
 typedef enum dmem_from {
@@ -70,5 +77,22 @@ dtask_mem d_task_mem(const daemon_state *d, const dtask *t);
  * DMEM_NONE. */
 const char *d_task_mem_name(dtask_mem m);
 json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail);
+
+/* task_query.c: the task with this id: the live one, else one read from the store into
+ * *loaded (the caller frees it with d_free_task); NULL with err when there is none. */
+dtask *d_find_task(daemon_state *d, uint64_t id, dtask **loaded, carma_err *err);
+
+/* What a `queue` request asks for (docs/protocol.md). */
+#define QUEUE_PAGE_MAX 1000 /* tasks in one reply of a listing in id order */
+typedef struct queue_query {
+    bool all;          /* every task, in id order, a page at a time; else the live ones */
+    const char *state; /* this state only (an ended one implies all) */
+    const char *user;  /* this submitter only */
+    int limit;         /* at most this many (0: all live ones, or a page) */
+    uint64_t after;    /* in id order: ids above this only (the last reply's "next") */
+} queue_query;
+/* The reply to a `queue` request: {"ok", "tasks": [...], "next": ID or null}; NULL with err
+ * on a database error. */
+json_t *d_queue_json(daemon_state *d, const queue_query *q, carma_err *err);
 
 #endif

@@ -7,13 +7,14 @@
 #include <string.h>
 
 enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_DEL_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT,
-       Q_HIST_PUT, Q_HIST_GET, NQ };
+       Q_HIST_PUT, Q_HIST_GET, Q_KEY_GET, NQ };
 
 static const char *const sql[NQ] = {
     [Q_INS_TASK] = "INSERT INTO tasks(uid, gid, user, spec, state, recovery, queue_seq, attempts,"
-                   " submitted_at, ended_at, outcome, history_mib) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                   " submitted_at, ended_at, outcome, history_mib, submit_key)"
+                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_TASK] = "UPDATE tasks SET state=?, recovery=?, queue_seq=?, attempts=?, ended_at=?,"
-                   " outcome=? WHERE id=?",
+                   " outcome=?, learned_mib=? WHERE id=?",
     [Q_INS_ATT] = "INSERT INTO attempts(task_id, n, gpus, dir, state, sup_pid, task_pid,"
                   " started_at, ended_at, exited, exit_code, signal, outcome, tail, peak_mib)"
                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -27,6 +28,7 @@ static const char *const sql[NQ] = {
                    " VALUES(?,?,?,?,?) ON CONFLICT(command, batch, ngpus) DO UPDATE SET"
                    " peak_mib=max(peak_mib, excluded.peak_mib), updated_at=excluded.updated_at",
     [Q_HIST_GET] = "SELECT peak_mib FROM mem_history WHERE command=? AND batch=? AND ngpus=?",
+    [Q_KEY_GET] = "SELECT id FROM tasks WHERE uid=? AND submit_key=?",
 };
 
 static const char *const schema =
@@ -55,7 +57,16 @@ static const char *const schema =
 static const char *const added_columns[][2] = {
     {"tasks", "history_mib INTEGER"},
     {"attempts", "peak_mib INTEGER"},
+    {"tasks", "submit_key TEXT"},
+    {"tasks", "learned_mib INTEGER"},
 };
+
+/* After the added columns: a submission key is one task per submitting uid; the live tasks
+ * (queued, running) are found among all the ended ones by state. */
+static const char *const indexes =
+    "CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_submit_key ON tasks(uid, submit_key)"
+    " WHERE submit_key IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks(state);";
 
 static bool has_column(sqlite3 *db, const char *table, const char *column)
 {
@@ -115,7 +126,8 @@ int store_open(store **out, const char *path, carma_err *err)
     sqlite3_busy_timeout(s->db, 5000);
     char *msg = NULL;
     if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-        add_missing_columns(s->db, &msg)) {
+        add_missing_columns(s->db, &msg) ||
+        sqlite3_exec(s->db, indexes, NULL, NULL, &msg) != SQLITE_OK) {
         carma_err_set(err, "state database %s: %s", path, msg ? msg : "schema failed");
         sqlite3_free(msg);
         store_close(s);
@@ -210,6 +222,10 @@ int store_insert_task(store *s, store_task_row *t, carma_err *err)
     bind_time(st, 10, t->ended_at);
     bind_text(st, 11, t->outcome);
     bind_mib(st, 12, t->history_mib);
+    if (t->submit_key)
+        sqlite3_bind_text(st, 13, t->submit_key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 13);
     if (run(s, Q_INS_TASK, err, "insert task"))
         return -1;
     t->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -225,7 +241,8 @@ int store_update_task(store *s, const store_task_row *t, carma_err *err)
     sqlite3_bind_int(st, 4, t->attempts);
     bind_time(st, 5, t->ended_at);
     bind_text(st, 6, t->outcome);
-    sqlite3_bind_int64(st, 7, (sqlite3_int64)t->id);
+    bind_mib(st, 7, t->learned_mib);
+    sqlite3_bind_int64(st, 8, (sqlite3_int64)t->id);
     return run(s, Q_UPD_TASK, err, "update task");
 }
 
@@ -324,6 +341,25 @@ int store_history_get(store *s, const char *command, int batch, int ngpus, uint6
     return found;
 }
 
+int store_find_submit_key(store *s, uint32_t uid, const char *key, uint64_t *id,
+                          carma_err *err)
+{
+    sqlite3_stmt *st = s->q[Q_KEY_GET];
+    sqlite3_bind_int64(st, 1, uid);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    int found = 0;
+    if (rc == SQLITE_ROW) {
+        *id = (uint64_t)sqlite3_column_int64(st, 0);
+        found = 1;
+    } else if (rc != SQLITE_DONE) {
+        found = db_error(s, err, "look up a submission key");
+    }
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return found;
+}
+
 int64_t store_next_seq(store *s)
 {
     return s->next_seq++;
@@ -337,18 +373,39 @@ static const char *col_text(sqlite3_stmt *st, int i)
 
 int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
 {
-    static const char *q =
+    return store_select(s, &(store_filter){0}, fn, ctx, err);
+}
+
+int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, carma_err *err)
+{
+    char q[1024];
+    int len = snprintf(q, sizeof q, "%s",
         "SELECT t.id, t.uid, t.gid, t.user, t.spec, t.state, t.recovery, t.queue_seq,"
         " t.attempts, t.submitted_at, ifnull(t.ended_at, 0), t.outcome,"
         " a.n, a.gpus, a.dir, a.state, ifnull(a.sup_pid, 0), ifnull(a.task_pid, 0),"
         " a.started_at, ifnull(a.ended_at, 0), ifnull(a.exited, 0), ifnull(a.exit_code, 0),"
         " ifnull(a.signal, 0), a.outcome, a.tail, ifnull(t.history_mib, -1),"
-        " ifnull(a.peak_mib, -1)"
+        " ifnull(a.peak_mib, -1), ifnull(t.learned_mib, -1)"
         " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.n = t.attempts"
-        " ORDER BY t.id";
+        " WHERE t.id > ?1");
+    /* each condition only when asked for; the parameters keep their numbers either way */
+    if (f->id)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.id = ?2");
+    if (f->state)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.state = ?3");
+    if (f->live)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.state IN ('queued', 'running')");
+    if (f->user)
+        len += snprintf(q + len, sizeof q - (size_t)len, " AND t.user = ?4");
+    snprintf(q + len, sizeof q - (size_t)len, " ORDER BY t.id LIMIT ?5");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
         return db_error(s, err, "load");
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)f->after);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)f->id);
+    sqlite3_bind_text(st, 3, f->state ? f->state : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, f->user ? f->user : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, f->limit > 0 ? f->limit : -1); /* SQLite: -1 is no limit */
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         store_task_row t = {
@@ -365,6 +422,7 @@ int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
             .ended_at = sqlite3_column_double(st, 10),
             .outcome = col_text(st, 11),
             .history_mib = sqlite3_column_int64(st, 25),
+            .learned_mib = sqlite3_column_int64(st, 27),
         };
         store_attempt_row a, *ap = NULL;
         if (sqlite3_column_type(st, 12) != SQLITE_NULL) {

@@ -6,7 +6,8 @@
  * one launch: 'starting' (written, supervisor not yet forked), 'running' or 'ended'; one found
  * never started after a crash is deleted (an event records it). The memory history keeps the
  * largest peak GPU memory measured for a task (command, batch size, GPU count) that ran to
- * completion, so a later identical submission can be placed with it. */
+ * completion, so a later identical submission can be placed with it. A task may carry its
+ * client's idempotency key (submit_key): a retried submission finds the task it made. */
 #ifndef CARMA_STORE_STORE_H
 #define CARMA_STORE_STORE_H
 
@@ -30,6 +31,9 @@ typedef struct store_task_row {
     double submitted_at, ended_at;
     const char *outcome;   /* last attempt's class, "" if none */
     int64_t history_mib;   /* memory figure taken from the history at submission; -1 none */
+    const char *submit_key; /* the client's idempotency key (unique per uid); NULL none */
+    int64_t learned_mib;   /* the figure out-of-memory crashes taught (carma policy); -1 none.
+                              Written by store_update_task, not store_insert_task. */
 } store_task_row;
 
 typedef struct store_attempt_row {
@@ -71,6 +75,11 @@ int store_history_put(store *s, const char *command, int batch, int ngpus, uint6
 int store_history_get(store *s, const char *command, int batch, int ngpus, uint64_t *peak_mib,
                       carma_err *err);
 
+/* The task this uid submitted with this idempotency key: 1 and *id when there is one, 0 when
+ * not, -1 on a database error. */
+int store_find_submit_key(store *s, uint32_t uid, const char *key, uint64_t *id,
+                          carma_err *err);
+
 /* The next queue sequence number (one above any in use). */
 int64_t store_next_seq(store *s);
 
@@ -79,6 +88,19 @@ int64_t store_next_seq(store *s);
 typedef int (*store_task_fn)(void *ctx, const store_task_row *t, const store_attempt_row *a,
                              carma_err *err);
 int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err);
+
+/* Which tasks store_select calls back for: those matching every condition given. */
+typedef struct store_filter {
+    uint64_t id;       /* this task only; 0 any */
+    uint64_t after;    /* ids above this only (a listing's continuation) */
+    const char *state; /* in this state only; NULL any */
+    bool live;         /* queued or running only */
+    const char *user;  /* submitted by this user (name) only; NULL any */
+    int limit;         /* at most this many; 0 no limit */
+} store_filter;
+
+/* As store_load, for the tasks matching f only (in id order). */
+int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, carma_err *err);
 
 /* Counts rows of a table ("tasks", "attempts", "events", "mem_history") — for tests and
  * benchmarks. */

@@ -120,6 +120,33 @@ int parse_size_mib(const char *s, uint64_t *out)
     return 0;
 }
 
+char *str_escape_controls(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t len = strlen(s);
+    char *out = malloc(len * 4 + 1); /* at most \xHH for one byte, \uXXXX for two */
+    if (!out)
+        return NULL;
+    char *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned char c = *p;
+        if (c == '\n' || c == '\t' || c == '\r') {
+            *o++ = '\\';
+            *o++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        } else if (c < 0x20 || c == 0x7f) {
+            o += sprintf(o, "\\x%02x", c);
+        } else if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            o += sprintf(o, "\\u%04x", p[1]);
+            p++;
+        } else {
+            *o++ = (char)c;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
 char *str_dup(const char *s)
 {
     if (!s)

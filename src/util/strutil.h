@@ -1,5 +1,5 @@
 /* strutil.h — small string helpers: trimming, strict number parsing, sizes, reading a file,
- * shell quoting. */
+ * shell quoting, control characters made visible. */
 #ifndef CARMA_UTIL_STRUTIL_H
 #define CARMA_UTIL_STRUTIL_H
 
@@ -34,5 +34,12 @@ bool str_ends_with(const char *s, const char *suffix);
  * it holds anything but ASCII letters, digits and -_./=:,+@% (an empty arg gives '').
  * Returns 0, or -1 when out of memory (*line is then unchanged and still the caller's). */
 int str_append_shell_word(char **line, size_t *len, const char *arg);
+
+/* s with its control characters made visible, for a terminal: C0 controls and DEL as \n,
+ * \t, \r or \xHH, and the C1 controls (U+0080..U+009F, which some terminals obey as escape
+ * sequences) as \u0080..\u009f; everything else, backslashes included, is kept. What other
+ * users named (task names, commands) goes through it before a human sees it. A new heap
+ * string (NULL in -> NULL out, and NULL when out of memory). */
+char *str_escape_controls(const char *s);
 
 #endif

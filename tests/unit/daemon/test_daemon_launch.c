@@ -120,9 +120,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (uint64_t i = 0; i < d->ntasks_cap; i++)
-        d_free_task(d->tasks[i]);
-    free(d->tasks);
+    d_free_tasks(d);
     free(d->running);
     sched_destroy(d->core);
     d_monitor_close(d);
@@ -149,7 +147,9 @@ static dtask *submit(const char *command, const char *env_json)
     json_decref(j);
     peer p = {.fd = -1, .uid = getuid(), .gid = getgid(), .pid = getpid()};
     uint64_t id = 0;
-    assert_int_equal(d_submit(d, &p, &sub, &id, &err), 0);
+    bool repeat;
+    assert_int_equal(d_submit(d, &p, &sub, NULL, &id, &repeat, &err), 0);
+    assert_false(repeat);
     assert_true(d_commit(d));
     dtask *t = d_task(d, id);
     assert_non_null(t);

@@ -1,7 +1,8 @@
 /* test_daemon_protocol.c — protocol garbage against a live daemon (run in a child process on
  * a temporary socket): invalid JSON, non-object requests, unknown verbs, bad arguments and
  * oversized lines get error replies, a client that connects and hangs (or sends half a line)
- * blocks nobody, and an invalid submission stores nothing. */
+ * blocks nobody, an invalid submission stores nothing, and a submission repeated with its
+ * idempotency key makes no second task. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -197,12 +198,83 @@ static void hanging_clients_block_nobody(void **state)
     ping();
 }
 
+/* The id a submit request got (asserting it was accepted); *repeat from the reply. */
+static json_int_t submitted_id(int fd, bool *repeat)
+{
+    json_t *r = read_reply(fd);
+    assert_non_null(r);
+    assert_true(json_is_true(json_object_get(r, "ok")));
+    *repeat = json_is_true(json_object_get(r, "repeat"));
+    json_int_t id = json_integer_value(json_object_get(r, "id"));
+    json_decref(r);
+    return id;
+}
+
+/* A client that lost the reply retries with the same key: one task, the same id, whether the
+ * repeat comes in the same batch of requests or later on another connection. Old clients
+ * (no key) still work; a malformed key is refused. */
+static void a_repeated_submit_key_makes_one_task(void **state)
+{
+    (void)state;
+    static const char with_key[] =
+        "{\"verb\":\"submit\",\"key\":\"00112233445566778899aabbccddeeff\","
+        "\"task\":{\"command\":\"sleep 30\",\"cwd\":\"/\"}}\n";
+    int fd = raw_connect();
+    char twice[2 * sizeof with_key];
+    snprintf(twice, sizeof twice, "%s%s", with_key, with_key);
+    send_raw(fd, twice, strlen(twice)); /* both in one read: one transaction */
+    bool repeat;
+    json_int_t id = submitted_id(fd, &repeat);
+    assert_false(repeat);
+    assert_int_equal(submitted_id(fd, &repeat), id);
+    assert_true(repeat);
+    close(fd);
+    fd = raw_connect();
+    send_raw(fd, with_key, strlen(with_key));
+    assert_int_equal(submitted_id(fd, &repeat), id);
+    assert_true(repeat);
+    static const char no_key[] =
+        "{\"verb\":\"submit\",\"task\":{\"command\":\"sleep 30\",\"cwd\":\"/\"}}\n";
+    send_raw(fd, no_key, strlen(no_key));
+    json_int_t id2 = submitted_id(fd, &repeat);
+    assert_true(id2 > id);
+    send_raw(fd, no_key, strlen(no_key)); /* without a key, a repeat is a new task */
+    assert_int_equal(submitted_id(fd, &repeat), id2 + 1);
+    static const char other_key[] =
+        "{\"verb\":\"submit\",\"key\":\"ffeeddccbbaa99887766554433221100\","
+        "\"task\":{\"command\":\"sleep 30\",\"cwd\":\"/\"}}\n";
+    send_raw(fd, other_key, strlen(other_key));
+    assert_int_equal(submitted_id(fd, &repeat), id2 + 2);
+    assert_false(repeat);
+    expect_error(fd, "{\"verb\":\"submit\",\"key\":\"not hex\",\"task\":{\"command\":"
+                     "\"true\",\"cwd\":\"/\"}}\n", "'key' must be a string of 16 to 64 hex");
+    expect_error(fd, "{\"verb\":\"submit\",\"key\":7,\"task\":{}}\n", "'key' must be");
+    /* One task for the key: the daemon holds id..id2+2 and nothing else new. */
+    send_raw(fd, "{\"verb\":\"queue\",\"all\":true}\n", 28);
+    json_t *r = read_reply(fd);
+    assert_non_null(r);
+    size_t n = 0, i;
+    json_t *t;
+    json_array_foreach(json_object_get(r, "tasks"), i, t) n += json_integer_value(
+        json_object_get(t, "id")) >= id;
+    assert_int_equal(n, 4);
+    json_decref(r);
+    for (json_int_t k = id; k <= id2 + 2; k++) {
+        char cancel[64];
+        snprintf(cancel, sizeof cancel, "{\"verb\":\"cancel\",\"id\":%lld}\n", (long long)k);
+        send_raw(fd, cancel, strlen(cancel));
+        json_decref(read_reply(fd));
+    }
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(garbage_gets_errors_and_the_connection_lives),
         cmocka_unit_test(oversized_line_is_refused_and_closed),
         cmocka_unit_test(hanging_clients_block_nobody),
+        cmocka_unit_test(a_repeated_submit_key_makes_one_task),
     };
     return cmocka_run_group_tests(tests, start_daemon, stop_daemon);
 }

@@ -34,9 +34,7 @@ static daemon_state *state_for(const char *policy, const char *estimator, uint64
 
 static void free_state(daemon_state *d)
 {
-    for (uint64_t i = 0; i < d->ntasks_cap; i++)
-        d_free_task(d->tasks[i]);
-    free(d->tasks);
+    d_free_tasks(d);
     free(d->running);
     sched_destroy(d->core);
     free(d);

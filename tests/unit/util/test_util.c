@@ -97,6 +97,18 @@ static void shell_words_quoted_only_when_needed(void **state)
     free(line);
 }
 
+static void controls_are_escaped_for_terminals(void **state)
+{
+    (void)state;
+    char *e = str_escape_controls("a\x1b[2Jb\nc\td\re\x7f \xc2\x9b" "1m \xc3\xa9 \\x");
+    assert_string_equal(e, "a\\x1b[2Jb\\nc\\td\\re\\x7f \\u009b1m \xc3\xa9 \\x");
+    free(e);
+    e = str_escape_controls("plain name");
+    assert_string_equal(e, "plain name");
+    free(e);
+    assert_null(str_escape_controls(NULL));
+}
+
 static void read_file_past_its_first_buffer(void **state)
 {
     (void)state;
@@ -154,6 +166,7 @@ int main(void)
         cmocka_unit_test(array_grow_refuses_overflow_and_keeps_the_array),
         cmocka_unit_test(clock_is_monotonic_seconds),
         cmocka_unit_test(shell_words_quoted_only_when_needed),
+        cmocka_unit_test(controls_are_escaped_for_terminals),
         cmocka_unit_test(read_file_past_its_first_buffer),
         cmocka_unit_test(data_defaults_follow_the_data_dir),
     };

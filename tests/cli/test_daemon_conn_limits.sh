@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# No local user can lock the others out of the daemon with idle connections: a user holds at
+# most max_conns_per_uid of them (the rest are refused with the reason), some of the table is
+# kept for root, and idle connections are dropped sooner as the table fills. Acts as nobody
+# (uid 65534): needs root and setpriv, skipped otherwise.
+set -u
+CARMA=$1
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+as_nobody() { "${NOBODY[@]}" "$@"; }
+PY=/usr/bin/python3 # the system's: nobody may not run a python of root's
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || ! as_nobody "$PY" -c '' 2>/dev/null; then
+    echo "SKIP: this test needs root, setpriv and $PY to act as a second user (uid 65534)"
+    exit 0
+fi
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+holder=
+trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; cleanup' EXIT
+HOLD=$(realpath "$(dirname "$0")/hold_conns.py")
+# Root's request is answered within a second.
+root_answered() {
+    local t0=$(date +%s%N)
+    timeout 5 "$CARMA" queue >/dev/null || return 1
+    [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 1000 ]
+}
+
+# The per-user cap (default 64): nobody's 100 connections, 64 held and 36 refused.
+start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.5
+"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 100 60 >"$tmp/hold.out" 2>&1 &
+holder=$!
+wait_until 10 grep -q open= "$tmp/hold.out" || fail "holder: $(cat "$tmp/hold.out")"
+grep -q "open=64 closed=36" "$tmp/hold.out" || fail "per-user cap: $(cat "$tmp/hold.out")"
+grep -q "too many connections from uid 65534: 64 open (max_conns_per_uid = 64)" "$tmp/hold.out" \
+    || fail "refusal reason: $(cat "$tmp/hold.out")"
+root_answered || fail "root was not answered within a second"
+out=$(as_nobody "$CARMA" queue 2>&1) && fail "nobody's 65th connection was served"
+grep -q "too many connections" <<<"$out" || fail "nobody's client should say why: $out"
+kill "$holder"; wait "$holder" 2>/dev/null
+wait_until 5 as_nobody "$CARMA" queue || fail "nobody is served again once its connections close"
+stop_daemon
+
+# No cap per user: nobody fills every slot it may; root's are kept, and nobody's idle
+# connections go within seconds (the table is full) instead of ten minutes.
+start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.5 --set max_conns_per_uid=100000
+"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 1100 60 >"$tmp/hold.out" 2>&1 &
+holder=$!
+wait_until 15 grep -q open= "$tmp/hold.out" || fail "holder: $(cat "$tmp/hold.out")"
+grep -q "open=992 closed=108" "$tmp/hold.out" || fail "slots for users: $(cat "$tmp/hold.out")"
+grep -q "every connection open to users is in use" "$tmp/hold.out" || fail "reason: $(cat "$tmp/hold.out")"
+root_answered || fail "root was not answered within a second with the table full"
+wait_until 10 as_nobody "$CARMA" queue || fail "idle connections were not dropped under pressure"
+kill "$holder"; wait "$holder" 2>/dev/null
+stop_daemon
+
+[ $fails -eq 0 ] && echo PASS
+exit $((fails > 0))
