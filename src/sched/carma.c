@@ -407,7 +407,7 @@ bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out
     if (!s->cfg.carma_backfill)
         return false; /* strict FIFO: the head blocks the rest */
     int64_t *spare = s->spare;
-    double shadow = reservation(s, views, h, &fh, now, spare);
+    double shadow = NAN; /* the head's reservation, made when a candidate first fits */
     /* What any GPU offers now, so that a candidate that fits nowhere costs no scan. */
     uint64_t most_room = 0;
     bool any_idle = false;
@@ -425,6 +425,8 @@ bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out
         carma_fit fb = fit_of(s, b);
         bool may_fit = any_idle || (!fb.idle_only && fb.need <= most_room);
         if (b != h && may_fit && pick(s, views, b, &fb, now, NULL, gpus)) {
+            if (isnan(shadow))
+                shadow = reservation(s, views, h, &fh, now, spare);
             /* Its best GPUs, else the best of those the head has not reserved. */
             bool ok = vouched(s, b, &fb, gpus, shadow, now, spare, &fh) ||
                       (isfinite(shadow) && pick(s, views, b, &fb, now, spare, gpus));
