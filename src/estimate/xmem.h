@@ -10,11 +10,21 @@
 #include "estimate/trace_replay.h"
 #include "util/err.h"
 
+/* The cuDNN workspace rule: each convolution takes a transient workspace of k x its input's
+ * bytes, and the reserved peak is the largest replayed for k in [ratio - XMEM_WS_BAND, ratio]
+ * in steps of XMEM_WS_STEP (k >= 0). Why a band: the real size is not known that closely, and
+ * the reserve jumps with it (a workspace a little larger than a cached block opens a new
+ * segment, one under 10 MiB a 20 MiB one), so the estimate should not rest on one size that
+ * happens to fragment little; on the synthetic rows a single k gave median errors that jump
+ * by 5-15 points between neighbouring k. */
+#define XMEM_WS_BAND 1.0
+#define XMEM_WS_STEP 0.5
+
 /* Fitted on GPUMemNet's synthetic datasets only (`carma estimate --fit-xmem`). */
 typedef struct xmem_coeffs {
     double context_conv_mib;  /* CUDA context, libraries, handles: jobs with convolutions */
     double context_plain_mib; /* the same without (no cuDNN) */
-    double conv_ws_ratio;     /* cuDNN workspace rule: ratio x max(input, output) bytes */
+    double conv_ws_ratio;     /* cuDNN workspace rule: the band's upper end (see above) */
     double margin_conv;       /* safety margins, fractions of the reserved peak, for jobs */
     double margin_plain;      /* with and without convolutions */
 } xmem_coeffs;
@@ -27,6 +37,10 @@ typedef struct xmem_estimate {
     bool convolutions;
     int steps;
 } xmem_estimate;
+
+/* The replay with workspaces under the rule above: the result whose reserved peak is the
+ * largest over the band ending at `ratio`. */
+int xmem_replay_band(const mtrace_events *t, double ratio, replay_result *r, carma_err *err);
 
 /* The estimate of a loaded trace. reserved_mib is the tensors-only reserved peak;
  * workspaces_mib what the workspaces add to it (fragmentation can make it negative). */
