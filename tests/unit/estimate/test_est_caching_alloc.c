@@ -193,10 +193,12 @@ static void test_conv_workspace_band(void **state)
     one.conv_ws_ratio = 5;
     assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
     assert_int_equal(r.peak_reserved, 10 * MiB);
-    assert_int_equal(xmem_replay_band(&t, 5.5, &r, &err), 0);
+    assert_int_equal(xmem_replay_band(&t, 5.5, XMEM_WS_BAND, &r, &err), 0);
     assert_int_equal(r.peak_reserved, 20 * MiB);
+    assert_int_equal(xmem_replay_band(&t, 5.5, 0, &r, &err), 0); /* no band: k = 5.5 alone */
+    assert_int_equal(r.peak_reserved, 12 * MiB);
     /* the band stops at k = 0: ratio 0.5 tries 0.5 (1 MiB: small pool, a 2 MiB segment), 0 */
-    assert_int_equal(xmem_replay_band(&t, 0.5, &r, &err), 0);
+    assert_int_equal(xmem_replay_band(&t, 0.5, XMEM_WS_BAND, &r, &err), 0);
     assert_int_equal(r.peak_reserved, 2 * MiB);
     xmem_coeffs c = {.context_conv_mib = 1000, .conv_ws_ratio = 5.5, .margin_conv = 0.5};
     xmem_estimate e;
@@ -261,7 +263,8 @@ static void test_fit_rule(void **state)
     xmem_coeffs c;
     xmem_fit_report r;
     carma_err err;
-    assert_int_equal(xmem_fit(idx, &c, &r, &err), 0);
+    assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, &c, &r, &err), 0);
+    assert_int_equal(r.nsteps, XMEM_FIT_STEPS);
     assert_int_equal(r.rows_plain, 3);
     assert_int_equal(r.rows_conv, 2);
     assert_int_equal(r.under_plain + r.under_conv, 0);
