@@ -28,7 +28,7 @@ static const char *const usage =
     "       carma estimate --fit-carma\n"
     "       carma estimate --run [--iterations K] [--json] -- COMMAND [ARGS...]\n"
     "       carma estimate --trace FILE [--json]\n"
-    "       carma estimate --fit-xmem INDEX\n\n"
+    "       carma estimate --fit-xmem INDEX [--ws-band W]\n\n"
     "Estimates the peak GPU memory (MiB, as nvidia-smi shows it) of training a model, from its\n"
     "summary (torchsummary, torchinfo, or a module printout with parameter counts).\n"
     "  --estimator NAME  gpumemnet (published classifiers, 8000 MiB bins), horus (formula),\n"
@@ -55,12 +55,16 @@ static const char *const usage =
     "                    (default 600) is stopped.\n"
     "  --trace FILE      the same estimate from a trace the tracer wrote\n"
     "  --fit-xmem INDEX  fit the xmem estimator's workspace rule, contexts and margin on traces\n"
-    "                    of the synthetic datasets (tools/xmem_synthetic.py writes INDEX)\n"
+    "                    of the synthetic datasets (tools/xmem_synthetic.py writes INDEX);\n"
+    "                    prints the fit at each workspace ratio tried, then the coefficients\n"
+    "  --ws-band W       with --fit-xmem, to compare: fit with the workspace rule's band\n"
+    "                    W x the input wide (default 1, the estimator's; 0: one size)\n"
     "Data files are read from $CARMA_DATA_DIR, else the source tree's data/.\n";
 
 typedef struct est_args {
     const char *summary, *estimator, *out, *optimizer, *trace, *fit_xmem;
     int batch, seq_len, folds, epochs, iterations;
+    double ws_band; /* --fit-xmem's band, XMEM_WS_BAND unless --ws-band */
     bool batch_set, json, eval, train, fit, run;
 } est_args;
 
@@ -176,13 +180,18 @@ static int run_xmem(const est_args *a, char **cmd, int ncmd)
     return print_xmem(a, &e);
 }
 
-static int run_fit_xmem(const char *index)
+static int run_fit_xmem(const char *index, double band)
 {
     carma_err err;
     xmem_coeffs c;
     xmem_fit_report r;
-    if (xmem_fit(index, &c, &r, &err))
+    if (xmem_fit(index, band, &c, &r, &err))
         return cli_fail("estimate", &err);
+    printf("workspace band %g x the input; per ratio, the convolution rows' fit:\n"
+           "ratio  median_err  margin  context_mib\n", band);
+    for (size_t i = 0; i < r.nsteps; i++)
+        printf("%5.1f  %10.4f  %6.3f  %11.1f\n", r.steps[i].ratio, r.steps[i].median_err,
+               r.steps[i].margin, r.steps[i].context_mib);
     printf("rows: with convolutions %zu, without %zu\n", r.rows_conv, r.rows_plain);
     printf("median |relative error| with the margins: with convolutions %.4f, without %.4f\n",
            r.median_err_conv, r.median_err_plain);
@@ -365,10 +374,13 @@ int cmd_estimate(int argc, char **argv)
         {"iterations", required_argument, NULL, 'I'},
         {"trace", required_argument, NULL, 't'},
         {"fit-xmem", required_argument, NULL, 'X'},
+        {"ws-band", required_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    est_args a = {.estimator = "carma", .folds = 3, .iterations = XMEM_DEFAULT_ITERATIONS};
+    est_args a = {.estimator = "carma", .folds = 3, .iterations = XMEM_DEFAULT_ITERATIONS,
+                  .ws_band = XMEM_WS_BAND};
+    bool band_set = false;
     int opt;
     opterr = 0;
     optind = 1;
@@ -413,6 +425,11 @@ int cmd_estimate(int argc, char **argv)
             break;
         case 't': a.trace = optarg; break;
         case 'X': a.fit_xmem = optarg; break;
+        case 'W':
+            if (parse_double(optarg, &a.ws_band) || a.ws_band < 0 || a.ws_band > 14)
+                return cli_usage_error("estimate", "--ws-band must be a number from 0 to 14");
+            band_set = true;
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_bad_option("estimate", argv, optopt, opt);
         }
@@ -421,6 +438,8 @@ int cmd_estimate(int argc, char **argv)
             (a.fit_xmem != NULL) > 1)
         return cli_usage_error("estimate", "--summary, --eval, --train-gpumemnet, --fit-carma, "
                                            "--run, --trace and --fit-xmem do not go together");
+    if (band_set && !a.fit_xmem)
+        return cli_usage_error("estimate", "--ws-band goes with --fit-xmem");
     if (a.run) {
         if (optind >= argc)
             return cli_usage_error("estimate", "--run needs a command: --run -- COMMAND [ARGS...]");
@@ -431,7 +450,7 @@ int cmd_estimate(int argc, char **argv)
     if (a.trace)
         return run_xmem(&a, NULL, 0);
     if (a.fit_xmem)
-        return run_fit_xmem(a.fit_xmem);
+        return run_fit_xmem(a.fit_xmem, a.ws_band);
     if (a.eval)
         return run_eval(&a);
     if (a.train)

@@ -144,10 +144,10 @@ int mtrace_replay(const mtrace_events *t, const replay_rules *rules, replay_resu
                 rc = transient(&ca, XMEM_CUBLASLT_WORKSPACE);
             break;
         case TEV_CONV:
-            if (rules->workspaces) {
-                uint64_t big = e->a > e->b ? e->a : e->b;
-                rc = transient(&ca, (uint64_t)(rules->conv_ws_ratio * (double)big));
-            }
+            /* GEMM-based algorithms unfold the input (im2col: k*k times it for a k x k
+             * kernel), so the workspace is taken in proportion to the input */
+            if (rules->workspaces)
+                rc = transient(&ca, (uint64_t)(rules->conv_ws_ratio * (double)e->a));
             break;
         case TEV_STEP: break;
         }

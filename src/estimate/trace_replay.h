@@ -40,7 +40,7 @@ void mtrace_free(mtrace_events *t);
 
 typedef struct replay_rules {
     bool workspaces;          /* false: tensors only */
-    double conv_ws_ratio;     /* cuDNN workspace = ratio x max(input, output) bytes */
+    double conv_ws_ratio;     /* cuDNN workspace = ratio x the convolution's input bytes */
 } replay_rules;
 
 typedef struct replay_result {

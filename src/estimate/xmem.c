@@ -2,8 +2,9 @@
  * (1 + margin), where peak is the replayed reserved peak with workspaces. No synthetic row may
  * be underestimated, so for a margin m the context of a family (with / without convolutions)
  * is the smallest that covers every row; m is the one, on a grid, whose estimates have the
- * smallest median |relative error|; the cuDNN workspace ratio is the one, on a grid, that
- * gives the convolution rows the smallest such error. Each family keeps its own margin. */
+ * smallest median |relative error|; the cuDNN workspace rule's ratio (xmem.h) is the one, on
+ * a grid, that gives the convolution rows the smallest such error. Each family keeps its own
+ * margin. */
 #include "estimate/xmem.h"
 
 #include <libgen.h>
@@ -18,14 +19,30 @@
 
 #define MIB (1024.0 * 1024.0)
 
+int xmem_replay_band(const mtrace_events *t, double ratio, double band, replay_result *r,
+                     carma_err *err)
+{
+    memset(r, 0, sizeof *r);
+    /* without convolutions every k replays the same: once is enough */
+    double lo = t->convs ? fmax(0, ratio - band) : ratio;
+    for (double k = ratio; k >= lo - 1e-9; k -= XMEM_WS_STEP) {
+        replay_rules rules = {.workspaces = true, .conv_ws_ratio = fmax(0, k)};
+        replay_result one;
+        if (mtrace_replay(t, &rules, &one, err))
+            return -1;
+        if (one.peak_reserved > r->peak_reserved)
+            *r = one;
+    }
+    return 0;
+}
+
 int xmem_estimate_trace(const mtrace_events *t, const xmem_coeffs *c, xmem_estimate *e,
                         carma_err *err)
 {
     memset(e, 0, sizeof *e);
-    replay_rules bare = {.workspaces = false}, full = {.workspaces = true,
-                                                      .conv_ws_ratio = c->conv_ws_ratio};
+    replay_rules bare = {.workspaces = false};
     replay_result rb, rf;
-    if (mtrace_replay(t, &bare, &rb, err) || mtrace_replay(t, &full, &rf, err))
+    if (mtrace_replay(t, &bare, &rb, err) || xmem_replay_band(t, c->conv_ws_ratio, XMEM_WS_BAND, &rf, err))
         return -1;
     e->convolutions = t->convs > 0;
     e->steps = t->steps;
@@ -93,12 +110,11 @@ static int load_rows(const char *index_csv, fit_row **rows, size_t *n, carma_err
     return rc;
 }
 
-static int replay_all(fit_row *rows, size_t n, double ratio, carma_err *err)
+static int replay_all(fit_row *rows, size_t n, double ratio, double band, carma_err *err)
 {
-    replay_rules rules = {.workspaces = true, .conv_ws_ratio = ratio};
     for (size_t i = 0; i < n; i++) {
         replay_result r;
-        if (mtrace_replay(&rows[i].t, &rules, &r, err))
+        if (xmem_replay_band(&rows[i].t, ratio, band, &r, err))
             return -1;
         rows[i].peak = (double)r.peak_reserved / MIB;
     }
@@ -139,9 +155,9 @@ static void fit_family(const fit_row *rows, size_t n, bool conv, double *buf, do
     }
 }
 
-int xmem_fit(const char *index_csv, xmem_coeffs *c, xmem_fit_report *r, carma_err *err)
+int xmem_fit(const char *index_csv, double band, xmem_coeffs *c, xmem_fit_report *r,
+             carma_err *err)
 {
-    static const double ratios[] = {0, 0.125, 0.25, 0.5, 0.75, 1, 1.5, 2, 3};
     memset(r, 0, sizeof *r);
     memset(c, 0, sizeof *c);
     fit_row *rows;
@@ -151,17 +167,18 @@ int xmem_fit(const char *index_csv, xmem_coeffs *c, xmem_fit_report *r, carma_er
     if (!rc && !buf)
         rc = carma_err_set(err, "out of memory");
     double best = INFINITY, best_ratio = 0;
-    for (size_t k = 0; !rc && k < sizeof ratios / sizeof *ratios; k++) {
-        double ctx, m, e;
-        if ((rc = replay_all(rows, n, ratios[k], err)))
+    for (size_t k = 0; !rc && k < XMEM_FIT_STEPS; k++) {
+        double ratio = k * XMEM_WS_STEP, ctx, m, e;
+        if ((rc = replay_all(rows, n, ratio, band, err)))
             break;
         fit_family(rows, n, true, buf, &ctx, &m, &e);
+        r->steps[r->nsteps++] = (xmem_fit_step){ratio, e, m, ctx};
         if (e < best) {
             best = e;
-            best_ratio = ratios[k];
+            best_ratio = ratio;
         }
     }
-    if (!rc && !(rc = replay_all(rows, n, best_ratio, err))) {
+    if (!rc && !(rc = replay_all(rows, n, best_ratio, band, err))) {
         c->conv_ws_ratio = best_ratio;
         fit_family(rows, n, true, buf, &c->context_conv_mib, &c->margin_conv,
                    &r->median_err_conv);

@@ -10,11 +10,21 @@
 #include "estimate/trace_replay.h"
 #include "util/err.h"
 
+/* The cuDNN workspace rule: each convolution takes a transient workspace of k x its input's
+ * bytes, and the reserved peak is the largest replayed for k in [ratio - XMEM_WS_BAND, ratio]
+ * in steps of XMEM_WS_STEP (k >= 0). Why a band: the real size is not known that closely, and
+ * the reserve jumps with it (a workspace a little larger than a cached block opens a new
+ * segment, one under 10 MiB a 20 MiB one), so the estimate should not rest on one size that
+ * happens to fragment little; on the synthetic rows a single k gave median errors that jump
+ * by up to 16 points between neighbouring k (docs/estimators.md). */
+#define XMEM_WS_BAND 1.0
+#define XMEM_WS_STEP 0.5
+
 /* Fitted on GPUMemNet's synthetic datasets only (`carma estimate --fit-xmem`). */
 typedef struct xmem_coeffs {
     double context_conv_mib;  /* CUDA context, libraries, handles: jobs with convolutions */
     double context_plain_mib; /* the same without (no cuDNN) */
-    double conv_ws_ratio;     /* cuDNN workspace rule: ratio x max(input, output) bytes */
+    double conv_ws_ratio;     /* cuDNN workspace rule: the band's upper end (see above) */
     double margin_conv;       /* safety margins, fractions of the reserved peak, for jobs */
     double margin_plain;      /* with and without convolutions */
 } xmem_coeffs;
@@ -28,19 +38,38 @@ typedef struct xmem_estimate {
     int steps;
 } xmem_estimate;
 
+/* The replay with workspaces under the rule above, for a band `band` wide (XMEM_WS_BAND; 0:
+ * the one k = ratio): the result whose reserved peak is the largest over the band. */
+int xmem_replay_band(const mtrace_events *t, double ratio, double band, replay_result *r,
+                     carma_err *err);
+
 /* The estimate of a loaded trace. reserved_mib is the tensors-only reserved peak;
  * workspaces_mib what the workspaces add to it (fragmentation can make it negative). */
 int xmem_estimate_trace(const mtrace_events *t, const xmem_coeffs *c, xmem_estimate *e,
                         carma_err *err);
 
+/* The grid of the cuDNN ratio the fit tries: XMEM_FIT_STEPS points from 0 in XMEM_WS_STEP,
+ * so 0 to 14 x the input, past the im2col buffer (9 x) of the synthetic rows' 3 x 3
+ * convolutions. */
+#define XMEM_FIT_STEPS 29
+
+/* One point of that grid: the convolution family's fit with that ratio. */
+typedef struct xmem_fit_step {
+    double ratio, median_err, margin, context_mib;
+} xmem_fit_step;
+
 typedef struct xmem_fit_report {
+    xmem_fit_step steps[XMEM_FIT_STEPS];
+    size_t nsteps;
     size_t rows_conv, rows_plain;
     double median_err_conv, median_err_plain; /* median |relative error|, margins included */
     size_t under_conv, under_plain;           /* underestimates with the margin */
 } xmem_fit_report;
 
 /* Fits the coefficients on an index written by tools/xmem_synthetic.py (columns trace,
- * family, measured_mib; trace paths relative to the index's directory). */
-int xmem_fit(const char *index_csv, xmem_coeffs *c, xmem_fit_report *r, carma_err *err);
+ * family, measured_mib; trace paths relative to the index's directory), with the workspace
+ * rule's band `band` wide (XMEM_WS_BAND is the estimator's; others are for comparison). */
+int xmem_fit(const char *index_csv, double band, xmem_coeffs *c, xmem_fit_report *r,
+             carma_err *err);
 
 #endif

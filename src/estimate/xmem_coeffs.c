@@ -7,10 +7,10 @@
 #include "estimate/xmem.h"
 
 static const xmem_coeffs fitted = {
-    .context_conv_mib = 1773.1999999999971,
+    .context_conv_mib = 1868.6099999999999,
     .context_plain_mib = 1461.75,
-    .conv_ws_ratio = 1.5,
-    .margin_conv = 0.55000000000000038,
+    .conv_ws_ratio = 6,
+    .margin_conv = 0.25500000000000012,
     .margin_plain = 0.12500000000000003,
 };
 

@@ -1,6 +1,7 @@
 /* test_est_caching_alloc.c — the caching-allocator model (rounding, pools, segment sizes, best
- * fit, splitting, merging, peaks), the trace replay with its workspaces and estimate parts, and
- * the xmem fit's rule (no row underestimated, per-family contexts and margins). */
+ * fit, splitting, merging, peaks), the trace replay with its workspaces and estimate parts, the
+ * cuDNN workspace rule (k x the input over a band of k), and the xmem fit's rule (no row
+ * underestimated, per-family contexts and margins). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,6 +172,44 @@ static void test_replay_and_parts(void **state)
     unlink(path);
 }
 
+/* The cuDNN rule: k x the input (not the output), the peak the largest over the band. */
+static void test_conv_workspace_band(void **state)
+{
+    (void)state;
+    /* one convolution over a 2 MiB input and a 40 MiB output, nothing else */
+    char *path = write_trace("carma-trace 1\n"
+                             "c 2097152 41943040 1000\n"
+                             "s 1\n"
+                             "end 1\n");
+    mtrace_events t;
+    carma_err err;
+    assert_int_equal(mtrace_load(path, &t, &err), 0);
+    replay_result r;
+    /* k = 5.5: 11 MiB, a segment of 12 MiB (rounded to 2 MiB); k = 5: 10 MiB, its own size;
+     * k = 4.5: 9 MiB, under 10 MiB, so a 20 MiB segment: the band [4.5, 5.5] keeps 20 */
+    replay_rules one = {.workspaces = true, .conv_ws_ratio = 5.5};
+    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 12 * MiB);
+    one.conv_ws_ratio = 5;
+    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 10 * MiB);
+    assert_int_equal(xmem_replay_band(&t, 5.5, XMEM_WS_BAND, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 20 * MiB);
+    assert_int_equal(xmem_replay_band(&t, 5.5, 0, &r, &err), 0); /* no band: k = 5.5 alone */
+    assert_int_equal(r.peak_reserved, 12 * MiB);
+    /* the band stops at k = 0: ratio 0.5 tries 0.5 (1 MiB: small pool, a 2 MiB segment), 0 */
+    assert_int_equal(xmem_replay_band(&t, 0.5, XMEM_WS_BAND, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 2 * MiB);
+    xmem_coeffs c = {.context_conv_mib = 1000, .conv_ws_ratio = 5.5, .margin_conv = 0.5};
+    xmem_estimate e;
+    assert_int_equal(xmem_estimate_trace(&t, &c, &e, &err), 0);
+    assert_float_equal(e.reserved_mib, 0, 1e-9);
+    assert_float_equal(e.workspaces_mib, 20, 1e-9);
+    assert_float_equal(e.total_mib, 1000 + 20 + 10, 1e-9);
+    mtrace_free(&t);
+    unlink(path);
+}
+
 static void test_bad_traces(void **state)
 {
     (void)state;
@@ -232,7 +271,8 @@ static void test_fit_rule(void **state)
     xmem_coeffs c;
     xmem_fit_report r;
     carma_err err;
-    assert_int_equal(xmem_fit(idx, &c, &r, &err), 0);
+    assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, &c, &r, &err), 0);
+    assert_int_equal(r.nsteps, XMEM_FIT_STEPS);
     assert_int_equal(r.rows_plain, 3);
     assert_int_equal(r.rows_conv, 2);
     assert_int_equal(r.under_plain + r.under_conv, 0);
@@ -266,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_best_fit_and_merge),
         cmocka_unit_test(test_pools_apart),
         cmocka_unit_test(test_replay_and_parts),
+        cmocka_unit_test(test_conv_workspace_band),
         cmocka_unit_test(test_bad_traces),
         cmocka_unit_test(test_fit_rule),
     };
