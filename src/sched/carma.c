@@ -15,9 +15,11 @@
  *                 its GPUs to itself needs more than they hold, so it waits for a bigger GPU
  *                 or, when there is none, fails with that reason (carma_learn).
  *
- * Each part has its config key (carma_*); with all four off, and carma_measured_first off, it
- * places as est-magm does: exclusive-first, the gate and the most available memory, grace,
- * strict FIFO with recovered tasks first on idle GPUs, blind retries. */
+ * Each part has its config key (carma_*). Two more shape it: carma_measured_first (a measured
+ * figure before the estimator's) and carma_longest_first (the head is the longest queued task,
+ * up to carma_max_wait_s). With all six off it places as est-magm does: exclusive-first, the
+ * gate and the most available memory, grace, strict FIFO with recovered tasks first on idle
+ * GPUs, blind retries. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -305,7 +307,7 @@ static double reservation(sched *s, const gpu_view *views, const sched_task *h,
     for (int g = 0; g < s->ngpus; g++) {
         spare[g] = -1;
         double at = gpu_ready_at(s, &views[g], g, f, now);
-        if (isfinite(at)) /* keyed in microseconds; a room short of the need sorts last */
+        if (isfinite(at)) /* keyed in microseconds from now */
             c[ncand++] = (ledger_cand){g, llround((at - now) * 1e6), 0};
         s->ready[g] = at;
     }
@@ -464,10 +466,13 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     for (int g = 0; g < s->ngpus; g++)
         largest = usable_mib(s, s->total_mib[g]) > largest ? usable_mib(s, s->total_mib[g])
                                                            : largest;
-    if (alone && held != UINT64_MAX && need <= held)
-        need = held + 1; /* it had its GPUs to itself: it needs more than they hold */
-    else if (!alone && !saw_more && f.known)
+    if (!saw_more && f.known)
         need = had * 2 + 1; /* nothing above its figure was seen: double it */
+    /* With its GPUs to itself and seen filling them, it needs more than they hold. Seen below
+     * that, memory someone else held may have been the cause: it only grows as above. */
+    if (alone && held != UINT64_MAX && need <= held && saw_more &&
+        seen->peak_mib + s->cfg.margin_mib >= held)
+        need = held + 1;
     t->learned_known = true;
     t->learned_mib = need;
     return largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;

@@ -1,8 +1,8 @@
 /* test_sched_carma.c — the carma policy's four parts, each alone: ledger placement without a
  * grace wait (and its reconciliation with measured memory), backfill that keeps the head's
  * reservation (and the skip bound where runtimes are unknown), interference-aware placement
- * (highest predicted gain, no collocation that lowers progress), out-of-memory learning; and
- * longest-first heads. */
+ * (highest predicted gain, no collocation that lowers progress), out-of-memory learning (alone
+ * and seen filling the GPU: never fits; seen low: grows), and longest-first heads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -269,6 +269,22 @@ static void oom_alone_on_the_largest_gpu_is_not_retried(void **state)
     sched_destroy(s);
 }
 
+static void oom_alone_seen_low_grows_and_retries(void **state)
+{
+    (void)state;
+    sched *s = carma_sched(1, NULL);
+    gpu_view v[1] = {idle_gpu()};
+    sched_task t = ctask(1, 8 * GB, 100, LIGHT);
+    sched_submit(s, &t, NULL);
+    assert_true(next_on(s, 0, v, 1, 0));
+    /* Crashed alone, but not seen filling the GPU (another process may have held the rest):
+     * not "too big": its figure is raised to the 9 GB seen. */
+    sched_oom_seen seen = {true, 9 * GB};
+    assert_int_equal(sched_task_oom(s, &t, &seen, 5), SCHED_END_RETRY);
+    assert_int_equal(t.learned_mib, 9 * GB);
+    sched_destroy(s);
+}
+
 static void collocated_oom_retries_with_the_peak_seen(void **state)
 {
     (void)state;
@@ -341,6 +357,7 @@ int main(void)
         cmocka_unit_test(unknown_runtimes_pass_the_head_a_bounded_number_of_times),
         cmocka_unit_test(collocates_only_where_progress_rises_most),
         cmocka_unit_test(oom_alone_on_the_largest_gpu_is_not_retried),
+        cmocka_unit_test(oom_alone_seen_low_grows_and_retries),
         cmocka_unit_test(collocated_oom_retries_with_the_peak_seen),
         cmocka_unit_test(without_learning_retries_are_blind_and_idle_only),
         cmocka_unit_test(longest_first_starts_the_longest_task),
