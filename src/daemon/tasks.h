@@ -77,6 +77,10 @@ dtask_mem d_task_mem(const daemon_state *d, const dtask *t);
  * DMEM_NONE. */
 const char *d_task_mem_name(dtask_mem m);
 json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail);
+/* Why a queued task waits (SCHED_REASON_NONE for any other), by the core with the daemon's
+ * current GPU views; and that reason in words ("no GPU has 30.0 GiB free ..."). */
+void d_task_reason(const daemon_state *d, const dtask *t, sched_reason *r);
+void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size_t cap);
 
 /* task_query.c: the task with this id: the live one, else one read from the store into
  * *loaded (the caller frees it with d_free_task); NULL with err when there is none. */

@@ -217,9 +217,9 @@ static void explain_carma(const sched *s, const sched_task *t, const gpu_view *v
         return;
     sched_reason head;
     carma_fits(s, h, views, now, &head);
-    int looked = 0;
+    int looked = 0; /* its place in backfill's walk, which stops at backfill_depth */
     for (const sched_task *b = s->recovery_q.head ? s->recovery_q.head : s->main_q.head;
-         b && b != t; looked++)
+         b && b != t && looked < s->cfg.backfill_depth; looked++)
         b = b->qnext ? b->qnext : (b->where == SCHED_IN_RECOVERY ? s->main_q.head : NULL);
     if (head.kind == SCHED_REASON_STARTING || !s->cfg.carma_backfill ||
         looked >= s->cfg.backfill_depth) {
