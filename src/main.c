@@ -15,6 +15,8 @@ const carma_command carma_commands[] = {
     {"queue", "list the daemon's queued and running tasks", CMD_TALKS_TO_DAEMON,
      .request = &cmd_queue},
     {"show", "show one task", CMD_TALKS_TO_DAEMON, .request = &cmd_show},
+    {"history", "list ended tasks: wait, elapsed, GPU-hours, peak memory, exit",
+     CMD_TALKS_TO_DAEMON, .request = &cmd_history},
     {"cancel", "cancel a task", CMD_TALKS_TO_DAEMON, .request = &cmd_cancel},
     {"logs", "print a task's output", CMD_TALKS_TO_DAEMON, .request = &cmd_logs},
     {"gpus", "show the GPUs as the daemon sees them, or read them directly",
