@@ -395,6 +395,9 @@ typedef struct sched_gpu_load {
     int class_unknown;   /* how many have no lucid_class */
     uint64_t oracle_mib; /* sum of their known MEM_ORACLE figures */
     int oracle_unknown;  /* how many have no MEM_ORACLE figure */
+    uint64_t commit_mib; /* carma: the sum of their known commitments (figure + margin) */
+    int commit_unknown;  /* carma: how many were placed with no figure (each counts as the
+                            whole GPU) */
 } sched_gpu_load;
 
 /* The ledger of one GPU (all zero for a GPU that does not exist). */

@@ -3,6 +3,7 @@
 # a running 30 GB one is told that no GPU has the memory for its figure (with the most room
 # there is), a task with no memory figure that it waits for an idle GPU; `queue` shows the
 # REASON column, `show` and `--json` the reason and its code; a running task has none.
+# `gpus` shows what each GPU holds (id, user, name escaped, figure) and the ledger's commitment.
 set -u
 CARMA=$1
 fails=0
@@ -18,8 +19,18 @@ CONF
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
 is() { [ "$("$CARMA" show "$1" --json | jq -r .state)" = "$2" ]; }
 
-a=$("$CARMA" submit --mem 30G -- "$FAKEJOB" --mem 30G --seconds 60)
+a=$("$CARMA" submit --mem 30G --name "$(printf 'big\033[2Jone')" -- "$FAKEJOB" --mem 30G --seconds 60)
 wait_until 10 is "$a" running || fail "task $a did not start"
+# gpus: what GPU 0 holds, and what the ledger has committed there (30 GB + 512 margin)
+g=$("$CARMA" gpus --json)
+jq -e --argjson a "$a" '.[0].holds[0] | .id == $a and .mem_mib == 30720 and
+    .mem_source == "oracle" and .user == "root"' <<<"$g" >/dev/null || fail "gpus --json holds: $g"
+[ "$(jq '.[0].committed_mib' <<<"$g")" = 31232 ] || fail "gpus --json committed_mib: $g"
+out=$("$CARMA" gpus)
+grep -Eq "^0 .* 31232 +$a\$" <<<"$out" || fail "gpus: committed column: $out"
+grep -qF "    task $a" <<<"$out" && grep -qF 'big\x1b[2Jone' <<<"$out" \
+    || fail "gpus: the task line, its name escaped: $(cat -v <<<"$out")"
+grep -q $'\033' <<<"$out" && fail "gpus: an escape reached the terminal"
 h=$("$CARMA" submit --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1)
 n=$("$CARMA" submit -- "$FAKEJOB" --seconds 1)
 sleep 0.5
