@@ -43,6 +43,10 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
 /* Ends the running task's attempt as its supervisor's result tells (oomclass.h). */
 void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r);
 
+/* on_finish.c: runs the config's on_finish program for a task that has ended for good (its
+ * state, outcome and exit status final), without waiting for it. */
+void d_on_finish(daemon_state *d, const dtask *t);
+
 /* cancel.c: a queued task is cancelled now; a running one is marked, and d_reap signals it
  * after the commit. */
 int d_cancel(daemon_state *d, dtask *t, carma_err *err);
