@@ -21,6 +21,8 @@ const carma_command carma_commands[] = {
     {"logs", "print a task's output", CMD_TALKS_TO_DAEMON, .request = &cmd_logs},
     {"gpus", "show the GPUs as the daemon sees them, or read them directly",
      CMD_TALKS_TO_DAEMON, .request = &cmd_gpus},
+    {"top", "a live view: the GPUs with their tasks, the queue with reasons",
+     CMD_TALKS_TO_DAEMON, .request = &cmd_top},
     {"estimate", "estimate a training task's peak GPU memory from its model summary",
      .run = cmd_estimate},
     {"simulate", "replay a job trace on a simulated server through the scheduling core",

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "cli/views.h"
 #include "gpu/nvml_backend.h"
 #include "gpu/print.h"
 #include "util/strutil.h"
@@ -122,7 +123,7 @@ static void print_holds(const json_t *holds)
     }
 }
 
-static void print_daemon_view(const json_t *gpus)
+void gpus_print_table(const json_t *gpus)
 {
     printf("%-3s %-18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %-10s %s\n", "GPU", "NAME",
            "MEM_MIB", "SMACT", "SMOCC", "DRAMA", "SOURCE", "POWER", "GRACE", "COMMITTED",
@@ -220,7 +221,7 @@ static int run(request_args *a)
     if (a->opts.json)
         cli_print_json(gpus);
     else
-        print_daemon_view(gpus);
+        gpus_print_table(gpus);
     json_decref(reply);
     return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "cli/views.h"
 #include "util/strutil.h"
 
 static const char usage[] =
@@ -36,7 +37,13 @@ static void print_gpus(const json_t *gpus, char *buf, size_t cap)
         snprintf(buf, cap, "-");
 }
 
-static void print_task(const json_t *t)
+void queue_print_header(void)
+{
+    printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %-8s %s\n", "ID", "NAME", "USER", "STATE",
+           "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB", "REASON");
+}
+
+void queue_print_task(const json_t *t)
 {
     char gpus[64];
     print_gpus(json_object_get(t, "gpus"), gpus, sizeof gpus);
@@ -108,8 +115,7 @@ static int run(request_args *a)
             return rc;
         }
         if (!collected && !header) /* once a reply came: a failure prints its error alone */
-            printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %-8s %s\n", "ID", "NAME", "USER",
-                   "STATE", "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB", "REASON");
+            queue_print_header();
         header = true;
         size_t i;
         json_t *t, *next = json_object_get(reply, "next");
@@ -117,7 +123,7 @@ static int run(request_args *a)
             if (collected)
                 json_array_append(collected, t);
             else
-                print_task(t);
+                queue_print_task(t);
             shown++;
         }
         after = json_is_integer(next) ? json_integer_value(next) : 0;

@@ -3,7 +3,8 @@
 # a running 30 GB one is told that no GPU has the memory for its figure (with the most room
 # there is), a task with no memory figure that it waits for an idle GPU; `queue` shows the
 # REASON column, `show` and `--json` the reason and its code; a running task has none.
-# `gpus` shows what each GPU holds (id, user, name escaped, figure) and the ledger's commitment.
+# `gpus` shows what each GPU holds (id, user, name escaped, figure) and the ledger's commitment;
+# `top` shows both live (one frame with --once), escaped, until Ctrl-C.
 set -u
 CARMA=$1
 fails=0
@@ -46,6 +47,24 @@ got=$("$CARMA" show "$h" --json | jq -r .reason)
 "$CARMA" queue | head -1 | grep -q "REASON\$" || fail "queue: no REASON column"
 [ "$("$CARMA" queue --json | jq -r ".[] | select(.id == $a) | .reason")" = null ] \
     || fail "a running task has no reason"
+
+# top: one frame with the GPUs, their tasks and the queue with reasons; live until SIGINT
+out=$("$CARMA" top --once)
+grep -q "^carma top " <<<"$out" && grep -q "^GPU .*COMMITTED" <<<"$out" \
+    && grep -qF "    task $a" <<<"$out" && grep -qF 'big\x1b[2Jone' <<<"$out" \
+    && grep -q "^2 queued, 1 running" <<<"$out" && grep -q "^$n .*waiting for 1 idle GPU" <<<"$out" \
+    || fail "top --once: $(cat -v <<<"$out")"
+grep -q $'\033' <<<"$out" && fail "top --once: an escape sequence in a frame"
+[ "$("$CARMA" top --once --json | jq '(.gpus | length) + (.tasks | length)')" = 4 ] \
+    || fail "top --once --json: $("$CARMA" top --once --json)"
+"$CARMA" top --json 2>/dev/null; [ $? -eq 2 ] || fail "top --json without --once: exit 2"
+"$CARMA" top --interval 0.2 </dev/null >"$tmp/top" 2>&1 &
+top_pid=$!
+sleep 1
+kill -INT "$top_pid"
+wait "$top_pid" || fail "top did not end cleanly on SIGINT"
+[ "$(grep -c "carma top " "$tmp/top")" -ge 2 ] || fail "top redraws: $(cat -v "$tmp/top" | head)"
+grep -q $'\033\[H\033\[2J' "$tmp/top" || fail "top clears the screen between frames"
 
 "$CARMA" cancel "$a" >/dev/null
 wait_until 15 is "$h" running || wait_until 1 is "$h" done \
