@@ -9,15 +9,15 @@
 void time_local_text(double t, char *buf, size_t cap)
 {
     struct tm tm;
-    time_t tt = (time_t)t;
-    if (!(t > 0) || !isfinite(t) || !localtime_r(&tt, &tm) ||
+    time_t tt = t > 0 && t < 1e15 ? (time_t)t : 0; /* past year 30 million: unknown */
+    if (!tt || !localtime_r(&tt, &tm) ||
         !strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm))
         snprintf(buf, cap, "%s", TIME_UNKNOWN);
 }
 
 void time_duration_text(double s, char *buf, size_t cap)
 {
-    if (!(s >= 0) || !isfinite(s)) {
+    if (!(s >= 0) || !(s < 1e15)) {
         snprintf(buf, cap, "%s", TIME_UNKNOWN);
         return;
     }
@@ -42,7 +42,7 @@ int time_parse_since(const char *s, double now, double *out)
         const char *u = strchr(units, unit);
         if (!u || !unit)
             return -1;
-        *out = now - v * secs[u - units];
+        *out = fmax(0.0, now - v * secs[u - units]); /* before 1970: everything */
         return 0;
     }
     struct tm tm;

@@ -26,6 +26,8 @@ static void durations(void **state)
     assert_string_equal(b, TIME_UNKNOWN);
     time_duration_text(NAN, b, sizeof b);
     assert_string_equal(b, TIME_UNKNOWN);
+    time_duration_text(1e300, b, sizeof b);
+    assert_string_equal(b, TIME_UNKNOWN);
 }
 
 static void local_times(void **state)
@@ -39,6 +41,10 @@ static void local_times(void **state)
     time_local_text(-1, b, sizeof b);
     assert_string_equal(b, TIME_UNKNOWN);
     time_local_text(0, b, sizeof b);
+    assert_string_equal(b, TIME_UNKNOWN);
+    time_local_text(1e300, b, sizeof b);
+    assert_string_equal(b, TIME_UNKNOWN);
+    time_local_text(INFINITY, b, sizeof b);
     assert_string_equal(b, TIME_UNKNOWN);
 }
 
