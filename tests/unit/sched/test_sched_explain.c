@@ -1,6 +1,7 @@
 /* test_sched_explain.c — sched_explain: the reason a queued task waits, for CARMA's policies
  * (idle GPUs, memory, the gate, grace, behind the head) and for carma (memory by its ledger,
- * no figure, interference, the head's backfill reservation, behind the head without backfill);
+ * no figure, interference, the head's backfill reservation or its skip count, behind the head
+ * without backfill); a recovered head, horus's grace and budget;
  * and that explaining places nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +181,59 @@ static void carma_no_figure_and_interference(void **state)
     sched_destroy(s);
 }
 
+static void recovery_first_and_horus_budget(void **state)
+{
+    (void)state;
+    gpu_view v[1] = {busy_gpu(30 * GB, 0.1, 0.1, 0.1)};
+    sched *s = with_policy(POLICY_ORACLE_MAGM, 1, false);
+    sched_task r = ctask(1, 1, GB, NAN, NAN, NAN), m = ctask(2, 1, GB, NAN, NAN, NAN);
+    sched_submit_recovery(s, &r, NULL);
+    sched_submit(s, &m, NULL);
+    sched_reason why = explain(s, &r, v, 0); /* a recovered task takes idle GPUs only */
+    assert_int_equal(why.kind, SCHED_REASON_IDLE_GPUS);
+    why = explain(s, &m, v, 0);
+    assert_int_equal(why.kind, SCHED_REASON_BEHIND);
+    assert_int_equal(why.task, 1);
+    sched_destroy(s);
+
+    s = with_policy(POLICY_HORUS, 1, false);
+    gpu_view idle[1] = {idle_gpu()};
+    sched_task a = ctask(3, 1, GB, NAN, NAN, NAN), b = ctask(4, 1, GB, NAN, NAN, NAN);
+    a.profiled_util = 0.8;
+    b.profiled_util = 0.5;
+    sched_submit(s, &a, NULL);
+    sched_decision d;
+    assert_true(sched_next(s, 0, idle, &d));
+    sched_process_seen(s, &a, 0, 0);
+    sched_submit(s, &b, NULL);
+    assert_int_equal(explain(s, &b, v, 1).kind, SCHED_REASON_GRACE);
+    /* past the grace period, 0.8 + 0.5 is over horus's budget of 1 */
+    assert_int_equal(explain(s, &b, v, 100).kind, SCHED_REASON_LEDGER);
+    b.profiled_util = NAN;
+    assert_int_equal(explain(s, &b, v, 100).kind, SCHED_REASON_NO_PROFILE);
+    b.profiled_util = 0.1;
+    assert_int_equal(explain(s, &b, v, 100).kind, SCHED_REASON_STARTING);
+    sched_destroy(s);
+}
+
+static void carma_skip_count_lets_it_pass(void **state)
+{
+    (void)state;
+    gpu_view v[2];
+    sched *s = with_policy(POLICY_CARMA, 2, true);
+    sched_task a = ctask(1, 1, 30 * GB, 100, 0.1, 0.05), c = ctask(2, 1, 30 * GB, 200, 0.1, 0.05);
+    two_busy(s, v, &a, &c);
+    /* no runtime estimate: backfill cannot judge it, and passes the head on its skip count */
+    sched_task h = ctask(3, 2, 35 * GB, 1000, 0.1, 0.05), b = ctask(4, 1, 8 * GB, NAN, 0.1, 0.05);
+    sched_submit(s, &h, NULL);
+    sched_submit(s, &b, NULL);
+    assert_int_equal(explain(s, &b, v, 0).kind, SCHED_REASON_STARTING);
+    sched_decision d;
+    assert_true(sched_next(s, 0, v, &d));
+    assert_int_equal(d.task->id, 4);
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +242,8 @@ int main(void)
         cmocka_unit_test(carma_memory_and_backfill_reservation),
         cmocka_unit_test(carma_without_backfill_is_behind_the_head),
         cmocka_unit_test(carma_no_figure_and_interference),
+        cmocka_unit_test(recovery_first_and_horus_budget),
+        cmocka_unit_test(carma_skip_count_lets_it_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
