@@ -21,10 +21,11 @@
 
 static const char usage[] =
     "usage: carma top [--interval SECONDS] [--once] [--socket PATH] [--json]\n\n"
-    "A live view of the daemon: each GPU (memory, SM activity, power, grace state, what\n"
-    "the carma ledger has committed, and the tasks on it, one line each), then the queued\n"
-    "and running tasks with the reason each queued one waits. Redrawn every SECONDS (2)\n"
-    "until q or Ctrl-C; the queue is cut to the terminal's height.\n\n"
+    "A live view of the daemon: each GPU's memory in use and SM activity as bars; each GPU\n"
+    "in detail (memory, activity, power, grace state, what the carma ledger has committed,\n"
+    "and the tasks on it, one line each); then the queued and running tasks with the reason\n"
+    "each queued one waits. Redrawn every SECONDS (2) until q or Ctrl-C; the queue is cut\n"
+    "to the terminal's height.\n\n"
     "  --interval S    seconds between frames (0.2..3600)\n"
     "  --once          print one frame and exit (with --json: {\"gpus\", \"tasks\"})\n"
     REQUEST_USAGE;
@@ -44,6 +45,37 @@ static int terminal_rows(void)
     return isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 ? w.ws_row : 0;
 }
 
+/* A bar of `width` cells filled to fraction f ("?" throughout when unknown). */
+static void bar(double f, int width)
+{
+    putchar('[');
+    for (int i = 0; i < width; i++)
+        putchar(!(f >= 0) ? '?' : i < (int)(f * width + 0.5) ? '#' : '.');
+    putchar(']');
+}
+
+/* Each GPU's memory in use and SM activity at a glance, as nvtop draws them. */
+static void print_bars(const json_t *gpus)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        const json_t *used = json_object_get(g, "mem_used_mib"),
+                     *total = json_object_get(g, "mem_total_mib"),
+                     *act = json_object_get(g, "smact");
+        double m = json_is_integer(used) && json_integer_value(total) > 0
+                       ? (double)json_integer_value(used) / (double)json_integer_value(total)
+                       : -1;
+        double a = json_is_number(act) ? json_number_value(act) : -1;
+        printf("GPU %-3lld mem ", (long long)json_integer_value(json_object_get(g, "index")));
+        bar(m, 20);
+        printf(m >= 0 ? " %3.0f%%   SM " : "   ?   SM ", m * 100);
+        bar(a, 20);
+        printf(a >= 0 ? " %3.0f%%\n" : "   ?\n", a * 100);
+    }
+    putchar('\n');
+}
+
 /* One frame: the GPUs, then as much of the queue as fits. */
 static int frame(request_args *a, bool live, double interval)
 {
@@ -52,11 +84,11 @@ static int frame(request_args *a, bool live, double interval)
     if (rc)
         return rc;
     json_t *req = json_pack("{sssb}", "verb", "queue", "all", 0);
-    int rows = terminal_rows(), used = 4;
+    int rows = terminal_rows(), used = 5;
     size_t i;
     json_t *g;
     json_array_foreach(json_object_get(gpus, "gpus"), i, g) used +=
-        1 + (int)json_array_size(json_object_get(g, "holds"));
+        2 + (int)json_array_size(json_object_get(g, "holds"));
     if (live && rows > used + 2)
         json_object_set_new(req, "limit", json_integer(rows - used - 2));
     if ((rc = request_send(a, req, &queue))) {
@@ -79,6 +111,7 @@ static int frame(request_args *a, bool live, double interval)
         if (live)
             printf("   every %gs, q quits", interval);
         printf("\n\n");
+        print_bars(json_object_get(gpus, "gpus"));
         gpus_print_table(json_object_get(gpus, "gpus"));
         size_t queued = 0, n = json_array_size(tasks);
         json_t *t;

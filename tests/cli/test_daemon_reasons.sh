@@ -51,6 +51,7 @@ got=$("$CARMA" show "$h" --json | jq -r .reason)
 # top: one frame with the GPUs, their tasks and the queue with reasons; live until SIGINT
 out=$("$CARMA" top --once)
 grep -q "^carma top " <<<"$out" && grep -q "^GPU .*COMMITTED" <<<"$out" \
+    && grep -Eq '^GPU 0   mem \[#{15}\.{5}\]  7[0-9]%   SM \[' <<<"$out" \
     && grep -qF "    task $a" <<<"$out" && grep -qF 'big\x1b[2Jone' <<<"$out" \
     && grep -q "^2 queued, 1 running" <<<"$out" && grep -q "^$n .*waiting for 1 idle GPU" <<<"$out" \
     || fail "top --once: $(cat -v <<<"$out")"
