@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "cli/views.h"
 #include "gpu/nvml_backend.h"
 #include "gpu/print.h"
 #include "util/strutil.h"
@@ -19,8 +20,10 @@ static const char usage[] =
     "                  [--json]\n\n"
     "Shows each GPU as the daemon sees it: memory used/total (MiB), SMACT/SMOCC/DRAMA as\n"
     "aggregated over the monitoring window (- = unknown) and where they came from (gpm,\n"
-    "dcgm, sim or unknown), power, the tasks on it and its grace state (available,\n"
-    "launching, grace with the seconds left).\n\n"
+    "dcgm, sim or unknown), power, its grace state (available, launching, grace with the\n"
+    "seconds left), what the carma policy's ledger has committed on it (the figures + margins\n"
+    "of its tasks; +all: a task placed with no figure holds it all) and the tasks on it,\n"
+    "one line each: id, user, name, the memory figure it was placed with and its peak.\n\n"
     "With --gpu-backend, reads this machine's GPUs directly instead (no daemon): nvml loads\n"
     "libnvidia-ml.so.1 (or PATH, or $CARMA_NVML_LIBRARY), samples N times (default 2), MS\n"
     "milliseconds apart (default 200, at least 100 for GPM), and prints the last reading:\n"
@@ -95,10 +98,36 @@ static void fmt_num(char *buf, size_t cap, const json_t *v, const char *fmt)
         snprintf(buf, cap, "-");
 }
 
-static void print_daemon_view(const json_t *gpus)
+/* Under a GPU's row, one line per task on it: id, user, name (other users' words, escaped),
+ * the figure it was placed with and its peak. */
+static void print_holds(const json_t *holds)
 {
-    printf("%-3s %-18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %s\n", "GPU", "NAME", "MEM_MIB",
-           "SMACT", "SMOCC", "DRAMA", "SOURCE", "POWER", "GRACE", "TASKS");
+    size_t i;
+    json_t *h;
+    json_array_foreach(holds, i, h) {
+        char *name = str_escape_controls(json_string_value(json_object_get(h, "name")));
+        char *user = str_escape_controls(json_string_value(json_object_get(h, "user")));
+        const json_t *mem = json_object_get(h, "mem_mib"), *peak = json_object_get(h, "peak_mib");
+        const char *src = json_string_value(json_object_get(h, "mem_source"));
+        char fig[64] = "no figure", pk[32] = "-";
+        if (json_is_integer(mem))
+            snprintf(fig, sizeof fig, "%lld MiB (%s)", (long long)json_integer_value(mem),
+                     src ? src : "?");
+        if (json_is_integer(peak))
+            snprintf(pk, sizeof pk, "%lld MiB", (long long)json_integer_value(peak));
+        printf("    task %-6lld %-10.10s %-24.24s figure %s, peak %s\n",
+               (long long)json_integer_value(json_object_get(h, "id")), user ? user : "?",
+               name ? name : "?", fig, pk);
+        free(name);
+        free(user);
+    }
+}
+
+void gpus_print_table(const json_t *gpus)
+{
+    printf("%-3s %-18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %-10s %s\n", "GPU", "NAME",
+           "MEM_MIB", "SMACT", "SMOCC", "DRAMA", "SOURCE", "POWER", "GRACE", "COMMITTED",
+           "TASKS");
     size_t i;
     json_t *g;
     json_array_foreach(gpus, i, g) {
@@ -124,10 +153,16 @@ static void print_daemon_view(const json_t *gpus)
         json_array_foreach(json_object_get(g, "tasks"), k, t) n += (size_t)snprintf(
             tasks + n, n < sizeof tasks ? sizeof tasks - n : 0, "%s%lld", k ? "," : "",
             (long long)json_integer_value(t));
-        printf("%-3lld %-18.18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %s\n",
+        json_t *committed = json_object_get(g, "committed_mib");
+        char ledger[32] = "-";
+        if (json_is_integer(committed))
+            snprintf(ledger, sizeof ledger, "%lld%s", (long long)json_integer_value(committed),
+                     json_integer_value(json_object_get(g, "committed_unknown")) ? "+all" : "");
+        printf("%-3lld %-18.18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %-10s %s\n",
                (long long)json_integer_value(json_object_get(g, "index")),
                json_string_value(json_object_get(g, "name")), mem, a, o, dr, src ? src : "-", pw,
-               grace, tasks[0] ? tasks : "-");
+               grace, ledger, tasks[0] ? tasks : "-");
+        print_holds(json_object_get(g, "holds"));
     }
 }
 
@@ -186,7 +221,7 @@ static int run(request_args *a)
     if (a->opts.json)
         cli_print_json(gpus);
     else
-        print_daemon_view(gpus);
+        gpus_print_table(gpus);
     json_decref(reply);
     return 0;
 }

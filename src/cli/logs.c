@@ -1,4 +1,6 @@
-/* logs.c — `carma logs ID [--follow]`: a task's stdout and stderr (its latest attempt). */
+/* logs.c — `carma logs ID [--follow] [--attempt N]`: a task's stdout and stderr (its latest
+ * attempt, or attempt N). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,19 +8,23 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "util/strutil.h"
 
 static const char usage[] =
-    "usage: carma logs [--follow] [--socket PATH] [--json] ID\n\n"
-    "Prints the latest attempt's stdout (to stdout) and stderr (to stderr). Only the task's\n"
-    "owner or root may read them.\n\n"
-    "  --follow, -f    keep printing as the task writes, until it ends\n" REQUEST_USAGE;
+    "usage: carma logs [--follow] [--attempt N] [--socket PATH] [--json] ID\n\n"
+    "Prints the latest attempt's stdout (to stdout) and stderr (to stderr), or attempt N's\n"
+    "(`carma show ID` lists them). Only the task's owner or root may read them.\n\n"
+    "  --follow, -f    keep printing as the task writes, until it ends\n"
+    "  --attempt N     this attempt's output (1 is the first launch)\n" REQUEST_USAGE;
 
 /* Reads one chunk of a stream from offset; *eof when the attempt ended and all was read. */
 static int fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
-                 int *attempt, bool *eof, json_t **data)
+                 int *attempt, bool *eof, json_t **data, int64_t which)
 {
     json_t *reply, *req = json_pack("{sssIsssI}", "verb", "logs", "id", (json_int_t)id, "stream",
                                     stream, "offset", *offset);
+    if (which)
+        json_object_set_new(req, "attempt", json_integer(which));
     int rc = request_send(a, req, &reply);
     if (rc)
         return rc;
@@ -40,15 +46,24 @@ static int fetch(const request_args *a, long long id, const char *stream, json_i
     return 0;
 }
 
-static const struct option longopts[] = {{"follow", no_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {
+    {"follow", no_argument, NULL, 'f'},
+    {"attempt", required_argument, NULL, 'n'},
+    {NULL, 0, NULL, 0},
+};
 
 static int run(request_args *a)
 {
     bool follow = false;
     long long id;
     int opt, rc;
-    while ((opt = request_next_option(a)) > 0)
+    int64_t which = 0;
+    while ((opt = request_next_option(a)) > 0) {
         follow |= opt == 'f';
+        if (opt == 'n' && (parse_i64(a->arg, &which) || which < 1 || which > INT32_MAX))
+            return cli_usage_error("logs", "--attempt: expected an attempt number (1, 2, ...), "
+                                           "got '%s'", a->arg);
+    }
     if (opt < 0)
         return a->status;
     if ((rc = request_task_id_operand(a, &id)) != 0)
@@ -63,7 +78,8 @@ static int run(request_args *a)
         for (int s = 0; s < 2; s++) {
             while (!eof[s]) {
                 json_t *data = NULL;
-                if ((rc = fetch(a, id, streams[s], &offset[s], &attempt[s], &eof[s], &data))) {
+                if ((rc = fetch(a, id, streams[s], &offset[s], &attempt[s], &eof[s], &data,
+                                which))) {
                     json_decref(collected);
                     return rc;
                 }

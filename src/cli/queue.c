@@ -5,13 +5,17 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "cli/views.h"
 #include "util/strutil.h"
 
 static const char usage[] =
     "usage: carma queue [--all] [--state STATE] [--user NAME] [--limit N] [--after ID]\n"
     "                   [--socket PATH] [--json]\n\n"
     "Lists the queued tasks in the order they will be considered (recovery queue first),\n"
-    "then the running ones; --all lists every task, ended ones too, by id.\n\n"
+    "then the running ones; --all lists every task, ended ones too, by id. REASON says\n"
+    "why a queued task waits, as the scheduling policy judges it now (waiting for idle\n"
+    "GPUs, no GPU has the memory for its figure, the utilization gate or the grace period\n"
+    "on a GPU, behind the head, reserved for the head by backfill, ...).\n\n"
     "  --all           also done, failed and cancelled tasks (read from the daemon's\n"
     "                  database a page at a time)\n"
     "  --state STATE   only tasks in this state: queued, running, done, failed, cancelled\n"
@@ -33,7 +37,13 @@ static void print_gpus(const json_t *gpus, char *buf, size_t cap)
         snprintf(buf, cap, "-");
 }
 
-static void print_task(const json_t *t)
+void queue_print_header(void)
+{
+    printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %-8s %s\n", "ID", "NAME", "USER", "STATE",
+           "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB", "REASON");
+}
+
+void queue_print_task(const json_t *t)
 {
     char gpus[64];
     print_gpus(json_object_get(t, "gpus"), gpus, sizeof gpus);
@@ -46,11 +56,13 @@ static void print_task(const json_t *t)
     /* other users chose these names: no escape sequence reaches the terminal */
     char *name = str_escape_controls(json_string_value(json_object_get(t, "name")));
     char *user = str_escape_controls(json_string_value(json_object_get(t, "user")));
-    printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %s\n",
+    json_t *reason = json_object_get(t, "reason");
+    printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %-8s %s\n",
            (long long)json_integer_value(json_object_get(t, "id")), name ? name : "?",
            user ? user : "?", json_string_value(json_object_get(t, "state")),
            json_is_string(q) ? json_string_value(q) : "-",
-           (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext);
+           (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext,
+           json_is_string(reason) ? json_string_value(reason) : "-");
     free(name);
     free(user);
 }
@@ -103,8 +115,7 @@ static int run(request_args *a)
             return rc;
         }
         if (!collected && !header) /* once a reply came: a failure prints its error alone */
-            printf("%-6s %-20s %-10s %-10s %-8s %-8s %-9s %s\n", "ID", "NAME", "USER", "STATE",
-                   "QUEUE", "ATTEMPTS", "GPUS", "MEM_MIB");
+            queue_print_header();
         header = true;
         size_t i;
         json_t *t, *next = json_object_get(reply, "next");
@@ -112,7 +123,7 @@ static int run(request_args *a)
             if (collected)
                 json_array_append(collected, t);
             else
-                print_task(t);
+                queue_print_task(t);
             shown++;
         }
         after = json_is_integer(next) ? json_integer_value(next) : 0;

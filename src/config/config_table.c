@@ -20,15 +20,19 @@ static const daemon_config daemon_default = {
     .mps_log_dir = "",
     .mps_thread_pct = 0,
     .max_conns_per_uid = 64,
+    .on_finish = "",
+    .on_finish_timeout_s = 60.0,
 };
 
 static const struct daemon_bounds {
-    sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid;
+    sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid,
+        on_finish_timeout_s;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
     .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
     .mps_thread_pct = {SCHED_UNIT_INTEGER, 0, 100, false},
     .max_conns_per_uid = {SCHED_UNIT_INTEGER, 1, 1000000, false},
+    .on_finish_timeout_s = {SCHED_UNIT_SECONDS, 0.1, 86400, false},
 };
 
 _Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as a CONFIG_STRING");
@@ -43,6 +47,15 @@ static int check_sim_server(const carma_config *cfg, carma_err *err)
 static int check_sim_power(const carma_config *cfg, carma_err *err)
 {
     return sim_params_check_power(&cfg->sim, err);
+}
+
+/* A hook is run by its path, never looked up in a PATH. */
+static int check_on_finish(const carma_config *cfg, carma_err *err)
+{
+    const char *p = cfg->daemon.on_finish;
+    if (p[0] && p[0] != '/')
+        return carma_err_set(err, "on_finish: '%s' is not an absolute path", p);
+    return 0;
 }
 
 /* ---- the rows ------------------------------------------------------------------------------ */
@@ -184,6 +197,14 @@ const config_row config_rows[] = {
     {OPT_INT("mps_active_thread_percentage", DAEMON, mps_thread_pct,
              "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not "
              "set)")},
+
+    {OPT_STRING("on_finish", DAEMON, on_finish,
+                "daemon: a program (absolute path) run when a task has ended for good, as the "
+                "task's owner, with CARMA_TASK_ID, _NAME, _USER, _STATE, _OUTCOME, _EXIT and "
+                "_SIGNAL in its environment; its output goes to the daemon's log (empty: none)"),
+     .check = check_on_finish},
+    {OPT_DOUBLE("on_finish_timeout_s", DAEMON, on_finish_timeout_s,
+                "daemon: seconds the on_finish program may run before it is killed")},
 
     /* ---- the simulator ---- */
     {OPT_STRING("sim_server", SIM, server,

@@ -20,6 +20,7 @@ int d_cancel(daemon_state *d, dtask *t, carma_err *err)
         if (!d_save_task(d, t) || !d_event(d, t, "cancelled", "while queued"))
             return carma_err_set(err, "%s", d->fatal.msg);
         d->need_schedule = true;
+        d_on_finish(d, t);
         return 0;
     }
     if (t->state != DS_RUNNING)

@@ -9,11 +9,13 @@
  *     journal.c    log lines, the wall clock, the loop iteration's transaction, durable writes
  *     task_view.c  a task as clients see it (JSON) and the memory figure it is shown with
  *     task_query.c a task by id and the queue listing, ended tasks read from the store
+ *     history.c    a task's attempts from the store and their sums (show, history)
  *     mps_tasks.c  mps = on: the control daemon, each task's MPS variables
  *     monitor.c    GPU samples, the running tasks' processes and peaks
  *     reap.c       looking at running attempts; ending an attempt
  *     env.c        the environment an attempt runs with
  *     launch.c     placing through the core, writing the attempt, starting its supervisor
+ *     on_finish.c  the on_finish hook, run as the task's owner when a task ends for good
  *     submit.c     a new task                  cancel.c    cancelling one
  *     restore.c    the tasks found in the database at start-up
  *     statedir.c   the state directory (private, locked) and the socket's directory, checked
@@ -22,7 +24,8 @@
  *     daemon.c     start-up, the loop, shutdown
  *
  * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c,
- * task_query.c, env.c, reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS,
+ * task_query.c, history.c, on_finish.c, env.c, reap.c, launch.c, submit.c, cancel.c,
+ * restore.c); the services (MPS,
  * monitor, handlers, server) are declared below. supervisor.c (with supervisor_view.c and
  * shellcmd.c), oomclass.c, proto.c and connect.c stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H

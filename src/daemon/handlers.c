@@ -2,6 +2,7 @@
  * the socket's peer credentials, never anything in the message. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,9 +87,10 @@ static json_t *do_submit(daemon_state *d, peer *p, const json_t *req)
     return r;
 }
 
-static json_t *do_queue(daemon_state *d, const json_t *req)
+/* The arguments a listing (queue, history) shares: all, state, user, limit, after. */
+static json_t *listing_args(const json_t *req, queue_query *q)
 {
-    queue_query q = {.all = json_is_true(json_object_get(req, "all"))};
+    *q = (queue_query){.all = json_is_true(json_object_get(req, "all"))};
     json_t *state = json_object_get(req, "state"), *user = json_object_get(req, "user");
     json_t *limit = json_object_get(req, "limit"), *after = json_object_get(req, "after");
     dstate s;
@@ -101,12 +103,36 @@ static json_t *do_queue(daemon_state *d, const json_t *req)
         return proto_error("'limit' must be an integer 1..1000000");
     if (after && (!json_is_integer(after) || json_integer_value(after) < 0))
         return proto_error("'after' must be a task id");
-    q.state = json_string_value(state);
-    q.user = json_string_value(user);
-    q.limit = limit ? (int)json_integer_value(limit) : 0;
-    q.after = after ? (uint64_t)json_integer_value(after) : 0;
+    q->state = json_string_value(state);
+    q->user = json_string_value(user);
+    q->limit = limit ? (int)json_integer_value(limit) : 0;
+    q->after = after ? (uint64_t)json_integer_value(after) : 0;
+    return NULL;
+}
+
+static json_t *do_queue(daemon_state *d, const json_t *req)
+{
+    queue_query q;
+    json_t *error = listing_args(req, &q);
+    if (error)
+        return error;
     carma_err err;
     json_t *r = d_queue_json(d, &q, &err);
+    return r ? r : proto_error("%s", err.msg);
+}
+
+static json_t *do_history(daemon_state *d, const json_t *req)
+{
+    queue_query q;
+    json_t *error = listing_args(req, &q), *since = json_object_get(req, "since");
+    if (error)
+        return error;
+    if (since && (!json_is_number(since) || json_number_value(since) < 0))
+        return proto_error("'since' must be a Unix time");
+    history_query h = {.all = q.all, .state = q.state, .user = q.user, .limit = q.limit,
+                       .after = q.after, .since = since ? json_number_value(since) : 0};
+    carma_err err;
+    json_t *r = d_history_json(d, &h, &err);
     return r ? r : proto_error("%s", err.msg);
 }
 
@@ -116,9 +142,13 @@ static json_t *do_show(daemon_state *d, const json_t *req)
     dtask *loaded, *t = task_arg(d, req, &loaded, &error);
     if (!t)
         return error;
-    json_t *r = proto_ok();
-    json_object_set_new(r, "task", d_task_json(d, t, true));
+    carma_err err;
+    json_t *j = d_task_show_json(d, t, &err);
     d_free_task(loaded);
+    if (!j)
+        return proto_error("%s", err.msg);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "task", j);
     return r;
 }
 
@@ -144,42 +174,77 @@ static json_t *do_cancel(daemon_state *d, peer *p, const json_t *req)
     return r;
 }
 
-/* Up to LOG_CHUNK bytes of the task's latest attempt's stream, from the request's offset. */
-static json_t *logs_reply(const dtask *t, const json_t *req)
+/* An attempt's directory, from the store (an earlier attempt than the current one). */
+typedef struct found_dir {
+    int n;
+    char *dir;
+} found_dir;
+
+static int attempt_dir(void *ctx, const store_attempt_row *a, carma_err *err)
+{
+    found_dir *f = ctx;
+    if (a->n == f->n && !(f->dir = strdup(a->dir)))
+        return carma_err_set(err, "out of memory");
+    return 0;
+}
+
+/* Up to LOG_CHUNK bytes of a stream of the task's attempt (the request's "attempt", else the
+ * latest), from the request's offset. */
+static json_t *logs_reply(daemon_state *d, const dtask *t, const json_t *req)
 {
     const char *stream = json_string_value(json_object_get(req, "stream"));
     if (!stream)
         stream = "stdout";
     if (strcmp(stream, "stdout") && strcmp(stream, "stderr"))
         return proto_error("'stream' must be \"stdout\" or \"stderr\"");
-    json_t *off = json_object_get(req, "offset");
+    json_t *off = json_object_get(req, "offset"), *which = json_object_get(req, "attempt");
     if (off && (!json_is_integer(off) || json_integer_value(off) < 0))
         return proto_error("'offset' must be a non-negative integer");
+    if (which && (!json_is_integer(which) || json_integer_value(which) < 1))
+        return proto_error("'attempt' must be a positive integer");
     json_int_t offset = off ? json_integer_value(off) : 0;
+    int n = t->att.n;
+    /* an earlier attempt has ended; the latest one ends with its task's run */
+    bool over = t->state != DS_RUNNING;
+    found_dir f = {0, NULL};
+    if (which && json_integer_value(which) != t->att.n) {
+        carma_err err;
+        f.n = (int)(json_integer_value(which) < INT32_MAX ? json_integer_value(which) : 0);
+        if (store_attempts(d->db, t->st.id, attempt_dir, &f, &err))
+            return proto_error("%s", err.msg);
+        if (!f.dir)
+            return proto_error("task %llu has no attempt %lld (it has made %d)",
+                               (unsigned long long)t->st.id,
+                               (long long)json_integer_value(which), t->att.n);
+        n = f.n;
+        over = true;
+    }
+    const char *dir = f.dir ? f.dir : t->att.dir;
     json_t *r = proto_ok();
-    json_object_set_new(r, "attempt", json_integer(t->att.n));
+    json_object_set_new(r, "attempt", json_integer(n));
     bool finished = t->state != DS_RUNNING && !(t->state == DS_QUEUED && t->att.n == 0);
-    if (t->att.n == 0 || !t->att.dir) {
+    if (n == 0 || !dir) {
         json_object_set_new(r, "data", json_string(""));
         json_object_set_new(r, "offset", json_integer(0));
         json_object_set_new(r, "eof", json_boolean(finished));
         return r;
     }
     char path[4400];
-    snprintf(path, sizeof path, "%s/%s", t->att.dir, stream);
+    snprintf(path, sizeof path, "%s/%s", dir, stream);
+    free(f.dir);
     char *buf = malloc(LOG_CHUNK);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = 0;
+    ssize_t got = 0;
     if (buf && fd >= 0)
-        n = pread(fd, buf, LOG_CHUNK, (off_t)offset);
+        got = pread(fd, buf, LOG_CHUNK, (off_t)offset);
     if (fd >= 0)
         close(fd);
-    if (n < 0)
-        n = 0;
-    json_object_set_new(r, "data", proto_string_lossy(buf ? buf : "", (size_t)n));
-    json_object_set_new(r, "offset", json_integer(offset + n));
+    if (got < 0)
+        got = 0;
+    json_object_set_new(r, "data", proto_string_lossy(buf ? buf : "", (size_t)got));
+    json_object_set_new(r, "offset", json_integer(offset + got));
     /* eof: this attempt is over and everything was read (a queued retry starts a new one) */
-    json_object_set_new(r, "eof", json_boolean(t->state != DS_RUNNING && n < LOG_CHUNK));
+    json_object_set_new(r, "eof", json_boolean(over && got < LOG_CHUNK));
     json_object_set_new(r, "state", json_string(dstate_name(t->state)));
     free(buf);
     return r;
@@ -191,7 +256,7 @@ static json_t *do_logs(daemon_state *d, peer *p, const json_t *req)
     dtask *loaded, *t = managed_task_arg(d, p, req, &loaded, &error);
     if (!t)
         return error;
-    json_t *r = logs_reply(t, req);
+    json_t *r = logs_reply(d, t, req);
     d_free_task(loaded);
     return r;
 }
@@ -221,6 +286,8 @@ json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
         reply = do_submit(d, p, req);
     else if (!strcmp(verb, "queue"))
         reply = do_queue(d, req);
+    else if (!strcmp(verb, "history"))
+        reply = do_history(d, req);
     else if (!strcmp(verb, "show"))
         reply = do_show(d, req);
     else if (!strcmp(verb, "cancel"))
@@ -236,7 +303,8 @@ json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
         /* live tasks only: a bound that tests and operators can watch */
         json_object_set_new(reply, "tasks_in_memory", json_integer((json_int_t)d->ntasks));
     } else
-        reply = proto_error("unknown verb '%.64s' (submit, queue, show, cancel, logs, gpus, ping)",
+        reply = proto_error("unknown verb '%.64s' (submit, queue, history, show, cancel, logs, gpus, "
+                           "ping)",
                             verb);
     json_decref(req);
     return reply;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon/journal.h"
+#include "daemon/tasks.h"
 #include "gpu/procs.h"
 
 int d_monitor_open(daemon_state *d, carma_err *err)
@@ -156,6 +157,24 @@ static json_t *num_or_null(double v)
     return isnan(v) ? json_null() : json_real(v);
 }
 
+/* A running task as a GPU's holder: who, what, and the figure it was placed with. */
+static json_t *held_json(const daemon_state *d, const dtask *t)
+{
+    json_t *j = json_object();
+    dtask_mem m = d_task_mem(d, t);
+    json_object_set_new(j, "id", json_integer((json_int_t)t->st.id));
+    json_object_set_new(j, "user", json_string(t->user));
+    json_object_set_new(j, "name", json_string(t->sub.name));
+    json_object_set_new(j, "mem_mib", m.from != DMEM_NONE ? json_integer((json_int_t)m.mib)
+                                                          : json_null());
+    json_object_set_new(j, "mem_source", m.from != DMEM_NONE ? json_string(d_task_mem_name(m))
+                                                             : json_null());
+    json_object_set_new(j, "peak_mib", t->att.peak_mib >= 0
+                                           ? json_integer((json_int_t)t->att.peak_mib)
+                                           : json_null());
+    return j;
+}
+
 json_t *d_gpus_json(const daemon_state *d)
 {
     json_t *arr = json_array();
@@ -179,14 +198,25 @@ json_t *d_gpus_json(const daemon_state *d)
         json_object_set_new(j, "util_gpu", num_or_null(r->util_gpu));
         json_object_set_new(j, "power_w", num_or_null(r->power_w));
         json_object_set_new(j, "power_source", json_string(metric_source_name(r->src_power)));
-        json_t *tasks = json_array();
+        json_t *tasks = json_array(), *holds = json_array();
         for (int i = 0; i < d->nrunning; i++) {
             const dtask *t = d->running[i];
             for (int k = 0; k < t->att.ngpus; k++)
-                if (t->att.gpus[k] == g)
+                if (t->att.gpus[k] == g) {
                     json_array_append_new(tasks, json_integer((json_int_t)t->st.id));
+                    json_array_append_new(holds, held_json(d, t));
+                }
         }
         json_object_set_new(j, "tasks", tasks);
+        json_object_set_new(j, "holds", holds);
+        /* the policy's ledger: what the tasks placed here were placed with */
+        sched_gpu_load load = sched_gpu_ledger(d->core, g);
+        bool by_commit = sched_get_config(d->core)->policy == POLICY_CARMA;
+        json_object_set_new(j, "committed_mib", by_commit && load.ntasks
+                                                    ? json_integer((json_int_t)load.commit_mib)
+                                                    : json_null());
+        json_object_set_new(j, "committed_unknown", json_integer(by_commit ? load.commit_unknown
+                                                                           : 0));
         gpu_grace gr = sched_gpu_grace(d->core, g);
         static const char *const names[] = {"available", "launching", "grace"};
         json_object_set_new(j, "grace", json_string(names[gr.state]));

@@ -53,6 +53,8 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
     dlog(d, "task %llu %s (%s)", (unsigned long long)t->st.id,
          end == SCHED_END_RETRY ? "to the recovery queue" : dstate_name(t->state), detail);
     d->need_schedule = true;
+    if (end != SCHED_END_RETRY)
+        d_on_finish(d, t);
 }
 
 void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)

@@ -74,6 +74,7 @@ typedef struct page {
     size_t want;   /* the page's size: one more row is read to know whether there is more */
     uint64_t last; /* the last id put on the page */
     bool more;
+    d_task_json_fn fn;
 } page;
 
 static int page_row(void *ctx, const store_task_row *row, const store_attempt_row *a,
@@ -89,36 +90,55 @@ static int page_row(void *ctx, const store_task_row *row, const store_attempt_ro
     dtask *loaded = t ? NULL : task_from_rows(row, a, err);
     if (!t && !loaded)
         return -1;
-    json_array_append_new(pg->tasks, d_task_json(pg->d, t ? t : loaded, false));
+    json_t *j = pg->fn(pg->d, t ? t : loaded, err);
     d_free_task(loaded);
+    if (!j)
+        return -1;
+    json_array_append_new(pg->tasks, j);
     pg->last = row->id;
     return 0;
 }
 
-json_t *d_queue_json(daemon_state *d, const queue_query *q, carma_err *err)
+json_t *d_task_page(daemon_state *d, const store_filter *f, int limit, d_task_json_fn fn,
+                    carma_err *err)
 {
     json_t *tasks = json_array(), *next = json_null();
-    bool ended = q->state && strcmp(q->state, "queued") && strcmp(q->state, "running");
-    int rc;
-    if (!q->all && !ended) {
-        rc = list_live(d, q, tasks, err);
-    } else {
-        page pg = {.d = d, .tasks = tasks,
-                   .want = q->limit > 0 && q->limit < QUEUE_PAGE_MAX ? (size_t)q->limit
-                                                                     : QUEUE_PAGE_MAX};
-        store_filter f = {.after = q->after, .state = q->state, .user = q->user,
-                          .limit = (int)pg.want + 1};
-        rc = store_select(d->db, &f, page_row, &pg, err);
-        if (pg.more)
-            next = json_integer((json_int_t)pg.last);
-    }
-    if (rc) {
+    page pg = {.d = d, .tasks = tasks, .fn = fn,
+               .want = limit > 0 && limit < QUEUE_PAGE_MAX ? (size_t)limit : QUEUE_PAGE_MAX};
+    store_filter one_more = *f;
+    one_more.limit = (int)pg.want + 1;
+    if (store_select(d->db, &one_more, page_row, &pg, err)) {
         json_decref(tasks);
-        json_decref(next);
+        return NULL;
+    }
+    if (pg.more)
+        next = json_integer((json_int_t)pg.last);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "tasks", tasks);
+    json_object_set_new(r, "next", next);
+    return r;
+}
+
+static json_t *queue_row(daemon_state *d, const dtask *t, carma_err *err)
+{
+    (void)err;
+    return d_task_json(d, t, false);
+}
+
+json_t *d_queue_json(daemon_state *d, const queue_query *q, carma_err *err)
+{
+    bool ended = q->state && strcmp(q->state, "queued") && strcmp(q->state, "running");
+    if (q->all || ended)
+        return d_task_page(d, &(store_filter){.after = q->after, .state = q->state,
+                                              .user = q->user},
+                           q->limit, queue_row, err);
+    json_t *tasks = json_array();
+    if (list_live(d, q, tasks, err)) {
+        json_decref(tasks);
         return NULL;
     }
     json_t *r = proto_ok();
     json_object_set_new(r, "tasks", tasks);
-    json_object_set_new(r, "next", next);
+    json_object_set_new(r, "next", json_null());
     return r;
 }

@@ -1,5 +1,10 @@
 /* task_view.c — a task as clients see it (docs/protocol.md's TASK, and `show`'s detail), and
  * the memory figure it is shown with, which is also the figure mps_tasks.c caps it at. */
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "daemon/journal.h"
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
 
@@ -63,6 +68,120 @@ static json_t *attempt_json(const attempt *a)
     return j;
 }
 
+static double gib(uint64_t mib)
+{
+    return (double)mib / 1024.0;
+}
+
+void d_task_reason(const daemon_state *d, const dtask *t, sched_reason *r)
+{
+    *r = (sched_reason){.kind = SCHED_REASON_NONE, .ngpus = t->sub.ngpus, .gpu = -1,
+                        .until = NAN};
+    if (t->state != DS_QUEUED)
+        return;
+    /* held and dependency (SCHED_REASON_HELD, _DEPENDENCY) go here, before the core's */
+    if (!d->have_sample)
+        r->kind = SCHED_REASON_NO_SAMPLE;
+    else
+        sched_explain(d->core, &t->st, d->views, clock_mono_s(), r);
+}
+
+void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size_t cap)
+{
+    const char *policy = policy_name(sched_get_config(d->core)->policy);
+    const char *s = r->ngpus == 1 ? "" : "s";
+    switch (r->kind) {
+    case SCHED_REASON_NONE:
+        snprintf(buf, cap, "-");
+        return;
+    case SCHED_REASON_STARTING:
+        snprintf(buf, cap, "starting (nothing holds it back)");
+        return;
+    case SCHED_REASON_NO_SAMPLE:
+        snprintf(buf, cap, "waiting for the first GPU sample");
+        return;
+    case SCHED_REASON_IDLE_GPUS:
+        snprintf(buf, cap, "waiting for %d idle GPU%s (%d idle)", r->ngpus, s, r->have);
+        return;
+    case SCHED_REASON_MEMORY:
+        if (r->gpu < 0)
+            snprintf(buf, cap, "no GPU's free memory is known");
+        else if (r->ngpus == 1)
+            snprintf(buf, cap, "no GPU has %.1f GiB free for its figure (most: GPU %d, %.1f GiB)",
+                     gib(r->need_mib), r->gpu, gib(r->most_mib));
+        else
+            snprintf(buf, cap,
+                     "fewer than %d GPUs have %.1f GiB free for its figure (most: GPU %d, "
+                     "%.1f GiB)",
+                     r->ngpus, gib(r->need_mib), r->gpu, gib(r->most_mib));
+        return;
+    case SCHED_REASON_GATE:
+        snprintf(buf, cap, "utilization gate on GPU %d", r->gpu);
+        return;
+    case SCHED_REASON_GRACE: {
+        gpu_grace g = sched_gpu_grace(d->core, r->gpu);
+        if (g.state == GPU_LAUNCHING && g.task)
+            snprintf(buf, cap, "GPU %d is launching task %llu", r->gpu,
+                     (unsigned long long)g.task->id);
+        else
+            snprintf(buf, cap, "grace on GPU %d", r->gpu);
+        return;
+    }
+    case SCHED_REASON_INTERFERENCE:
+        snprintf(buf, cap, "predicted progress would not rise on GPU %d (interference)", r->gpu);
+        return;
+    case SCHED_REASON_LEDGER:
+        snprintf(buf, cap, "no GPU has room in %s's budget", policy);
+        return;
+    case SCHED_REASON_NO_PROFILE:
+        snprintf(buf, cap, "no %s profile: waiting for %d idle GPU%s", policy, r->ngpus, s);
+        return;
+    case SCHED_REASON_BEHIND:
+        snprintf(buf, cap, "behind the head (task %llu)", (unsigned long long)r->task);
+        return;
+    case SCHED_REASON_RESERVED: {
+        if (isnan(r->until)) {
+            snprintf(buf, cap, "behind the head (task %llu), which backfill has passed %d times",
+                     (unsigned long long)r->task, sched_get_config(d->core)->backfill_max_skips);
+            return;
+        }
+        /* the core's clock is the monotonic one: shown on the wall clock */
+        time_t at = (time_t)(daemon_wall_now() + (r->until - clock_mono_s()));
+        struct tm tm;
+        char hhmm[16] = "?";
+        if (localtime_r(&at, &tm))
+            strftime(hhmm, sizeof hhmm, "%H:%M", &tm);
+        snprintf(buf, cap, "reserved for task %llu until ~%s (backfill)",
+                 (unsigned long long)r->task, hhmm);
+        return;
+    }
+    case SCHED_REASON_HELD:
+        snprintf(buf, cap, "held");
+        return;
+    case SCHED_REASON_DEPENDENCY:
+        snprintf(buf, cap, "dependency");
+        return;
+    case SCHED_REASON_COUNT:
+        break;
+    }
+    snprintf(buf, cap, "?");
+}
+
+static void reason_json(const daemon_state *d, const dtask *t, json_t *j)
+{
+    sched_reason r;
+    d_task_reason(d, t, &r);
+    if (r.kind == SCHED_REASON_NONE) {
+        json_object_set_new(j, "reason", json_null());
+        json_object_set_new(j, "reason_code", json_null());
+        return;
+    }
+    char text[256];
+    d_reason_text(d, &r, text, sizeof text);
+    json_object_set_new(j, "reason", json_string(text));
+    json_object_set_new(j, "reason_code", json_string(sched_reason_name(r.kind)));
+}
+
 json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
 {
     json_t *j = json_object();
@@ -89,6 +208,7 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     json_object_set_new(j, "outcome", t->outcome[0] ? json_string(t->outcome) : json_null());
     json_object_set_new(j, "submitted_at", json_real(t->submitted_at));
     json_object_set_new(j, "ended_at", t->ended_at > 0 ? json_real(t->ended_at) : json_null());
+    reason_json(d, t, j);
     if (detail) {
         json_object_set_new(j, "command", json_string(t->sub.command));
         json_object_set_new(j, "cwd", json_string(t->sub.cwd));

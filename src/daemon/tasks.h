@@ -43,6 +43,10 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
 /* Ends the running task's attempt as its supervisor's result tells (oomclass.h). */
 void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r);
 
+/* on_finish.c: runs the config's on_finish program for a task that has ended for good (its
+ * state, outcome and exit status final), without waiting for it. */
+void d_on_finish(daemon_state *d, const dtask *t);
+
 /* cancel.c: a queued task is cancelled now; a running one is marked, and d_reap signals it
  * after the commit. */
 int d_cancel(daemon_state *d, dtask *t, carma_err *err);
@@ -77,6 +81,10 @@ dtask_mem d_task_mem(const daemon_state *d, const dtask *t);
  * DMEM_NONE. */
 const char *d_task_mem_name(dtask_mem m);
 json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail);
+/* Why a queued task waits (SCHED_REASON_NONE for any other), by the core with the daemon's
+ * current GPU views; and that reason in words ("no GPU has 30.0 GiB free ..."). */
+void d_task_reason(const daemon_state *d, const dtask *t, sched_reason *r);
+void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size_t cap);
 
 /* task_query.c: the task with this id: the live one, else one read from the store into
  * *loaded (the caller frees it with d_free_task); NULL with err when there is none. */
@@ -94,5 +102,38 @@ typedef struct queue_query {
 /* The reply to a `queue` request: {"ok", "tasks": [...], "next": ID or null}; NULL with err
  * on a database error. */
 json_t *d_queue_json(daemon_state *d, const queue_query *q, carma_err *err);
+/* A page of the tasks f selects (in id order, at most `limit`, never over QUEUE_PAGE_MAX),
+ * each as fn makes it: {"ok", "tasks": [...], "next": ID or null}; NULL with err. */
+typedef json_t *(*d_task_json_fn)(daemon_state *d, const dtask *t, carma_err *err);
+json_t *d_task_page(daemon_state *d, const store_filter *f, int limit, d_task_json_fn fn,
+                    carma_err *err);
+
+/* history.c: a task's attempts (every one, from the store; the current one as the daemon
+ * follows it) and their sums. */
+typedef struct task_sums {
+    int n;             /* attempts */
+    double first_start;/* the first attempt's start; 0: never started */
+    double elapsed_s;  /* their run times, summed (a running one's up to now) */
+    double gpu_s;      /* run time x GPUs, summed */
+    int64_t peak_mib;  /* the largest peak; -1 unknown */
+} task_sums;
+/* The sums, and the attempts as a JSON array in *list when list is not NULL. -1 with err on
+ * a database error. */
+int d_task_attempts(daemon_state *d, const dtask *t, task_sums *sums, json_t **list,
+                    carma_err *err);
+/* What `show` shows: d_task_json's detail, the sums and the attempt list; NULL with err. */
+json_t *d_task_show_json(daemon_state *d, const dtask *t, carma_err *err);
+/* What `history` shows of a task (docs/protocol.md); NULL with err. */
+json_t *d_history_task_json(daemon_state *d, const dtask *t, carma_err *err);
+/* A `history` request: ended tasks (all: every task) submitted or ended since `since`
+ * (0: any), of this state and user, a page at a time as `queue --all`. */
+typedef struct history_query {
+    bool all;
+    const char *state, *user;
+    double since;
+    int limit;
+    uint64_t after;
+} history_query;
+json_t *d_history_json(daemon_state *d, const history_query *q, carma_err *err);
 
 #endif

@@ -52,16 +52,6 @@ double carma_task_pressure(const sched_config *c, const sched_task *t)
     return isnan(p) ? c->carma_unknown_pressure : p;
 }
 
-/* What carma needs to know about a task to place it. */
-typedef struct carma_fit {
-    bool known;       /* it has a figure */
-    bool learned;     /* ... taught by out-of-memory crashes */
-    uint64_t figure;  /* MiB */
-    uint64_t need;    /* figure + margin */
-    bool idle_only;   /* no collocation: no figure, or a recovered task without learning */
-    double pressure;
-} carma_fit;
-
 static carma_fit fit_of(const sched *s, const sched_task *t)
 {
     carma_fit f;
@@ -395,11 +385,9 @@ static bool place(sched *s, sched_task *t, const carma_fit *f, const int *gpus,
 bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out)
 {
     s->epoch++; /* predicted ends are computed afresh, once */
-    sched_task *h = s->recovery_q.head ? s->recovery_q.head : s->main_q.head;
+    sched_task *h = carma_head(s, now);
     if (!h)
         return false;
-    if (s->cfg.carma_longest_first && !s->recovery_q.head)
-        h = longest_ahead(s, h, now);
     int gpus[SCHED_MAX_TASK_GPUS];
     carma_fit fh = fit_of(s, h);
     if (pick(s, views, h, &fh, now, NULL, gpus)) {
@@ -476,4 +464,34 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     t->learned_known = true;
     t->learned_mib = need;
     return largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
+}
+
+/* ---- read-only views for sched_explain (explain.c): the same rules, not a copy of them ------ */
+
+carma_fit carma_fit_of(const sched *s, const sched_task *t) { return fit_of(s, t); }
+uint64_t carma_usable_mib(const sched *s, uint64_t total) { return usable_mib(s, total); }
+bool carma_room_now(const sched *s, const gpu_view *v, int g, uint64_t *room)
+{
+    return room_now(s, v, g, room);
+}
+bool carma_gpu_idle(const sched *s, const gpu_view *views, int g)
+{
+    return gpu_idle(s, views, g);
+}
+double carma_gain(const sched *s, int g, double pressure, double now)
+{
+    return gain_on(s, g, pressure, -INFINITY, now, NAN); /* all tasks: reads no memo */
+}
+
+sched_task *carma_head(const sched *s, double now)
+{
+    sched_task *h = s->recovery_q.head ? s->recovery_q.head : s->main_q.head;
+    return h && s->cfg.carma_longest_first && !s->recovery_q.head ? longest_ahead(s, h, now) : h;
+}
+
+double carma_reservation(sched *s, const gpu_view *views, const sched_task *h, double now)
+{
+    s->epoch++; /* predicted ends afresh at `now`: only the memo changes */
+    carma_fit f = fit_of(s, h);
+    return reservation(s, views, h, &f, now, s->spare);
 }

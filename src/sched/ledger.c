@@ -156,6 +156,8 @@ sched_gpu_load ledger_load(const ledger *l, int gpu)
     out.class_unknown = g->class_unknown;
     out.oracle_mib = g->oracle_mib;
     out.oracle_unknown = g->oracle_unknown;
+    out.commit_mib = g->commit_mib;
+    out.commit_unknown = g->commit_unknown;
     return out;
 }
 

@@ -395,6 +395,9 @@ typedef struct sched_gpu_load {
     int class_unknown;   /* how many have no lucid_class */
     uint64_t oracle_mib; /* sum of their known MEM_ORACLE figures */
     int oracle_unknown;  /* how many have no MEM_ORACLE figure */
+    uint64_t commit_mib; /* carma: the sum of their known commitments (figure + margin) */
+    int commit_unknown;  /* carma: how many were placed with no figure (each counts as the
+                            whole GPU) */
 } sched_gpu_load;
 
 /* The ledger of one GPU (all zero for a GPU that does not exist). */
@@ -408,5 +411,51 @@ bool sched_gate_passes(const sched_config *cfg, const gpu_view *v);
 
 /* Memory a policy may use on a GPU: max(0, free - reserve); false when free memory is unknown. */
 bool sched_available_mib(const sched_config *cfg, const gpu_view *v, uint64_t *mib);
+
+/* ---- why a queued task waits (explain.c), as Slurm's squeue REASON ------------------------- */
+
+typedef enum sched_reason_kind {
+    SCHED_REASON_NONE = 0,     /* not queued: running, ended, or not the core's */
+    SCHED_REASON_STARTING,     /* nothing holds it back: the next placement pass starts it */
+    SCHED_REASON_NO_SAMPLE,    /* the driver has not seen the GPUs yet (driver's: explain.c
+                                  never returns it) */
+    SCHED_REASON_IDLE_GPUS,    /* it may only take idle GPUs (no figure, a recovered task, an
+                                  exclusive policy) and fewer than ngpus are: have of them */
+    SCHED_REASON_MEMORY,       /* fewer than ngpus GPUs have need_mib; the most room is most_mib
+                                  on gpu (-1: no GPU's memory is known) */
+    SCHED_REASON_GATE,         /* the utilization gate rejects gpu (the first it rejects) */
+    SCHED_REASON_GRACE,        /* gpu is launching a task or in its grace period */
+    SCHED_REASON_INTERFERENCE, /* carma: total progress would not rise on gpu (the best one) */
+    SCHED_REASON_LEDGER,       /* horus / lucid: no room in the policy's per-GPU budget */
+    SCHED_REASON_NO_PROFILE,   /* horus / lucid: it lacks the profile the policy needs, so
+                                  it waits for idle GPUs */
+    SCHED_REASON_BEHIND,       /* only the head is placed now: behind task `task` */
+    SCHED_REASON_RESERVED,     /* carma backfill: it would fit, but would delay the head (task
+                                  `task`), reserved from `until` (NaN: unknown; then the head
+                                  was passed backfill_max_skips times already) */
+    SCHED_REASON_HELD,         /* driver's: held by its user */
+    SCHED_REASON_DEPENDENCY,   /* driver's: waits for another task */
+    SCHED_REASON_COUNT
+} sched_reason_kind;
+
+typedef struct sched_reason {
+    sched_reason_kind kind;
+    int ngpus;           /* GPUs it asks for */
+    int have;            /* IDLE_GPUS: GPUs idle and available now */
+    int gpu;             /* the GPU concerned; -1 none */
+    uint64_t need_mib;   /* MEMORY: the room it needs on each GPU (figure + margin) */
+    uint64_t most_mib;   /* MEMORY: the most room any GPU offers */
+    uint64_t task;       /* BEHIND, RESERVED: the head's id */
+    double until;        /* RESERVED: the head's reserved start, on the core's clock */
+} sched_reason;
+
+/* Why queued task t is not placed now, by the configured policy's rules, as sched_next would
+ * judge it at `now` with these views. It places nothing: it advances the grace states to
+ * `now` (as sched_next would) and writes only the core's scratch.
+ * A task the core does not hold queued gets SCHED_REASON_NONE. */
+void sched_explain(const sched *s, const sched_task *t, const gpu_view *views, double now,
+                   sched_reason *out);
+/* A short stable name for JSON: "starting", "idle_gpus", "memory", "gate", ... */
+const char *sched_reason_name(sched_reason_kind k);
 
 #endif

@@ -48,6 +48,16 @@ int place_exclusive(const sched *s, const gpu_view *views, int n, int *out);
 int place_round_robin(sched *s, int n, int *out);
 int place_by_policy(sched *s, const gpu_view *views, uint64_t need, int n, int *out);
 
+/* What carma needs to know about a task to place it (carma.c). */
+typedef struct carma_fit {
+    bool known;       /* it has a figure */
+    bool learned;     /* ... taught by out-of-memory crashes */
+    uint64_t figure;  /* MiB */
+    uint64_t need;    /* figure + margin */
+    bool idle_only;   /* no collocation: no figure, or a recovered task without learning */
+    double pressure;
+} carma_fit;
+
 /* The carma policy (carma.c). */
 bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out);
 /* Its figure for t before the margin, and where it came from; false when it has none. */
@@ -61,5 +71,16 @@ double carma_task_pressure(const sched_config *c, const sched_task *t);
  * change (their work is brought up to now at their speeds), and with after = true once they
  * have (their speeds are predicted again). */
 void carma_progress(sched *s, const int *gpus, int n, double now, bool after);
+/* carma's rules, read-only, for sched_explain (explain.c): a task's fit; a GPU's usable
+ * memory, room now, idleness, and the progress gain of a task pressing with `pressure` there;
+ * the head it would place now; and the head's reserved start (INFINITY: unknown), which
+ * overwrites only the policy's scratch (room, left, spare, ready, the memo). */
+carma_fit carma_fit_of(const sched *s, const sched_task *t);
+uint64_t carma_usable_mib(const sched *s, uint64_t total);
+bool carma_room_now(const sched *s, const gpu_view *v, int g, uint64_t *room);
+bool carma_gpu_idle(const sched *s, const gpu_view *views, int g);
+double carma_gain(const sched *s, int g, double pressure, double now);
+sched_task *carma_head(const sched *s, double now);
+double carma_reservation(sched *s, const gpu_view *views, const sched_task *h, double now);
 
 #endif

@@ -1,5 +1,6 @@
 /* store.c — SQLite persistence of tasks, attempts and events. */
 #include "store/store.h"
+#include "store/store_int.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -104,7 +105,12 @@ struct store {
     int64_t next_seq;
 };
 
-static int db_error(store *s, carma_err *err, const char *what)
+sqlite3 *store_db(store *s)
+{
+    return s->db;
+}
+
+int store_db_error(store *s, carma_err *err, const char *what)
 {
     return carma_err_set(err, "state database: %s: %s", what, sqlite3_errmsg(s->db));
 }
@@ -135,7 +141,7 @@ int store_open(store **out, const char *path, carma_err *err)
     }
     for (int i = 0; i < NQ; i++)
         if (sqlite3_prepare_v3(s->db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->q[i], NULL)) {
-            db_error(s, err, "prepare");
+            store_db_error(s, err, "prepare");
             store_close(s);
             return -1;
         }
@@ -166,7 +172,7 @@ static int run(store *s, int q, carma_err *err, const char *what)
     int rc = sqlite3_step(s->q[q]);
     sqlite3_reset(s->q[q]);
     sqlite3_clear_bindings(s->q[q]);
-    return rc == SQLITE_DONE ? 0 : db_error(s, err, what);
+    return rc == SQLITE_DONE ? 0 : store_db_error(s, err, what);
 }
 
 int store_begin(store *s, carma_err *err)
@@ -334,7 +340,7 @@ int store_history_get(store *s, const char *command, int batch, int ngpus, uint6
         *peak_mib = (uint64_t)sqlite3_column_int64(st, 0);
         found = 1;
     } else if (rc != SQLITE_DONE) {
-        found = db_error(s, err, "read peak memory");
+        found = store_db_error(s, err, "read peak memory");
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -353,7 +359,7 @@ int store_find_submit_key(store *s, uint32_t uid, const char *key, uint64_t *id,
         *id = (uint64_t)sqlite3_column_int64(st, 0);
         found = 1;
     } else if (rc != SQLITE_DONE) {
-        found = db_error(s, err, "look up a submission key");
+        found = store_db_error(s, err, "look up a submission key");
     }
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -365,10 +371,31 @@ int64_t store_next_seq(store *s)
     return s->next_seq++;
 }
 
-static const char *col_text(sqlite3_stmt *st, int i)
+const char *store_col_text(sqlite3_stmt *st, int i)
 {
     const unsigned char *v = sqlite3_column_text(st, i);
     return v ? (const char *)v : "";
+}
+
+store_attempt_row store_attempt_at(sqlite3_stmt *st, int i, int peak_col, uint64_t task_id)
+{
+    return (store_attempt_row){
+        .task_id = task_id,
+        .n = sqlite3_column_int(st, i),
+        .gpus = store_col_text(st, i + 1),
+        .dir = store_col_text(st, i + 2),
+        .state = store_col_text(st, i + 3),
+        .sup_pid = (pid_t)sqlite3_column_int(st, i + 4),
+        .task_pid = (pid_t)sqlite3_column_int(st, i + 5),
+        .started_at = sqlite3_column_double(st, i + 6),
+        .ended_at = sqlite3_column_double(st, i + 7),
+        .exited = sqlite3_column_int(st, i + 8) != 0,
+        .exit_code = sqlite3_column_int(st, i + 9),
+        .term_signal = sqlite3_column_int(st, i + 10),
+        .outcome = store_col_text(st, i + 11),
+        .tail = store_col_text(st, i + 12),
+        .peak_mib = sqlite3_column_int64(st, peak_col),
+    };
 }
 
 int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
@@ -397,58 +424,49 @@ int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, c
         len += snprintf(q + len, sizeof q - (size_t)len, " AND t.state IN ('queued', 'running')");
     if (f->user)
         len += snprintf(q + len, sizeof q - (size_t)len, " AND t.user = ?4");
+    if (f->ended)
+        len += snprintf(q + len, sizeof q - (size_t)len,
+                        " AND t.state IN ('done', 'failed', 'cancelled')");
+    if (f->since > 0)
+        len += snprintf(q + len, sizeof q - (size_t)len,
+                        " AND (t.submitted_at >= ?6 OR t.ended_at >= ?6)");
     snprintf(q + len, sizeof q - (size_t)len, " ORDER BY t.id LIMIT ?5");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
-        return db_error(s, err, "load");
+        return store_db_error(s, err, "load");
     sqlite3_bind_int64(st, 1, (sqlite3_int64)f->after);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)f->id);
     sqlite3_bind_text(st, 3, f->state ? f->state : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, f->user ? f->user : "", -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 5, f->limit > 0 ? f->limit : -1); /* SQLite: -1 is no limit */
+    sqlite3_bind_double(st, 6, f->since);
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         store_task_row t = {
             .id = (uint64_t)sqlite3_column_int64(st, 0),
             .uid = (uint32_t)sqlite3_column_int64(st, 1),
             .gid = (uint32_t)sqlite3_column_int64(st, 2),
-            .user = col_text(st, 3),
-            .spec = col_text(st, 4),
-            .state = col_text(st, 5),
+            .user = store_col_text(st, 3),
+            .spec = store_col_text(st, 4),
+            .state = store_col_text(st, 5),
             .recovery = sqlite3_column_int(st, 6) != 0,
             .queue_seq = sqlite3_column_int64(st, 7),
             .attempts = sqlite3_column_int(st, 8),
             .submitted_at = sqlite3_column_double(st, 9),
             .ended_at = sqlite3_column_double(st, 10),
-            .outcome = col_text(st, 11),
+            .outcome = store_col_text(st, 11),
             .history_mib = sqlite3_column_int64(st, 25),
             .learned_mib = sqlite3_column_int64(st, 27),
         };
         store_attempt_row a, *ap = NULL;
         if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
-            a = (store_attempt_row){
-                .task_id = t.id,
-                .n = sqlite3_column_int(st, 12),
-                .gpus = col_text(st, 13),
-                .dir = col_text(st, 14),
-                .state = col_text(st, 15),
-                .sup_pid = (pid_t)sqlite3_column_int(st, 16),
-                .task_pid = (pid_t)sqlite3_column_int(st, 17),
-                .started_at = sqlite3_column_double(st, 18),
-                .ended_at = sqlite3_column_double(st, 19),
-                .exited = sqlite3_column_int(st, 20) != 0,
-                .exit_code = sqlite3_column_int(st, 21),
-                .term_signal = sqlite3_column_int(st, 22),
-                .outcome = col_text(st, 23),
-                .tail = col_text(st, 24),
-                .peak_mib = sqlite3_column_int64(st, 26),
-            };
+            a = store_attempt_at(st, 12, 26, t.id);
             ap = &a;
         }
         rc = fn(ctx, &t, ap, err);
     }
     if (rc == 0 && step != SQLITE_DONE)
-        rc = db_error(s, err, "load");
+        rc = store_db_error(s, err, "load");
     sqlite3_finalize(st);
     return rc;
 }

@@ -96,11 +96,17 @@ typedef struct store_filter {
     const char *state; /* in this state only; NULL any */
     bool live;         /* queued or running only */
     const char *user;  /* submitted by this user (name) only; NULL any */
+    bool ended;        /* done, failed or cancelled only */
+    double since;      /* > 0: submitted or ended at this Unix time or later only */
     int limit;         /* at most this many; 0 no limit */
 } store_filter;
 
 /* As store_load, for the tasks matching f only (in id order). */
 int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, carma_err *err);
+
+/* Calls fn for every attempt of a task, by number. The row is valid only during the call. */
+typedef int (*store_attempt_fn)(void *ctx, const store_attempt_row *a, carma_err *err);
+int store_attempts(store *s, uint64_t task_id, store_attempt_fn fn, void *ctx, carma_err *err);
 
 /* Counts rows of a table ("tasks", "attempts", "events", "mem_history") — for tests and
  * benchmarks. */

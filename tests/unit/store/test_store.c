@@ -190,6 +190,60 @@ static void durable_tasks_attempts_events(void **state)
     store_close(s);
 }
 
+static int collect_attempt(void *ctx, const store_attempt_row *a, carma_err *err)
+{
+    (void)err;
+    seen *s = ctx;
+    s->attempt_n[s->n] = a->n;
+    s->peak[s->n] = a->peak_mib;
+    snprintf(s->gpus[s->n], sizeof s->gpus[0], "%s", a->gpus);
+    s->n++;
+    return 0;
+}
+
+/* Every attempt of a task in order; ended tasks only; tasks submitted or ended since a time. */
+static void attempts_ended_and_since(void **state)
+{
+    (void)state;
+    store *s;
+    carma_err err;
+    assert_int_equal(store_open(&s, path, &err), 0);
+    assert_int_equal(store_begin(s, &err), 0);
+    store_task_row a = task("done"), b = task("queued");
+    a.submitted_at = 100;
+    a.ended_at = 500;
+    assert_int_equal(store_insert_task(s, &a, &err), 0);
+    a.attempts = 2;
+    assert_int_equal(store_update_task(s, &a, &err), 0);
+    assert_int_equal(store_insert_task(s, &b, &err), 0);
+    for (int n = 1; n <= 2; n++) {
+        store_attempt_row at = {.task_id = a.id, .n = n, .gpus = n == 1 ? "0" : "1,2",
+                                .dir = "/x", .state = "ended", .started_at = 100.0 * n,
+                                .ended_at = 100.0 * n + 50, .outcome = "", .tail = "",
+                                .peak_mib = 1000 * n};
+        assert_int_equal(store_insert_attempt(s, &at, &err), 0);
+    }
+    assert_int_equal(store_commit(s, &err), 0);
+    seen got = {0};
+    assert_int_equal(store_attempts(s, a.id, collect_attempt, &got, &err), 0);
+    assert_int_equal(got.n, 2);
+    assert_int_equal(got.attempt_n[0], 1);
+    assert_int_equal(got.attempt_n[1], 2);
+    assert_string_equal(got.gpus[1], "1,2");
+    assert_int_equal(got.peak[1], 2000);
+    got = (seen){0};
+    assert_int_equal(store_select(s, &(store_filter){.ended = true}, collect, &got, &err), 0);
+    assert_int_equal(got.n, 1);
+    assert_int_equal(got.ids[0], a.id);
+    got = (seen){0}; /* a: submitted 100, ended 500; b: submitted 1 */
+    assert_int_equal(store_select(s, &(store_filter){.since = 400}, collect, &got, &err), 0);
+    assert_int_equal(got.n, 1);
+    got = (seen){0};
+    assert_int_equal(store_select(s, &(store_filter){.since = 600}, collect, &got, &err), 0);
+    assert_int_equal(got.n, 0);
+    store_close(s);
+}
+
 static void bad_database_is_a_clear_error(void **state)
 {
     (void)state;
@@ -211,6 +265,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(history_keeps_the_largest_peak, setup, teardown),
         cmocka_unit_test_setup_teardown(old_database_gains_the_new_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_database_is_a_clear_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(attempts_ended_and_since, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,51 @@
+/* fmt.c — reply fields as people read them (fmt.h). */
+#include "cli/fmt.h"
+
+#include <stdio.h>
+
+const char *fmt_time(const json_t *t, char *buf, size_t cap)
+{
+    time_local_text(json_is_number(t) ? json_number_value(t) : -1, buf, cap);
+    return buf;
+}
+
+const char *fmt_duration(const json_t *s, char *buf, size_t cap)
+{
+    time_duration_text(json_is_number(s) ? json_number_value(s) : -1, buf, cap);
+    return buf;
+}
+
+const char *fmt_exit(const json_t *code, const json_t *signal, char *buf, size_t cap)
+{
+    if (json_is_integer(code))
+        snprintf(buf, cap, "%lld", (long long)json_integer_value(code));
+    else if (json_is_integer(signal))
+        snprintf(buf, cap, "signal %lld", (long long)json_integer_value(signal));
+    else
+        snprintf(buf, cap, "%s", TIME_UNKNOWN);
+    return buf;
+}
+
+const char *fmt_mib(const json_t *mib, char *buf, size_t cap)
+{
+    if (json_is_integer(mib))
+        snprintf(buf, cap, "%lld MiB", (long long)json_integer_value(mib));
+    else
+        snprintf(buf, cap, "%s", TIME_UNKNOWN);
+    return buf;
+}
+
+const char *fmt_ints(const json_t *a, char *buf, size_t cap)
+{
+    size_t i, o = 0;
+    json_t *g;
+    buf[0] = '\0';
+    json_array_foreach(a, i, g) {
+        int w = snprintf(buf + o, o < cap ? cap - o : 0, "%s%lld", i ? "," : "",
+                         (long long)json_integer_value(g));
+        o += w > 0 ? (size_t)w : 0;
+    }
+    if (!buf[0])
+        snprintf(buf, cap, "%s", TIME_UNKNOWN);
+    return buf;
+}

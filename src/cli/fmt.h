@@ -1,0 +1,22 @@
+/* fmt.h — reply fields as people read them, shared by show, history, gpus and top: a Unix
+ * time as local time, seconds as a duration, an exit status, MiB; a JSON null (unknown) as
+ * TIME_UNKNOWN ("-"). */
+#ifndef CARMA_CLI_FMT_H
+#define CARMA_CLI_FMT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "util/timefmt.h"
+
+/* Each writes into buf and returns it. */
+const char *fmt_time(const json_t *t, char *buf, size_t cap);
+const char *fmt_duration(const json_t *s, char *buf, size_t cap);
+/* "0", "1", "signal 9", or "-" (both null). */
+const char *fmt_exit(const json_t *code, const json_t *signal, char *buf, size_t cap);
+/* "7800 MiB" ("-": null). */
+const char *fmt_mib(const json_t *mib, char *buf, size_t cap);
+/* A JSON array of integers as "0,1" ("-": empty). */
+const char *fmt_ints(const json_t *a, char *buf, size_t cap);
+
+#endif

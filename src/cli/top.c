@@ -1,0 +1,191 @@
+/* top.c — `carma top`: a live view of the daemon in the terminal, as nvtop or htop give: each
+ * GPU with its memory, activity and the tasks it holds, then the queue with each task's
+ * reason, redrawn every N seconds with plain ANSI sequences (home, clear) until q or Ctrl-C.
+ * --once prints one frame and exits (for scripts and tests). The tables are `gpus`' and
+ * `queue`'s own (views.h), which escape what users chose. */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/request.h"
+#include "cli/views.h"
+#include "util/strutil.h"
+#include "util/timefmt.h"
+
+static const char usage[] =
+    "usage: carma top [--interval SECONDS] [--once] [--socket PATH] [--json]\n\n"
+    "A live view of the daemon: each GPU's memory in use and SM activity as bars; each GPU\n"
+    "in detail (memory, activity, power, grace state, what the carma ledger has committed,\n"
+    "and the tasks on it, one line each); then the queued and running tasks with the reason\n"
+    "each queued one waits. Redrawn every SECONDS (2) until q or Ctrl-C; the queue is cut\n"
+    "to the terminal's height.\n\n"
+    "  --interval S    seconds between frames (0.2..3600)\n"
+    "  --once          print one frame and exit (with --json: {\"gpus\", \"tasks\"})\n"
+    REQUEST_USAGE;
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+/* The terminal's height, 0 when stdout is not one. */
+static int terminal_rows(void)
+{
+    struct winsize w;
+    return isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 ? w.ws_row : 0;
+}
+
+/* A bar of `width` cells filled to fraction f ("?" throughout when unknown). */
+static void bar(double f, int width)
+{
+    putchar('[');
+    for (int i = 0; i < width; i++)
+        putchar(!(f >= 0) ? '?' : i < (int)(f * width + 0.5) ? '#' : '.');
+    putchar(']');
+}
+
+/* Each GPU's memory in use and SM activity at a glance, as nvtop draws them. */
+static void print_bars(const json_t *gpus)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        const json_t *used = json_object_get(g, "mem_used_mib"),
+                     *total = json_object_get(g, "mem_total_mib"),
+                     *act = json_object_get(g, "smact");
+        double m = json_is_integer(used) && json_integer_value(total) > 0
+                       ? (double)json_integer_value(used) / (double)json_integer_value(total)
+                       : -1;
+        double a = json_is_number(act) ? json_number_value(act) : -1;
+        printf("GPU %-3lld mem ", (long long)json_integer_value(json_object_get(g, "index")));
+        bar(m, 20);
+        printf(m >= 0 ? " %3.0f%%   SM " : "   ?   SM ", m * 100);
+        bar(a, 20);
+        printf(a >= 0 ? " %3.0f%%\n" : "   ?\n", a * 100);
+    }
+    putchar('\n');
+}
+
+/* One frame: the GPUs, then as much of the queue as fits. */
+static int frame(request_args *a, bool live, double interval)
+{
+    json_t *gpus, *queue, *tasks;
+    int rc = request_send(a, json_pack("{ss}", "verb", "gpus"), &gpus);
+    if (rc)
+        return rc;
+    json_t *req = json_pack("{sssb}", "verb", "queue", "all", 0);
+    int rows = terminal_rows(), used = 5;
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(gpus, "gpus"), i, g) used +=
+        2 + (int)json_array_size(json_object_get(g, "holds"));
+    if (live && rows > used + 2)
+        json_object_set_new(req, "limit", json_integer(rows - used - 2));
+    if ((rc = request_send(a, req, &queue))) {
+        json_decref(gpus);
+        return rc;
+    }
+    tasks = json_object_get(queue, "tasks");
+    if (a->opts.json) {
+        json_t *both = json_pack("{sOsO}", "gpus", json_object_get(gpus, "gpus"), "tasks", tasks);
+        cli_print_json(both);
+        json_decref(both);
+    } else {
+        char now[32];
+        time_local_text((double)time(NULL), now, sizeof now);
+        if (live)
+            fputs("\033[H\033[2J", stdout); /* home, clear */
+        char *backend = str_escape_controls(json_string_value(json_object_get(gpus, "backend")));
+        printf("carma top   %s   backend %s", now, backend ? backend : "?");
+        free(backend);
+        if (live)
+            printf("   every %gs, q quits", interval);
+        printf("\n\n");
+        print_bars(json_object_get(gpus, "gpus"));
+        gpus_print_table(json_object_get(gpus, "gpus"));
+        size_t queued = 0, n = json_array_size(tasks);
+        json_t *t;
+        json_array_foreach(tasks, i, t) queued +=
+            !strcmp(json_string_value(json_object_get(t, "state")), "queued");
+        printf("\n%zu queued, %zu running%s\n", queued, n - queued,
+               json_is_integer(json_object_get(req, "limit")) &&
+                       n == (size_t)json_integer_value(json_object_get(req, "limit"))
+                   ? " (cut to the terminal)"
+                   : "");
+        queue_print_header();
+        json_array_foreach(tasks, i, t) queue_print_task(t);
+    }
+    fflush(stdout);
+    json_decref(gpus);
+    json_decref(queue);
+    return 0;
+}
+
+/* Waits up to `seconds` for q on a terminal's input (or a signal); true when it is time to
+ * stop. */
+static bool wait_key(double seconds, bool keys)
+{
+    struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+    char c = 0;
+    if (poll(&p, keys ? 1 : 0, (int)(seconds * 1000)) > 0 && read(STDIN_FILENO, &c, 1) == 1 &&
+        (c == 'q' || c == 'Q'))
+        return true;
+    return stop; /* another key redraws at once */
+}
+
+static const struct option longopts[] = {
+    {"interval", required_argument, NULL, 'i'},
+    {"once", no_argument, NULL, '1'},
+    {NULL, 0, NULL, 0},
+};
+
+static int run(request_args *a)
+{
+    double interval = 2.0;
+    bool once = false;
+    int opt, rc;
+    while ((opt = request_next_option(a)) > 0) {
+        if (opt == 'i' && (parse_double(a->arg, &interval) || !(interval >= 0.2) ||
+                           interval > 3600))
+            return cli_usage_error("top", "--interval: expected 0.2..3600 seconds, got '%s'",
+                                   a->arg);
+        once |= opt == '1';
+    }
+    if (opt < 0)
+        return a->status;
+    if ((rc = request_no_operands(a)) != 0)
+        return rc;
+    if (a->opts.json && !once)
+        return cli_usage_error("top", "--json needs --once (a live view is for a terminal)");
+    if (once)
+        return frame(a, false, interval);
+    struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll wakes up */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct termios saved, raw;
+    bool keys = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    if (keys) { /* q without Enter, and not echoed */
+        raw = saved;
+        raw.c_lflag &= (tcflag_t)~(ICANON | ECHO);
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+    }
+    while (!(rc = frame(a, true, interval)) && !wait_key(interval, keys))
+        ;
+    if (keys)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    return rc;
+}
+
+const request_cmd cmd_top = {.usage = usage, .longopts = longopts, .run = run};

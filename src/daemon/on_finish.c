@@ -1,0 +1,167 @@
+/* on_finish.c — the `on_finish` hook: a program the administrator names in the config, run
+ * when a task has ended for good (done, failed, cancelled; not an out-of-memory crash that is
+ * retried), with the task in its environment (CARMA_TASK_ID, _NAME, _USER, _STATE, _OUTCOME,
+ * _EXIT, _SIGNAL), so that a lab can mail or message its users.
+ *
+ * It runs as the task's owner — never as root for another user's task, as the task itself —
+ * in a process group of its own, with /dev/null as input, from /, and is killed (the whole
+ * group) after on_finish_timeout_s. Its output goes to the daemon's log, a line at a time,
+ * prefixed with the task's id. A watcher process (a child of the daemon, which the loop
+ * reaps) does the reading and the timing, so that the daemon never waits for the hook. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/journal.h"
+#include "daemon/registry.h"
+#include "daemon/tasks.h"
+#include "util/clock.h"
+
+#define HOOK_MAX_GROUPS 256
+
+/* Who the hook runs as. */
+typedef struct hook_user {
+    bool switch_user;
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[HOOK_MAX_GROUPS];
+    int ngroups;
+} hook_user;
+
+/* The hook: its environment set, its privileges dropped, then exec. Never returns. */
+static void run_hook(const char *path, const hook_user *u, char **env, int out)
+{
+    setpgid(0, 0);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
+        _exit(127);
+    close_range(3, ~0U, 0);
+    if (chdir("/") != 0)
+        _exit(127);
+    if (u->switch_user &&
+        (setgroups((size_t)u->ngroups, u->groups) || setgid(u->gid) || setuid(u->uid) ||
+         getuid() != u->uid || geteuid() != u->uid || setuid(0) == 0)) {
+        fprintf(stderr, "cannot become uid %u: %s\n", (unsigned)u->uid, strerror(errno));
+        _exit(127);
+    }
+    char *argv[] = {(char *)path, NULL};
+    execve(path, argv, env);
+    fprintf(stderr, "cannot run %s: %s\n", path, strerror(errno));
+    _exit(127);
+}
+
+/* The watcher: starts the hook, logs its output, kills it at the deadline, logs how it
+ * ended. Never returns. */
+static void watch_hook(daemon_state *d, uint64_t id, const hook_user *u, char **env)
+{
+    close_range(3, ~0U, 0); /* the daemon's socket, database and lock are not the hook's */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+    const char *path = d->cfg.daemon.on_finish;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC)) {
+        dlog(d, "on_finish for task %llu: pipe: %s", (unsigned long long)id, strerror(errno));
+        _exit(1);
+    }
+    pid_t pid = fork();
+    if (pid == 0)
+        run_hook(path, u, env, p[1]);
+    close(p[1]);
+    if (pid < 0) {
+        dlog(d, "on_finish for task %llu: fork: %s", (unsigned long long)id, strerror(errno));
+        _exit(1);
+    }
+    double deadline = clock_mono_s() + d->cfg.daemon.on_finish_timeout_s;
+    char buf[4096];
+    size_t len = 0;
+    bool timed_out = false;
+    for (;;) {
+        double left = deadline - clock_mono_s();
+        struct pollfd pf = {p[0], POLLIN, 0};
+        int r = left > 0 ? poll(&pf, 1, (int)(left * 1000) + 1) : 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            timed_out = true;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            break;
+        }
+        ssize_t n = read(p[0], buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        char *nl;
+        /* whole lines, and a line that fills the buffer as it is */
+        while ((nl = memchr(buf, '\n', len)) || len == sizeof buf - 1) {
+            size_t line = nl ? (size_t)(nl - buf) : len;
+            dlog(d, "on_finish for task %llu: %.*s", (unsigned long long)id, (int)line, buf);
+            size_t used = nl ? line + 1 : line;
+            memmove(buf, buf + used, len - used);
+            len -= used;
+        }
+    }
+    if (len)
+        dlog(d, "on_finish for task %llu: %.*s", (unsigned long long)id, (int)len, buf);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (timed_out)
+        dlog(d, "on_finish for task %llu: killed after %g s (on_finish_timeout_s)",
+             (unsigned long long)id, d->cfg.daemon.on_finish_timeout_s);
+    else if (WIFEXITED(status) && WEXITSTATUS(status))
+        dlog(d, "on_finish for task %llu: exited with status %d", (unsigned long long)id,
+             WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        dlog(d, "on_finish for task %llu: killed by signal %d", (unsigned long long)id,
+             WTERMSIG(status));
+    _exit(0);
+}
+
+void d_on_finish(daemon_state *d, const dtask *t)
+{
+    if (!d->cfg.daemon.on_finish[0])
+        return;
+    hook_user u = {.switch_user = geteuid() == 0 && t->uid != 0, .uid = t->uid, .gid = t->gid,
+                   .ngroups = HOOK_MAX_GROUPS};
+    /* looked up here, not after fork: the user database may take locks */
+    if (u.switch_user && getgrouplist(t->user, t->gid, u.groups, &u.ngroups) < 0) {
+        u.groups[0] = t->gid;
+        u.ngroups = 1;
+    }
+    bool ended = t->att.n > 0 && t->att.ended > 0;
+    char vars[8][640];
+    snprintf(vars[0], sizeof vars[0], "CARMA_TASK_ID=%llu", (unsigned long long)t->st.id);
+    snprintf(vars[1], sizeof vars[1], "CARMA_TASK_NAME=%s", t->sub.name ? t->sub.name : "");
+    snprintf(vars[2], sizeof vars[2], "CARMA_TASK_USER=%s", t->user);
+    snprintf(vars[3], sizeof vars[3], "CARMA_TASK_STATE=%s", dstate_name(t->state));
+    snprintf(vars[4], sizeof vars[4], "CARMA_TASK_OUTCOME=%s", t->outcome);
+    snprintf(vars[5], sizeof vars[5], "CARMA_TASK_EXIT=%s", "");
+    if (ended && t->att.exit.exited)
+        snprintf(vars[5], sizeof vars[5], "CARMA_TASK_EXIT=%d", t->att.exit.exit_code);
+    snprintf(vars[6], sizeof vars[6], "CARMA_TASK_SIGNAL=%s", "");
+    if (ended && !t->att.exit.exited)
+        snprintf(vars[6], sizeof vars[6], "CARMA_TASK_SIGNAL=%d", t->att.exit.term_signal);
+    snprintf(vars[7], sizeof vars[7], "PATH=/usr/local/bin:/usr/bin:/bin");
+    char *env[] = {vars[0], vars[1], vars[2], vars[3], vars[4], vars[5], vars[6], vars[7], NULL};
+    pid_t pid = fork();
+    if (pid == 0)
+        watch_hook(d, t->st.id, &u, env);
+    if (pid < 0)
+        dlog(d, "on_finish for task %llu: fork: %s", (unsigned long long)t->st.id,
+             strerror(errno));
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The on_finish hook: when a task ends for good the daemon runs the configured program as the
+# task's owner (nobody's task: as nobody, never root) with the task in its environment; its
+# output goes to the daemon's log; one that runs too long is killed at on_finish_timeout_s; a
+# cancelled queued task gets it too; a relative path is refused by the config.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+    echo "SKIP: this test needs root and setpriv to act as a second user (uid 65534)"
+    exit 0
+fi
+source "$(dirname "$0")/daemon_lib.sh"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+out=$("$CARMA" config --set on_finish=hook.sh 2>&1) && fail "a relative on_finish was accepted"
+grep -q "on_finish: 'hook.sh' is not an absolute path" <<<"$out" || fail "message: $out"
+
+mkdir -m 1777 "$tmp/out"
+cat >"$tmp/hook.sh" <<'HOOK'
+#!/bin/sh
+f=/dev/null
+[ -d "${0%/*}/out" ] && f="${0%/*}/out/$CARMA_TASK_ID"
+echo "id=$CARMA_TASK_ID name=$CARMA_TASK_NAME user=$CARMA_TASK_USER state=$CARMA_TASK_STATE" \
+     "outcome=$CARMA_TASK_OUTCOME exit=$CARMA_TASK_EXIT signal=$CARMA_TASK_SIGNAL uid=$(id -u)" >"$f"
+echo "hook says hello for $CARMA_TASK_ID"
+[ "$CARMA_TASK_NAME" = slowhook ] && sleep 30
+exit 0
+HOOK
+chmod 755 "$tmp/hook.sh"
+cat >"$tmp/carma.conf" <<CONF
+policy = carma
+sample_interval_s = 0.2
+kill_grace_s = 1
+on_finish = $tmp/hook.sh
+on_finish_timeout_s = 1
+CONF
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+is() { [ "$("$CARMA" show "$1" --json | jq -r .state)" = "$2" ]; }
+has() { [ -s "$tmp/out/$1" ]; }
+
+mkdir "$tmp/work" && chown 65534:65534 "$tmp/work"
+a=$(cd "$tmp/work" && as_nobody "$CARMA" submit --name mine -- sh -c 'exit 4')
+wait_until 15 has "$a" || fail "no hook output for nobody's task $a: $(cat "$tmp/daemon.log")"
+want="id=$a name=mine user=nobody state=failed outcome=failed exit=4 signal= uid=65534"
+[ "$(cat "$tmp/out/$a" 2>/dev/null)" = "$want" ] || fail "hook env: '$(cat "$tmp/out/$a" 2>/dev/null)', expected '$want'"
+wait_until 5 grep -q "on_finish for task $a: hook says hello for $a" "$tmp/daemon.log" \
+    || fail "the hook's output is not in the daemon's log: $(cat "$tmp/daemon.log")"
+
+b=$("$CARMA" submit --name blocker --mem 30G -- "$FAKEJOB" --mem 30G --seconds 30)
+wait_until 10 is "$b" running || fail "task $b did not start"
+c=$("$CARMA" submit --name slowhook --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1)
+"$CARMA" cancel "$c" >/dev/null
+wait_until 10 has "$c" || fail "no hook for the cancelled queued task $c"
+grep -q "state=cancelled outcome=cancelled exit= signal= uid=0" "$tmp/out/$c" \
+    || fail "cancelled task's hook: $(cat "$tmp/out/$c")"
+wait_until 10 grep -q "on_finish for task $c: killed after 1 s (on_finish_timeout_s)" "$tmp/daemon.log" \
+    || fail "the slow hook was not killed: $(cat "$tmp/daemon.log")"
+"$CARMA" cancel "$b" >/dev/null
+wait_until 10 has "$b" || fail "no hook for the cancelled running task $b"
+grep -Eq "state=cancelled outcome=cancelled (exit=143 signal=|exit= signal=15) uid=0" "$tmp/out/$b" \
+    || fail "cancelled running task's hook: $(cat "$tmp/out/$b")"
+
+stop_daemon
+[ $fails -eq 0 ] && echo "ok: on_finish hook"
+exit $((fails > 0))
