@@ -144,6 +144,37 @@ static json_t *do_cancel(daemon_state *d, peer *p, const json_t *req)
     return r;
 }
 
+/* hold, release, priority: the queue controls of a queued task (control.c), owner or root;
+ * a priority above 0 from root or the daemon's own user only (it passes other users'). */
+static json_t *do_control(daemon_state *d, peer *p, const json_t *req, const char *verb)
+{
+    json_t *error = NULL, *prio = json_object_get(req, "priority");
+    bool set_priority = !strcmp(verb, "priority");
+    if (set_priority && (!json_is_integer(prio) || json_integer_value(prio) < -SUB_MAX_PRIORITY ||
+                         json_integer_value(prio) > SUB_MAX_PRIORITY))
+        return proto_error("'priority' must be an integer -%d..%d", SUB_MAX_PRIORITY,
+                           SUB_MAX_PRIORITY);
+    int priority = set_priority ? (int)json_integer_value(prio) : 0;
+    if (priority > 0 && p->uid != 0 && p->uid != geteuid())
+        return proto_error("priority %d: a priority above 0 is root's only (lower your other "
+                           "tasks' instead)", priority);
+    dtask *loaded, *t = managed_task_arg(d, p, req, &loaded, &error);
+    if (!t)
+        return error;
+    carma_err err;
+    int rc = loaded ? carma_err_set(&err, "task %llu is already %s", (unsigned long long)t->st.id,
+                                    dstate_name(t->state))
+             : set_priority        ? d_set_priority(d, t, priority, &err)
+             : !strcmp(verb, "hold") ? d_hold(d, t, &err)
+                                     : d_release(d, t, &err);
+    d_free_task(loaded);
+    if (rc)
+        return proto_error("%s", err.msg);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "task", d_task_json(d, t, false));
+    return r;
+}
+
 /* Up to LOG_CHUNK bytes of the task's latest attempt's stream, from the request's offset. */
 static json_t *logs_reply(const dtask *t, const json_t *req)
 {
@@ -227,6 +258,8 @@ json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
         reply = do_cancel(d, p, req);
     else if (!strcmp(verb, "logs"))
         reply = do_logs(d, p, req);
+    else if (!strcmp(verb, "hold") || !strcmp(verb, "release") || !strcmp(verb, "priority"))
+        reply = do_control(d, p, req, verb);
     else if (!strcmp(verb, "gpus"))
         reply = do_gpus(d);
     else if (!strcmp(verb, "ping")) {
@@ -236,8 +269,8 @@ json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
         /* live tasks only: a bound that tests and operators can watch */
         json_object_set_new(reply, "tasks_in_memory", json_integer((json_int_t)d->ntasks));
     } else
-        reply = proto_error("unknown verb '%.64s' (submit, queue, show, cancel, logs, gpus, ping)",
-                            verb);
+        reply = proto_error("unknown verb '%.64s' (submit, queue, show, cancel, hold, release, "
+                            "priority, logs, gpus, ping)", verb);
     json_decref(req);
     return reply;
 }

@@ -121,6 +121,7 @@ static bool new_attempt(daemon_state *d, dtask *t, const sched_decision *dec)
 
 void d_schedule(daemon_state *d)
 {
+    d_unpark(d);
     if (!d->have_sample || d->failed)
         return;
     d->need_schedule = false;

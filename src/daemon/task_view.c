@@ -89,10 +89,29 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     json_object_set_new(j, "outcome", t->outcome[0] ? json_string(t->outcome) : json_null());
     json_object_set_new(j, "submitted_at", json_real(t->submitted_at));
     json_object_set_new(j, "ended_at", t->ended_at > 0 ? json_real(t->ended_at) : json_null());
+    /* the queue controls (control.c) */
+    json_object_set_new(j, "held", json_boolean(t->held));
+    json_object_set_new(j, "priority", json_integer(t->priority));
+    json_t *after = json_array(), *afterok = json_array();
+    for (size_t i = 0; i < t->sub.ndeps; i++)
+        json_array_append_new(t->sub.deps[i].ok ? afterok : after,
+                              json_integer((json_int_t)t->sub.deps[i].id));
+    json_object_set_new(j, "after", after);
+    json_object_set_new(j, "afterok", afterok);
+    json_object_set_new(j, "time_limit_s", t->sub.time_limit_s > 0
+                                               ? json_integer(t->sub.time_limit_s)
+                                               : json_null());
+    json_object_set_new(j, "array_index", t->sub.array_index >= 0
+                                              ? json_integer(t->sub.array_index)
+                                              : json_null());
+    json_object_set_new(j, "end_reason", t->end_reason[0] ? json_string(t->end_reason)
+                                                          : json_null());
     if (detail) {
         json_object_set_new(j, "command", json_string(t->sub.command));
         json_object_set_new(j, "cwd", json_string(t->sub.cwd));
         json_object_set_new(j, "max_retries", json_integer(t->sub.max_retries));
+        json_object_set_new(j, "conda_env", t->sub.conda_env ? json_string(t->sub.conda_env)
+                                                             : json_null());
         json_t *spec = submission_to_json(&t->sub);
         json_object_set_new(j, "mem", json_incref(json_object_get(spec, "mem")));
         json_decref(spec);

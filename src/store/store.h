@@ -34,6 +34,10 @@ typedef struct store_task_row {
     const char *submit_key; /* the client's idempotency key (unique per uid); NULL none */
     int64_t learned_mib;   /* the figure out-of-memory crashes taught (carma policy); -1 none.
                               Written by store_update_task, not store_insert_task. */
+    bool held;             /* held: not given to the scheduler until released */
+    int priority;          /* higher goes ahead in the main queue */
+    const char *end_reason; /* why carma ended it (a dependency, the time limit); "" none.
+                              Written by store_update_task, not store_insert_task. */
 } store_task_row;
 
 typedef struct store_attempt_row {
