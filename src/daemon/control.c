@@ -36,7 +36,7 @@ static int enter_core(daemon_state *d, dtask *t, carma_err *err)
 int d_enqueue(daemon_state *d, dtask *t, carma_err *err)
 {
     if (t->held || t->sub.ndeps > 0) {
-        t->parked = true; /* d_unpark looks at its dependencies */
+        t->parked = d->have_parked = true; /* d_unpark looks at its dependencies */
         d->need_schedule = true;
         return 0;
     }
@@ -73,9 +73,15 @@ static deps_state deps_of(daemon_state *d, const dtask *t, char *why, size_t cap
 
 void d_unpark(daemon_state *d)
 {
+    if (!d->have_parked) /* the usual case: no scan of every live task each turn */
+        return;
+    size_t parked = 0;
     for (size_t i = 0; i < d->ntasks && !d->failed; i++) {
         dtask *t = d->tasks[i];
-        if (t->state != DS_QUEUED || !t->parked || t->held)
+        if (t->state != DS_QUEUED || !t->parked)
+            continue;
+        parked++;
+        if (t->held)
             continue;
         char why[sizeof t->end_reason];
         carma_err err;
@@ -83,18 +89,21 @@ void d_unpark(daemon_state *d)
         case DEPS_WAIT:
             break;
         case DEPS_MET:
+            parked--;
             if (enter_core(d, t, &err))
                 d_fail(d, &err);
             else
                 d_event(d, t, "dependencies met", "");
             break;
         case DEPS_BROKEN:
+            parked--;
             snprintf(t->end_reason, sizeof t->end_reason, "%s", why);
             if (d_cancel(d, t, &err))
                 d_fail(d, &err);
             break;
         }
     }
+    d->have_parked = parked > 0 || d->failed;
 }
 
 static int must_be_queued(const dtask *t, const char *what, carma_err *err)
@@ -121,7 +130,7 @@ int d_hold(daemon_state *d, dtask *t, carma_err *err)
         return 0;
     if (!t->parked)
         sched_remove_queued(d->core, &t->st);
-    t->held = t->parked = true;
+    t->held = t->parked = d->have_parked = true;
     return saved(d, t, "held", "", err);
 }
 

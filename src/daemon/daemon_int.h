@@ -148,6 +148,7 @@ typedef struct daemon_state {
     double fd_warned_at; /* when running out of descriptors was last logged */
     int listen_fd;
     bool need_schedule;
+    bool have_parked;    /* some queued task may be parked (control.c): d_unpark looks */
     double next_tick, next_reap;
     carma_err fatal;
     bool failed;

@@ -24,7 +24,7 @@ typedef struct store_task_row {
     uint32_t uid, gid;
     const char *user;
     const char *spec;      /* submission JSON */
-    const char *state;     /* queued, running, done, failed, cancelled */
+    const char *state;     /* queued, running, done, failed, cancelled, timeout */
     bool recovery;         /* queued in the recovery queue */
     int64_t queue_seq;     /* order within its queue */
     int attempts;

@@ -34,6 +34,8 @@ e=$(job 1) || fail "submit e"
 out=$("$CARMA" queue --json) || fail "queue"
 [ "$(jq -r "[.[] | select(.id==$c)][0].held" <<<"$out")" = true ] || fail "c not shown held: $out"
 [ "$(jq -c "[.[] | select(.id==$b)][0].after" <<<"$out")" = "[$a]" ] || fail "b's after: $out"
+[ "$(jq -r "[.[] | select(.id==$b or .id==$c) | .queue] | join(\" \")" <<<"$out")" = "waiting held" ] \
+    || fail "b and c should be shown waiting and held: $out"
 [ "$(jq -r '[.[] | select(.state=="queued") | .id] | join(" ")' <<<"$out")" = "$e $d $b $c" ] \
     || fail "queue order should be e d (priority), then b c (waiting): $(jq -c '[.[] | .id]' <<<"$out")"
 "$CARMA" wait --timeout 30 "$a" "$b" "$d" "$e" >/dev/null || fail "wait for a b d e"
