@@ -71,6 +71,7 @@ static const char usage[] =
     "  --array LIST       a sweep: one task per index (1-8, 1,2,5, 0-3,10; at most 1000),\n"
     "                     each with CARMA_ARRAY_INDEX in its environment (a command reads it\n"
     "                     as sh -c '... $CARMA_ARRAY_INDEX'); prints the ids on one line\n"
+    "                     (--json: {\"ids\": [...]}, else {\"id\": N})\n"
     REQUEST_USAGE;
 
 /* Fills the submission from a task file (task/taskload.h); options given on the command
