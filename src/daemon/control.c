@@ -48,6 +48,12 @@ typedef enum deps_state { DEPS_WAIT, DEPS_MET, DEPS_BROKEN } deps_state;
 /* Whether the task's dependencies allow it to start; why names the one that never will. */
 static deps_state deps_of(daemon_state *d, const dtask *t, char *why, size_t cap)
 {
+    /* first the live ones, in memory: a task waiting for one reads nothing from the store */
+    for (size_t i = 0; i < t->sub.ndeps; i++) {
+        dtask *x = d_task(d, t->sub.deps[i].id);
+        if (x && (x->state == DS_QUEUED || x->state == DS_RUNNING))
+            return DEPS_WAIT;
+    }
     for (size_t i = 0; i < t->sub.ndeps; i++) {
         const sub_dep *dep = &t->sub.deps[i];
         dtask *loaded = NULL, *x = d_task(d, dep->id);
