@@ -237,8 +237,9 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
                                  "task", (int)strcspn(sub->env[i], "="), sub->env[i]);
     for (char **e = environ; e && *e; e++) {
         size_t klen = strcspn(*e, "=");
-        if (!(*e)[klen] || submission_env_reserved(*e) ||
-            (clean && (klen != 4 || strncmp(*e, "PATH", 4))))
+        if (klen == 0 || !(*e)[klen]) /* not KEY=VALUE */
+            continue;
+        if (submission_env_reserved(*e) || (clean && (klen != 4 || strncmp(*e, "PATH", 4))))
             continue;
         bool set = false;
         for (size_t i = 0; i < given && !set; i++)
