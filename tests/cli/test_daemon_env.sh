@@ -81,6 +81,11 @@ wait_until 10 ended "$id" || fail "conda task did not end"
 [ "$("$CARMA" logs "$id")" = "env=torch-2.1 prefix=/opt/envs/torch-2.1" ] \
     || fail "task did not run in the conda env: $("$CARMA" logs "$id")"
 grep -qx "shell.posix activate torch-2.1" "$CONDA_LOG" || fail "conda was asked: $(cat "$CONDA_LOG")"
+# The same from a YAML task file's `conda:` key.
+printf 'command: sh -c "echo env=$CONDA_DEFAULT_ENV"\nconda: yenv\n' >"$tmp/c.yaml"
+id=$(cd "$tmp" && PATH=$tmp/bin:$PATH "$CARMA" submit "$tmp/c.yaml") || fail "submit .yaml"
+wait_until 10 ended "$id" || fail "yaml conda task did not end"
+[ "$("$CARMA" logs "$id")" = "env=yenv" ] || fail "yaml conda: $("$CARMA" logs "$id" 2>&1)"
 # No conda on the task's PATH: the attempt fails, naming the environment.
 id=$(env -u CONDA_EXE "$CARMA" submit "$tmp/c.rad" 2>/dev/null) || fail "submit .rad (no conda)"
 wait_until 10 ended "$id" || fail "conda-less task did not end"
