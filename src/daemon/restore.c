@@ -106,6 +106,8 @@ dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a,
     t->queue_seq = row->queue_seq;
     t->st.attempts = row->attempts;
     t->submitted_at = row->submitted_at;
+    /* its wait so far, on the core's clock (which a restart does not carry over) */
+    t->st.queued_at = clock_mono_s() - (daemon_wall_now() - row->submitted_at);
     t->ended_at = row->ended_at;
     snprintf(t->outcome, sizeof t->outcome, "%s", row->outcome);
     t->history_mib = row->history_mib;

@@ -28,6 +28,8 @@ static dtask *new_submitted(const peer *p, submission *sub)
     t->gid = p->gid;
     t->state = DS_QUEUED;
     t->submitted_at = daemon_wall_now();
+    /* on the core's clock: the carma policy's longest-first bound on a task's wait */
+    t->st.queued_at = clock_mono_s();
     t->held = t->sub.hold;
     t->priority = t->sub.priority;
     return t;
