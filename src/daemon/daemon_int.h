@@ -15,6 +15,7 @@
  *     env.c        the environment an attempt runs with
  *     launch.c     placing through the core, writing the attempt, starting its supervisor
  *     submit.c     a new task                  cancel.c    cancelling one
+ *     control.c    queue controls: dependencies, hold/release, priority, time limit
  *     restore.c    the tasks found in the database at start-up
  *     statedir.c   the state directory (private, locked) and the socket's directory, checked
  *     handlers.c   one function per protocol verb
@@ -22,9 +23,9 @@
  *     daemon.c     start-up, the loop, shutdown
  *
  * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c,
- * task_query.c, env.c, reap.c, launch.c, submit.c, cancel.c, restore.c); the services (MPS,
- * monitor, handlers, server) are declared below. supervisor.c (with supervisor_view.c and
- * shellcmd.c), oomclass.c, proto.c and connect.c stand alone. */
+ * task_query.c, env.c, reap.c, launch.c, submit.c, cancel.c, control.c, restore.c); the
+ * services (MPS, monitor, handlers, server) are declared below. supervisor.c (with
+ * supervisor_view.c and shellcmd.c), oomclass.c, proto.c and connect.c stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H
 #define CARMA_DAEMON_DAEMON_INT_H
 
