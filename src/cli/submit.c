@@ -6,7 +6,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #include "cli/commands.h"
+#include "cli/queue_args.h"
 #include "cli/request.h"
 #include "task/taskload.h"
 #include "estimate/estimate.h"
@@ -16,6 +19,20 @@
 #include "util/strutil.h"
 
 enum { GIVEN_GPUS = 1, GIVEN_RETRIES = 2, GIVEN_NAME = 4, GIVEN_SUMMARY = 8, GIVEN_BATCH = 16 };
+enum { OPT_AFTER = 0x200, OPT_AFTEROK, OPT_HOLD, OPT_PRIORITY, OPT_TIME, OPT_ARRAY, OPT_CLEAN_ENV };
+
+#define MAX_ARRAY 1000 /* tasks in one --array */
+
+/* The queue controls asked for, applied to the submission once it is complete. */
+typedef struct queue_ctl {
+    uint64_t after[SUB_MAX_DEPS], afterok[SUB_MAX_DEPS];
+    size_t nafter, nafterok;
+    bool hold, clean_env;
+    int priority;
+    int64_t time_limit_s;
+    int array[MAX_ARRAY];
+    size_t narray; /* 0: no --array */
+} queue_ctl;
 
 static const char usage[] =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -36,7 +53,26 @@ static const char usage[] =
     "                     task's measured peak memory for later identical submissions\n"
     "  --name X           a short name (default: the command's program name)\n"
     "  --max-retries N    out-of-memory relaunches (default: the config's retry_cap)\n"
-    "  --env KEY=VALUE    an environment variable for the task (repeatable)\n" REQUEST_USAGE;
+    "  --env KEY=VALUE    an environment variable for the task (repeatable)\n"
+    "  --clean-env        pass only PATH and the --env variables (default: your whole\n"
+    "                     environment, less the variables carma sets itself: CUDA_VISIBLE_DEVICES,\n"
+    "                     NVIDIA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, CUDA_MPS_*, CARMA_TASK_ID,\n"
+    "                     CARMA_ATTEMPT, CARMA_ARRAY_INDEX, CARMA_SIM_STATE)\n"
+    "  --after ID[,ID]    start only after these tasks ended, however they ended\n"
+    "  --afterok ID[,ID]  start only after these tasks ended done; if one ends otherwise,\n"
+    "                     this task is cancelled, naming it\n"
+    "  --hold             queue it held: it does not start until `carma release ID`\n"
+    "  --priority N       higher goes ahead of lower in the queue (default 0); above 0 is\n"
+    "                     root's only (it passes other users' tasks)\n"
+    "  --time DURATION    each attempt's time limit (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM,\n"
+    "                     D-HH:MM:SS): past it the task is cancelled and ends `timeout`\n"
+    "                     (not retried); the carma policy also plans with it as the\n"
+    "                     task's run time\n"
+    "  --array LIST       a sweep: one task per index (1-8, 1,2,5, 0-3,10; at most 1000),\n"
+    "                     each with CARMA_ARRAY_INDEX in its environment (a command reads it\n"
+    "                     as sh -c '... $CARMA_ARRAY_INDEX'); prints the ids on one line\n"
+    "                     (--json: {\"ids\": [...]}, else {\"id\": N})\n"
+    REQUEST_USAGE;
 
 /* Fills the submission from a task file (task/taskload.h); options given on the command
  * line (already in *sub, flagged in `given`) win over the file's values. */
@@ -63,6 +99,7 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     fs.summary = spec.summary_path ? str_dup(spec.summary_path) : NULL;
     fs.batch = spec.batch_size;
     fs.source = realpath(path, NULL);
+    fs.conda_env = spec.conda_env ? str_dup(spec.conda_env) : NULL;
     for (size_t i = 0; rc == 0 && i < spec.nenv; i++)
         rc = submission_add_env(&fs, spec.env[i], err);
     for (size_t i = 0; rc == 0 && i < given_vals->nenv; i++)
@@ -143,8 +180,122 @@ static const struct option longopts[] = {
     {"gpus", required_argument, NULL, 'g'},    {"mem", required_argument, NULL, 'm'},
     {"summary", required_argument, NULL, 'S'}, {"batch", required_argument, NULL, 'b'},
     {"name", required_argument, NULL, 'n'},    {"max-retries", required_argument, NULL, 'r'},
-    {"env", required_argument, NULL, 'e'},     {NULL, 0, NULL, 0},
+    {"env", required_argument, NULL, 'e'},     {"after", required_argument, NULL, OPT_AFTER},
+    {"afterok", required_argument, NULL, OPT_AFTEROK}, {"hold", no_argument, NULL, OPT_HOLD},
+    {"priority", required_argument, NULL, OPT_PRIORITY},
+    {"time", required_argument, NULL, OPT_TIME}, {"array", required_argument, NULL, OPT_ARRAY},
+    {"clean-env", no_argument, NULL, OPT_CLEAN_ENV}, {NULL, 0, NULL, 0},
 };
+
+/* One of the queue-control options into *qc; 0, or a usage error's exit status. */
+static int queue_option(int opt, const char *arg, queue_ctl *qc)
+{
+    carma_err err;
+    int64_t v;
+    switch (opt) {
+    case OPT_AFTER:
+    case OPT_AFTEROK: {
+        bool ok = opt == OPT_AFTEROK;
+        if (parse_id_list(arg, ok ? qc->afterok : qc->after, SUB_MAX_DEPS,
+                          ok ? &qc->nafterok : &qc->nafter, &err))
+            return cli_usage_error("submit", "--%s: %s", ok ? "afterok" : "after", err.msg);
+        return 0;
+    }
+    case OPT_HOLD:
+        qc->hold = true;
+        return 0;
+    case OPT_CLEAN_ENV:
+        qc->clean_env = true;
+        return 0;
+    case OPT_PRIORITY:
+        if (parse_i64(arg, &v) || v < -SUB_MAX_PRIORITY || v > SUB_MAX_PRIORITY)
+            return cli_usage_error("submit", "--priority: expected an integer -%d..%d, got '%s'",
+                                   SUB_MAX_PRIORITY, SUB_MAX_PRIORITY, arg);
+        qc->priority = (int)v;
+        return 0;
+    case OPT_TIME:
+        if (parse_duration_s(arg, SUB_MAX_TIME_S, &qc->time_limit_s, &err))
+            return cli_usage_error("submit", "--time: %s", err.msg);
+        return 0;
+    case OPT_ARRAY:
+        if (parse_array_spec(arg, qc->array, MAX_ARRAY, &qc->narray, &err))
+            return cli_usage_error("submit", "--array: %s", err.msg);
+        return 0;
+    }
+    return cli_usage_error("submit", "unknown option");
+}
+
+/* The task's environment: the variables given (task file, --env), which may not name one
+ * that carma sets itself, then the submitter's own environment where they did not set the
+ * variable (only PATH with --clean-env), less the ones carma sets. */
+static int add_environment(submission *sub, bool clean, carma_err *err)
+{
+    size_t given = sub->nenv;
+    for (size_t i = 0; i < given; i++)
+        if (submission_env_reserved(sub->env[i]))
+            return carma_err_set(err, "--env %.*s: carma sets this variable itself for every "
+                                 "task", (int)strcspn(sub->env[i], "="), sub->env[i]);
+    for (char **e = environ; e && *e; e++) {
+        size_t klen = strcspn(*e, "=");
+        if (klen == 0 || !(*e)[klen]) /* not KEY=VALUE */
+            continue;
+        if (submission_env_reserved(*e) || (clean && (klen != 4 || strncmp(*e, "PATH", 4))))
+            continue;
+        bool set = false;
+        for (size_t i = 0; i < given && !set; i++)
+            set = !strncmp(sub->env[i], *e, klen + 1);
+        if (!set && submission_add_env(sub, *e, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Sends the task (one per --array index); prints the ids on one line. */
+static int send_tasks(request_args *a, json_t *task, const queue_ctl *qc)
+{
+    size_t n = qc->narray ? qc->narray : 1;
+    json_t *ids = json_array();
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_t *req = json_object(), *reply;
+        json_t *t = json_deep_copy(task);
+        if (qc->narray) {
+            json_object_set_new(t, "array_index", json_integer(qc->array[i]));
+            char name[160];
+            snprintf(name, sizeof name, "%.140s[%d]",
+                     json_string_value(json_object_get(t, "name")), qc->array[i]);
+            json_object_set_new(t, "name", json_string(name));
+        }
+        json_object_set_new(req, "verb", json_string("submit"));
+        json_object_set_new(req, "task", t);
+        /* A key of its own makes the submission safe to send again when the reply is lost:
+         * the daemon answers a repeat with the first task's id. */
+        char key[33];
+        bool keyed = submission_key(key);
+        if (keyed)
+            json_object_set_new(req, "key", json_string(key));
+        if ((rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply)) != 0)
+            break;
+        json_array_append(ids, json_object_get(reply, "id"));
+        json_decref(reply);
+    }
+    if (a->opts.json) {
+        json_t *out = qc->narray ? json_pack("{sO}", "ids", ids)
+                                 : json_pack("{sO}", "id", json_array_get(ids, 0));
+        if (json_array_size(ids) == n)
+            cli_print_json(out);
+        json_decref(out);
+    } else {
+        size_t i;
+        json_t *id;
+        json_array_foreach(ids, i, id)
+            printf("%s%lld", i ? " " : "", (long long)json_integer_value(id));
+        if (json_array_size(ids))
+            printf("\n");
+    }
+    json_decref(ids);
+    return rc;
+}
 
 static int run(request_args *a)
 {
@@ -155,10 +306,15 @@ static int run(request_args *a)
     uint64_t mem = 0;
     carma_err err;
     int opt = 0, rc = 0;
+    static queue_ctl qc; /* static: its arrays are large for a stack */
+    memset(&qc, 0, sizeof qc);
     while (rc == 0 && (opt = request_next_option(a)) > 0) {
         const char *arg = a->arg;
         int64_t v;
         switch (opt) {
+        default:
+            rc = queue_option(opt, arg, &qc);
+            break;
         case 'g':
             if (parse_i64(arg, &v) || v < 1 || v > SCHED_MAX_TASK_GPUS) {
                 rc = cli_usage_error("submit", "--gpus: expected 1..%d, got '%s'",
@@ -271,48 +427,32 @@ static int run(request_args *a)
     }
     if (!sub.cwd)
         sub.cwd = str_dup(cwd);
-    bool has_path = false;
-    for (size_t i = 0; i < sub.nenv; i++)
-        has_path |= !strncmp(sub.env[i], "PATH=", 5);
-    const char *path = getenv("PATH");
-    if (!has_path && path) {
-        char *kv = malloc(strlen(path) + 6);
-        if (kv) {
-            sprintf(kv, "PATH=%s", path);
-            submission_add_env(&sub, kv, &err);
-            free(kv);
-        }
-    }
-    /* Checked here for a clear message; the daemon checks again. */
-    json_t *task = submission_to_json(&sub);
-    submission_free(&sub);
-    submission check;
-    if (submission_from_json(task, &check, &err)) {
-        json_decref(task);
+    if (add_environment(&sub, qc.clean_env, &err)) {
+        submission_free(&sub);
         return cli_usage_error("submit", "%s", err.msg);
     }
-    submission_free(&check);
-    json_t *req = json_object(), *reply;
-    json_object_set_new(req, "verb", json_string("submit"));
-    json_object_set_new(req, "task", task);
-    /* A key of its own makes the submission safe to send again when the reply is lost: the
-     * daemon answers a repeat with the first task's id. */
-    char key[33];
-    bool keyed = submission_key(key);
-    if (keyed)
-        json_object_set_new(req, "key", json_string(key));
-    if ((rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply)) != 0)
-        return rc;
-    json_int_t id = json_integer_value(json_object_get(reply, "id"));
-    if (a->opts.json) {
-        json_t *out = json_pack("{sI}", "id", id);
-        cli_print_json(out);
-        json_decref(out);
-    } else {
-        printf("%lld\n", (long long)id);
+    for (size_t i = 0; i < qc.nafter + qc.nafterok && rc == 0; i++)
+        rc = i < qc.nafter ? submission_add_dep(&sub, qc.after[i], false, &err)
+                           : submission_add_dep(&sub, qc.afterok[i - qc.nafter], true, &err);
+    sub.hold = qc.hold;
+    sub.priority = qc.priority;
+    sub.time_limit_s = qc.time_limit_s;
+    /* Checked here for a clear message; the daemon checks again. */
+    json_t *task = rc ? NULL : submission_to_json(&sub);
+    submission_free(&sub);
+    submission check;
+    if (!task || submission_from_json(task, &check, &err)) {
+        json_decref(task);
+        return cli_usage_error("submit", "%s%s", err.msg,
+                               strstr(err.msg, "task.env") ? " (--clean-env passes only PATH "
+                                                             "and --env)" : "");
     }
-    json_decref(reply);
-    return 0;
+    if (!json_object_get(task, "name")) /* the default name, for an array's names */
+        json_object_set_new(task, "name", json_string(check.name));
+    submission_free(&check);
+    rc = send_tasks(a, task, &qc);
+    json_decref(task);
+    return rc;
 }
 
 /* '+': the options stop at the command, so that its own options are left alone. */

@@ -17,6 +17,7 @@
  *     launch.c     placing through the core, writing the attempt, starting its supervisor
  *     on_finish.c  the on_finish hook, run as the task's owner when a task ends for good
  *     submit.c     a new task                  cancel.c    cancelling one
+ *     control.c    queue controls: dependencies, hold/release, priority, time limit
  *     restore.c    the tasks found in the database at start-up
  *     statedir.c   the state directory (private, locked) and the socket's directory, checked
  *     handlers.c   one function per protocol verb
@@ -25,9 +26,9 @@
  *
  * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c,
  * task_query.c, history.c, on_finish.c, env.c, reap.c, launch.c, submit.c, cancel.c,
- * restore.c); the services (MPS,
- * monitor, handlers, server) are declared below. supervisor.c (with supervisor_view.c and
- * shellcmd.c), oomclass.c, proto.c and connect.c stand alone. */
+ * control.c, restore.c); the services (MPS, monitor, handlers, server) are declared below.
+ * supervisor.c (with supervisor_view.c and shellcmd.c), oomclass.c, proto.c and connect.c
+ * stand alone. */
 #ifndef CARMA_DAEMON_DAEMON_INT_H
 #define CARMA_DAEMON_DAEMON_INT_H
 
@@ -45,7 +46,10 @@
 #include "sched/window.h"
 #include "store/store.h"
 
-typedef enum dstate { DS_QUEUED = 0, DS_RUNNING, DS_DONE, DS_FAILED, DS_CANCELLED, DS_COUNT } dstate;
+/* DS_TIMEOUT: cancelled by carma when an attempt ran past its time limit (never retried). */
+typedef enum dstate {
+    DS_QUEUED = 0, DS_RUNNING, DS_DONE, DS_FAILED, DS_CANCELLED, DS_TIMEOUT, DS_COUNT
+} dstate;
 
 /* One launch of a task: the daemon's copy of its row in the store (store_attempt_row), and what
  * only the running daemon follows. The row's state is derived (d_save_attempt): 'starting'
@@ -74,9 +78,10 @@ typedef struct attempt {
  *   - RUNNING  <=> running_idx >= 0, d->running[running_idx] == t, st.where == SCHED_RUNNING;
  *                  then att.n == st.attempts >= 1, att.dir is set, and att.gpus are
  *                  st.gpus, sub.ngpus of them;
- *   - QUEUED   <=> st.where is SCHED_IN_RECOVERY when recovery, else SCHED_IN_MAIN (once
- *                  restore has handed the queues to the core);
- *   - ended (DONE, FAILED, CANCELLED): st.where == SCHED_NOWHERE;
+ *   - QUEUED   <=> st.where is SCHED_NOWHERE when parked (held, or waiting for its
+ *                  dependencies: control.c), else SCHED_IN_RECOVERY when recovery, else
+ *                  SCHED_IN_MAIN (once restore has handed the queues to the core);
+ *   - ended (DONE, FAILED, CANCELLED, TIMEOUT): st.where == SCHED_NOWHERE;
  *   - att.launch_pending only while RUNNING. */
 typedef struct dtask {
     sched_task st;       /* the core's view; first member (the core hands back &st); st.id is the id */
@@ -91,6 +96,11 @@ typedef struct dtask {
     char outcome[16];    /* last attempt's class: done, oom, failed, cancelled; "" none */
     int64_t history_mib; /* memory figure learned from an earlier identical run; -1 none */
     bool cancel_requested;
+    bool held;           /* held by its owner or root (stored): not given to the core */
+    bool parked;         /* queued but not in the core: held, or its dependencies not met */
+    int priority;        /* stored; the main queue is ordered by it, then by queue_seq */
+    bool timed_out;      /* its attempt ran past the time limit and is being cancelled */
+    char end_reason[128]; /* why carma ended it (a dependency, the time limit); "" none */
     int running_idx;     /* index in d->running, -1 when not running */
     size_t live_idx;     /* index in d->tasks */
     attempt att;         /* the current (or last) attempt */
@@ -142,6 +152,7 @@ typedef struct daemon_state {
     double fd_warned_at; /* when running out of descriptors was last logged */
     int listen_fd;
     bool need_schedule;
+    bool have_parked;    /* some queued task may be parked (control.c): d_unpark looks */
     double next_tick, next_reap;
     carma_err fatal;
     bool failed;

@@ -1,7 +1,11 @@
 /* env.c — the environment a task's attempt runs with: a clean base (PATH, USER, LOGNAME,
- * HOME), the submitted variables, then the daemon's (CUDA_VISIBLE_DEVICES with the attempt's
- * GPU UUIDs, CUDA_DEVICE_ORDER, CARMA_TASK_ID, CARMA_ATTEMPT, the fake-GPU backend's state
- * file, the MPS variables). A variable that cannot be stored fails the whole environment: a
+ * HOME), the submitted variables (the submitter's whole environment, as task-spooler and Slurm
+ * pass it, less the reserved ones: submission_env_reserved), then the daemon's
+ * (CUDA_VISIBLE_DEVICES with the attempt's GPU UUIDs, CUDA_DEVICE_ORDER, CARMA_TASK_ID,
+ * CARMA_ATTEMPT, CARMA_ARRAY_INDEX, the fake-GPU backend's state file, the MPS variables).
+ * The reserved ones are skipped here too, whatever a client sent: a submitted
+ * NVIDIA_VISIBLE_DEVICES or CUDA_MPS_PIPE_DIRECTORY would point the task at GPUs or an MPS
+ * server that carma did not give it. A variable that cannot be stored fails the whole environment: a
  * task never runs without one of them (without CUDA_VISIBLE_DEVICES it would run on every
  * GPU). */
 #include <pwd.h>
@@ -67,7 +71,8 @@ int d_task_env(daemon_state *d, const dtask *t, task_env *e, carma_err *err)
     rc = rc ? rc : env_setf(e, "LOGNAME", t->user);
     rc = rc ? rc : env_setf(e, "HOME", pw && pw->pw_dir ? pw->pw_dir : "/");
     for (size_t i = 0; i < t->sub.nenv && rc == 0; i++)
-        rc = env_set(e, t->sub.env[i]);
+        if (!submission_env_reserved(t->sub.env[i]))
+            rc = env_set(e, t->sub.env[i]);
     char uuids[SCHED_MAX_TASK_GPUS * 100] = "", num[32];
     size_t o = 0;
     for (int i = 0; i < t->att.ngpus; i++)
@@ -79,6 +84,9 @@ int d_task_env(daemon_state *d, const dtask *t, task_env *e, carma_err *err)
     rc = rc ? rc : env_setf(e, "CARMA_TASK_ID", num);
     snprintf(num, sizeof num, "%d", t->att.n);
     rc = rc ? rc : env_setf(e, "CARMA_ATTEMPT", num);
+    snprintf(num, sizeof num, "%d", t->sub.array_index);
+    if (t->sub.array_index >= 0)
+        rc = rc ? rc : env_setf(e, "CARMA_ARRAY_INDEX", num);
     if (d->fakegpu_state_path[0])
         rc = rc ? rc : env_setf(e, "CARMA_SIM_STATE", d->fakegpu_state_path);
     if (rc == 0) {

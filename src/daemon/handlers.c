@@ -95,7 +95,7 @@ static json_t *listing_args(const json_t *req, queue_query *q)
     json_t *limit = json_object_get(req, "limit"), *after = json_object_get(req, "after");
     dstate s;
     if (state && (!json_is_string(state) || dstate_from(json_string_value(state), &s)))
-        return proto_error("'state' must be one of queued, running, done, failed, cancelled");
+        return proto_error("'state' must be one of queued, running, done, failed, cancelled, timeout");
     if (user && !json_is_string(user))
         return proto_error("'user' must be a user name");
     if (limit && (!json_is_integer(limit) || json_integer_value(limit) < 1 ||
@@ -186,6 +186,37 @@ static int attempt_dir(void *ctx, const store_attempt_row *a, carma_err *err)
     if (a->n == f->n && !(f->dir = strdup(a->dir)))
         return carma_err_set(err, "out of memory");
     return 0;
+}
+
+/* hold, release, priority: the queue controls of a queued task (control.c), owner or root;
+ * a priority above 0 from root or the daemon's own user only (it passes other users'). */
+static json_t *do_control(daemon_state *d, peer *p, const json_t *req, const char *verb)
+{
+    json_t *error = NULL, *prio = json_object_get(req, "priority");
+    bool set_priority = !strcmp(verb, "priority");
+    if (set_priority && (!json_is_integer(prio) || json_integer_value(prio) < -SUB_MAX_PRIORITY ||
+                         json_integer_value(prio) > SUB_MAX_PRIORITY))
+        return proto_error("'priority' must be an integer -%d..%d", SUB_MAX_PRIORITY,
+                           SUB_MAX_PRIORITY);
+    int priority = set_priority ? (int)json_integer_value(prio) : 0;
+    if (priority > 0 && p->uid != 0 && p->uid != geteuid())
+        return proto_error("priority %d: a priority above 0 is root's only (lower your other "
+                           "tasks' instead)", priority);
+    dtask *loaded, *t = managed_task_arg(d, p, req, &loaded, &error);
+    if (!t)
+        return error;
+    carma_err err;
+    int rc = loaded ? carma_err_set(&err, "task %llu is already %s", (unsigned long long)t->st.id,
+                                    dstate_name(t->state))
+             : set_priority        ? d_set_priority(d, t, priority, &err)
+             : !strcmp(verb, "hold") ? d_hold(d, t, &err)
+                                     : d_release(d, t, &err);
+    d_free_task(loaded);
+    if (rc)
+        return proto_error("%s", err.msg);
+    json_t *r = proto_ok();
+    json_object_set_new(r, "task", d_task_json(d, t, false));
+    return r;
 }
 
 /* Up to LOG_CHUNK bytes of a stream of the task's attempt (the request's "attempt", else the
@@ -294,6 +325,8 @@ json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
         reply = do_cancel(d, p, req);
     else if (!strcmp(verb, "logs"))
         reply = do_logs(d, p, req);
+    else if (!strcmp(verb, "hold") || !strcmp(verb, "release") || !strcmp(verb, "priority"))
+        reply = do_control(d, p, req, verb);
     else if (!strcmp(verb, "gpus"))
         reply = do_gpus(d);
     else if (!strcmp(verb, "ping")) {
@@ -303,9 +336,8 @@ json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len)
         /* live tasks only: a bound that tests and operators can watch */
         json_object_set_new(reply, "tasks_in_memory", json_integer((json_int_t)d->ntasks));
     } else
-        reply = proto_error("unknown verb '%.64s' (submit, queue, history, show, cancel, logs, gpus, "
-                           "ping)",
-                            verb);
+        reply = proto_error("unknown verb '%.64s' (submit, queue, history, show, cancel, hold, "
+                            "release, priority, logs, gpus, ping)", verb);
     json_decref(req);
     return reply;
 }

@@ -79,6 +79,7 @@ bool d_save_task(daemon_state *d, const dtask *t)
         .queue_seq = t->queue_seq, .attempts = t->st.attempts, .ended_at = t->ended_at,
         .outcome = t->outcome,
         .learned_mib = t->st.learned_known ? (int64_t)t->st.learned_mib : -1,
+        .held = t->held, .priority = t->priority, .end_reason = t->end_reason,
     };
     carma_err err;
     if (store_update_task(d->db, &row, &err)) {

@@ -1,6 +1,7 @@
 /* launch.c — placing tasks: what the core places (sched_next) becomes a new attempt, written to
  * the store with its task; after the commit, each attempt's supervisor is started with the
- * task's environment (env.c), as its submitter when the daemon is root. */
+ * task's environment (env.c), as its submitter when the daemon is root, and its command
+ * (under `conda activate ENV` when the task names a conda environment: a .rad's line 2). */
 #include <assert.h>
 #include <grp.h>
 #include <stdio.h>
@@ -10,10 +11,40 @@
 
 #include "daemon/journal.h"
 #include "daemon/registry.h"
+#include "daemon/shellcmd.h"
 #include "daemon/tasks.h"
 #include "util/strutil.h"
 
 #define MAX_LAUNCHES_PER_TURN 256
+
+/* The command under `conda activate ENV`, in the task's own shell, as its user: conda's
+ * activation script for POSIX shells (`conda shell.posix activate`, conda >= 4.6) is run
+ * through conda found as the submitter's shell finds it ($CONDA_EXE, which `conda init` sets,
+ * else `conda` on the task's PATH); without it, or when activation fails, the attempt fails
+ * with a message naming ENV on its stderr. The task's program still replaces the shell
+ * (`exec`) when its command allows it (shellcmd.h). NULL when out of memory. */
+static char *conda_command(const submission *sub)
+{
+    char *line = NULL;
+    size_t len = 0;
+    if (str_append_shell_word(&line, &len, sub->conda_env))
+        return NULL;
+    static const char body[] =
+        "\n__carma_conda=${CONDA_EXE:-conda}\n"
+        "command -v \"$__carma_conda\" >/dev/null 2>&1 || { echo \"carma: conda activate "
+        "$__carma_env: no conda on the task's PATH (nor \\$CONDA_EXE)\" >&2; exit 127; }\n"
+        "__carma_act=$(\"$__carma_conda\" shell.posix activate \"$__carma_env\") || { echo "
+        "\"carma: conda activate $__carma_env failed\" >&2; exit 1; }\n"
+        "eval \"$__carma_act\" || exit 1\n"
+        "unset __carma_env __carma_conda __carma_act\n";
+    const char *ex = shellcmd_can_exec(sub->command) ? "exec " : "";
+    size_t n = 12 + len + sizeof body + strlen(ex) + strlen(sub->command) + 1;
+    char *out = malloc(n);
+    if (out)
+        snprintf(out, n, "__carma_env=%s%s%s%s", line, body, ex, sub->command);
+    free(line);
+    return out;
+}
 
 /* Starts the written attempt's supervisor; a launch that fails ends the attempt as failed. */
 static void launch_one(daemon_state *d, dtask *t)
@@ -34,8 +65,16 @@ static void launch_one(daemon_state *d, dtask *t)
         groups[0] = t->gid;
         ngroups = 1;
     }
+    char *conda = t->sub.conda_env ? conda_command(&t->sub) : NULL;
+    if (t->sub.conda_env && !conda) {
+        dlog(d, "task %llu: launch failed: out of memory", (unsigned long long)t->st.id);
+        d_task_env_free(&env);
+        d_end_attempt(d, t, TASK_FAILED, "launch failed");
+        return;
+    }
     launch_spec spec = {
-        .dir = t->att.dir, .parent_fd = d->attempts_fd, .command = t->sub.command, .cwd = t->sub.cwd, .env = env.v,
+        .dir = t->att.dir, .parent_fd = d->attempts_fd, .cwd = t->sub.cwd, .env = env.v,
+        .command = conda ? conda : t->sub.command,
         .switch_user = switch_user, .uid = t->uid, .gid = t->gid, .groups = groups,
         .ngroups = ngroups, .kill_grace_s = d->cfg.daemon.kill_grace_s,
         .task_umask = (int)d->task_umask,
@@ -49,6 +88,7 @@ static void launch_one(daemon_state *d, dtask *t)
              t->att.n, (int)sup);
         d_save_attempt(d, t, false);
     }
+    free(conda);
     d_task_env_free(&env);
 }
 
@@ -81,6 +121,7 @@ static bool new_attempt(daemon_state *d, dtask *t, const sched_decision *dec)
 
 void d_schedule(daemon_state *d)
 {
+    d_unpark(d);
     if (!d->have_sample || d->failed)
         return;
     d->need_schedule = false;

@@ -23,6 +23,7 @@ void submission_init(submission *s)
     memset(s, 0, sizeof *s);
     s->ngpus = 1;
     s->max_retries = -1;
+    s->array_index = -1;
 }
 
 void submission_free(submission *s)
@@ -35,6 +36,8 @@ void submission_free(submission *s)
     free(s->env);
     free(s->summary);
     free(s->source);
+    free(s->conda_env);
+    free(s->deps);
     submission_init(s);
 }
 
@@ -51,6 +54,31 @@ int submission_add_env(submission *s, const char *kv, carma_err *err)
         return carma_err_set(err, "out of memory");
     s->nenv++;
     return 0;
+}
+
+int submission_add_dep(submission *s, uint64_t id, bool ok, carma_err *err)
+{
+    if (s->ndeps >= SUB_MAX_DEPS)
+        return carma_err_set(err, "more than %d dependencies", SUB_MAX_DEPS);
+    sub_dep *d = realloc(s->deps, (s->ndeps + 1) * sizeof *d);
+    if (!d)
+        return carma_err_set(err, "out of memory");
+    s->deps = d;
+    d[s->ndeps++] = (sub_dep){id, ok};
+    return 0;
+}
+
+bool submission_env_reserved(const char *kv)
+{
+    static const char *const names[] = {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                                        "CUDA_DEVICE_ORDER",    "CARMA_TASK_ID",
+                                        "CARMA_ATTEMPT",        "CARMA_ARRAY_INDEX",
+                                        "CARMA_SIM_STATE"};
+    size_t klen = strcspn(kv, "=");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == klen && !strncmp(kv, names[i], klen))
+            return true;
+    return !strncmp(kv, "CUDA_MPS_", 9);
 }
 
 /* Optional string member; NULL stays NULL. Errors when present but not a string. */
@@ -83,13 +111,58 @@ static int get_int(const json_t *j, const char *key, int *out, int lo, int hi, c
     return 0;
 }
 
+/* The environment, within its bounds (SUB_MAX_ENV_VARS, SUB_MAX_ENV_BYTES). */
+static int get_env(const json_t *j, submission *out, carma_err *err)
+{
+    json_t *env = json_object_get(j, "env"), *e;
+    if (!env || json_is_null(env))
+        return 0;
+    if (!json_is_array(env))
+        return carma_err_set(err, "task.env: expected an array of \"KEY=VALUE\" strings");
+    if (json_array_size(env) > SUB_MAX_ENV_VARS)
+        return carma_err_set(err, "task.env: %zu variables, at most %d are passed",
+                             json_array_size(env), SUB_MAX_ENV_VARS);
+    size_t i, bytes = 0;
+    json_array_foreach(env, i, e) {
+        if (!json_is_string(e) || memchr(json_string_value(e), '\0', json_string_length(e)))
+            return carma_err_set(err, "task.env[%zu]: expected a \"KEY=VALUE\" string", i);
+        bytes += json_string_length(e) + 1;
+        if (bytes > SUB_MAX_ENV_BYTES)
+            return carma_err_set(err, "task.env: more than %d KiB of variables",
+                                 SUB_MAX_ENV_BYTES / 1024);
+        if (submission_add_env(out, json_string_value(e), err))
+            return -1;
+    }
+    return 0;
+}
+
+/* "after" / "afterok": task ids. */
+static int get_deps(const json_t *j, const char *key, bool ok, submission *out, carma_err *err)
+{
+    json_t *a = json_object_get(j, key), *e;
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a))
+        return carma_err_set(err, "task.%s: expected an array of task ids", key);
+    size_t i;
+    json_array_foreach(a, i, e) {
+        if (!json_is_integer(e) || json_integer_value(e) < 1)
+            return carma_err_set(err, "task.%s[%zu]: expected a task id", key, i);
+        if (submission_add_dep(out, (uint64_t)json_integer_value(e), ok, err))
+            return carma_err_prefix(err, "task.%s", key);
+    }
+    return 0;
+}
+
 int submission_from_json(const json_t *j, submission *out, carma_err *err)
 {
     submission_init(out);
     if (!json_is_object(j))
         return carma_err_set(err, "task: expected an object");
-    static const char *const known[] = {"name",    "command", "cwd",   "env",    "ngpus",
-                                        "mem",     "max_retries", "summary", "batch", "source"};
+    static const char *const known[] = {
+        "name",  "command", "cwd",      "env",          "ngpus",       "mem",
+        "max_retries", "summary", "batch", "source",    "conda_env",   "after",
+        "afterok", "time_limit_s", "array_index", "priority", "hold"};
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)j, key, v) {
@@ -107,8 +180,33 @@ int submission_from_json(const json_t *j, submission *out, carma_err *err)
         get_string(j, "source", &out->source, false, err) ||
         get_int(j, "ngpus", &out->ngpus, 1, SCHED_MAX_TASK_GPUS, err) ||
         get_int(j, "max_retries", &out->max_retries, -1, 1000, err) ||
-        get_int(j, "batch", &out->batch, 0, 1 << 30, err))
+        get_int(j, "batch", &out->batch, 0, 1 << 30, err) ||
+        get_string(j, "conda_env", &out->conda_env, false, err) ||
+        get_int(j, "array_index", &out->array_index, -1, 1000000, err) ||
+        get_int(j, "priority", &out->priority, -SUB_MAX_PRIORITY, SUB_MAX_PRIORITY, err) ||
+        get_deps(j, "after", false, out, err) || get_deps(j, "afterok", true, out, err) ||
+        get_env(j, out, err))
         goto fail;
+    json_t *hold = json_object_get(j, "hold"), *limit = json_object_get(j, "time_limit_s");
+    if (hold && !json_is_boolean(hold)) {
+        carma_err_set(err, "task.hold: expected true or false");
+        goto fail;
+    }
+    out->hold = json_is_true(hold);
+    if (limit && !json_is_null(limit)) {
+        if (!json_is_integer(limit) || json_integer_value(limit) < 0 ||
+            json_integer_value(limit) > SUB_MAX_TIME_S) {
+            carma_err_set(err, "task.time_limit_s: expected seconds 0..%lld", SUB_MAX_TIME_S);
+            goto fail;
+        }
+        out->time_limit_s = (int64_t)json_integer_value(limit);
+    }
+    /* a name a shell word can carry (it is quoted), as conda names and prefixes are */
+    if (out->conda_env && (!*out->conda_env || strlen(out->conda_env) > 255 ||
+                           strpbrk(out->conda_env, "\n\r\t"))) {
+        carma_err_set(err, "task.conda_env: expected an environment name or path");
+        goto fail;
+    }
     if (!*str_trim(out->command)) {
         carma_err_set(err, "task.command: empty");
         goto fail;
@@ -126,23 +224,6 @@ int submission_from_json(const json_t *j, submission *out, carma_err *err)
         const char *slash = strrchr(buf, '/');
         if (!(out->name = str_dup(slash ? slash + 1 : buf)))
             goto oom;
-    }
-    json_t *env = json_object_get(j, "env");
-    if (env && !json_is_null(env)) {
-        size_t i;
-        json_t *e;
-        if (!json_is_array(env)) {
-            carma_err_set(err, "task.env: expected an array of \"KEY=VALUE\" strings");
-            goto fail;
-        }
-        json_array_foreach(env, i, e) {
-            if (!json_is_string(e)) {
-                carma_err_set(err, "task.env[%zu]: expected a \"KEY=VALUE\" string", i);
-                goto fail;
-            }
-            if (submission_add_env(out, json_string_value(e), err))
-                goto fail;
-        }
     }
     json_t *mem = json_object_get(j, "mem");
     if (mem && !json_is_null(mem)) {
@@ -200,6 +281,27 @@ json_t *submission_to_json(const submission *s)
         json_object_set_new(j, "batch", json_integer(s->batch));
     if (s->source)
         json_object_set_new(j, "source", json_string(s->source));
+    if (s->conda_env)
+        json_object_set_new(j, "conda_env", json_string(s->conda_env));
+    json_t *deps[2] = {NULL, NULL};
+    for (size_t i = 0; i < s->ndeps; i++) {
+        json_t **a = &deps[s->deps[i].ok];
+        if (!*a)
+            *a = json_array();
+        json_array_append_new(*a, json_integer((json_int_t)s->deps[i].id));
+    }
+    if (deps[0])
+        json_object_set_new(j, "after", deps[0]);
+    if (deps[1])
+        json_object_set_new(j, "afterok", deps[1]);
+    if (s->time_limit_s)
+        json_object_set_new(j, "time_limit_s", json_integer(s->time_limit_s));
+    if (s->array_index >= 0)
+        json_object_set_new(j, "array_index", json_integer(s->array_index));
+    if (s->priority)
+        json_object_set_new(j, "priority", json_integer(s->priority));
+    if (s->hold)
+        json_object_set_new(j, "hold", json_true());
     return j;
 }
 

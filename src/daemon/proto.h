@@ -6,6 +6,7 @@
 #define CARMA_DAEMON_PROTO_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,20 @@
 
 #define PROTO_MAX_LINE (256 * 1024) /* longest request line the daemon accepts */
 #define PROTO_VERSION 1
+
+/* A task this one waits for (submit --after, --afterok). */
+typedef struct sub_dep {
+    uint64_t id;
+    bool ok; /* afterok: only when it ended done (else this task is cancelled) */
+} sub_dep;
+
+/* Bounds on what one submission carries: the environment is the submitter's whole one, and
+ * the daemon keeps it in memory and in its database for as long as the task lives. */
+#define SUB_MAX_ENV_VARS 1024
+#define SUB_MAX_ENV_BYTES (128 * 1024) /* "KEY=VALUE" lengths, plus one each */
+#define SUB_MAX_DEPS 64
+#define SUB_MAX_PRIORITY 1000000 /* |priority| */
+#define SUB_MAX_TIME_S (366LL * 86400) /* a year */
 
 /* What a submitter asks to run. The submitter's identity is not part of it: the daemon takes
  * that from the socket. */
@@ -29,6 +44,13 @@ typedef struct submission {
     char *summary;      /* model summary path, NULL if none */
     int batch;          /* 0 = unknown */
     char *source;       /* the task file it came from, NULL if none */
+    char *conda_env;    /* run under `conda activate` of this environment, NULL if none */
+    sub_dep *deps;      /* tasks it waits for, NULL if none */
+    size_t ndeps;
+    int64_t time_limit_s; /* each attempt is cancelled after this long (timeout); 0 none */
+    int array_index;    /* its index in a submitted array (CARMA_ARRAY_INDEX); -1 none */
+    int priority;       /* as submitted: higher goes ahead in the main queue; default 0 */
+    bool hold;          /* as submitted: held until released */
 } submission;
 
 void submission_init(submission *s);
@@ -37,6 +59,11 @@ void submission_free(submission *s);
 int submission_from_json(const json_t *j, submission *out, carma_err *err);
 json_t *submission_to_json(const submission *s);
 int submission_add_env(submission *s, const char *kv, carma_err *err);
+int submission_add_dep(submission *s, uint64_t id, bool ok, carma_err *err);
+/* True for a variable carma sets for every task itself, which a submitted environment never
+ * sets: CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, CUDA_MPS_*,
+ * CARMA_TASK_ID, CARMA_ATTEMPT, CARMA_ARRAY_INDEX, CARMA_SIM_STATE (docs/protocol.md). */
+bool submission_env_reserved(const char *kv);
 
 /* Names of the memory sources in JSON: "oracle", "horus", "faketensor", "gpumemnet", "carma". */
 const char *proto_mem_source_name(mem_source src);

@@ -13,7 +13,8 @@
 void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why)
 {
     assert(d->failed || (t->state == DS_RUNNING && !t->att.launch_pending && d_task_ok(d, t)));
-    snprintf(t->outcome, sizeof t->outcome, "%s", task_outcome_name(outcome));
+    bool timeout = outcome == TASK_CANCELLED && t->timed_out;
+    snprintf(t->outcome, sizeof t->outcome, "%s", timeout ? "timeout" : task_outcome_name(outcome));
     t->att.ended = daemon_wall_now();
     d_running_remove(d, t);
     /* What the monitor saw it hold teaches the carma policy its figure (sched_task_oom). */
@@ -28,6 +29,7 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
         t->queue_seq = store_next_seq(d->db);
     } else {
         t->state = outcome == TASK_DONE        ? DS_DONE
+                   : timeout                   ? DS_TIMEOUT
                    : outcome == TASK_CANCELLED ? DS_CANCELLED
                                                : DS_FAILED;
         t->recovery = false;
@@ -62,6 +64,12 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
     t->att.exit = r->status;
     task_outcome o = oom_classify(r->status, r->cancelled || t->cancel_requested, r->tail,
                                   r->tail_len);
+    /* cancelled past its time limit: by carma (after a restart too, which forgot the mark) */
+    if (o == TASK_CANCELLED && !t->timed_out && d_past_time_limit(t, daemon_wall_now())) {
+        t->timed_out = true;
+        snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",
+                 (long long)t->sub.time_limit_s);
+    }
     char why[96];
     if (r->status.exited)
         snprintf(why, sizeof why, "exit %d", r->status.exit_code);
@@ -106,7 +114,10 @@ void d_reap(daemon_state *d)
     for (int i = d->nrunning - 1; i >= 0 && !d->failed; i--) {
         dtask *t = d->running[i];
         assert(t->running_idx == i && t->state == DS_RUNNING);
-        if (!t->att.launch_pending)
+        if (!t->att.launch_pending) {
             reap_one(d, t);
+            if (t->state == DS_RUNNING) /* its cancel goes out next time, after the commit */
+                d_time_limit(d, t);
+        }
     }
 }

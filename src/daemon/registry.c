@@ -12,7 +12,7 @@
 #include "util/array.h"
 
 static const char *const state_names[DS_COUNT] = {"queued", "running", "done", "failed",
-                                                  "cancelled"};
+                                                  "cancelled", "timeout"};
 
 const char *dstate_name(dstate s)
 {
@@ -33,6 +33,9 @@ dtask *d_new_task(void)
 {
     dtask *t = calloc(1, sizeof *t);
     if (t) {
+        /* unknown, not 0: a runtime, solo profile or queue time of 0 would be taken as
+         * known by the carma policy (an instant task, one that presses on nobody) */
+        sched_task_init(&t->st);
         submission_init(&t->sub);
         t->running_idx = -1;
         t->history_mib = -1;
@@ -86,7 +89,7 @@ void d_forget_ended(daemon_state *d)
 {
     for (size_t i = d->ntasks; i-- > 0;) {
         dstate s = d->tasks[i]->state;
-        if (s == DS_DONE || s == DS_FAILED || s == DS_CANCELLED)
+        if (s != DS_QUEUED && s != DS_RUNNING)
             d_remove_task(d, d->tasks[i]);
     }
 }
@@ -110,6 +113,9 @@ void d_fill_sched_task(dtask *t)
     if (t->history_mib >= 0 && !mem_figures_get(&t->st.mem, MEM_ORACLE, &mib))
         mem_figures_set(&t->st.mem, MEM_ORACLE, (uint64_t)t->history_mib);
     t->st.max_retries = t->sub.max_retries;
+    /* its time limit is the longest it can run: the carma policy's backfill plans with it */
+    if (t->sub.time_limit_s > 0)
+        t->st.runtime_est_s = (double)t->sub.time_limit_s;
     t->st.profiled_util = NAN; /* no solo profile: horus and lucid place it on idle GPUs only */
     t->st.lucid_class = LUCID_UNKNOWN;
 }
@@ -158,11 +164,13 @@ bool d_task_ok(const daemon_state *d, const dtask *t)
                 return false;
         return true;
     case DS_QUEUED:
-        return !in_running &&
-               t->st.where == (t->recovery ? SCHED_IN_RECOVERY : SCHED_IN_MAIN);
+        return !in_running && t->st.where == (t->parked     ? SCHED_NOWHERE
+                                              : t->recovery ? SCHED_IN_RECOVERY
+                                                            : SCHED_IN_MAIN);
     case DS_DONE:
     case DS_FAILED:
     case DS_CANCELLED:
+    case DS_TIMEOUT:
         return !in_running && t->st.where == SCHED_NOWHERE;
     case DS_COUNT:
         break;

@@ -106,9 +106,14 @@ dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a,
     t->queue_seq = row->queue_seq;
     t->st.attempts = row->attempts;
     t->submitted_at = row->submitted_at;
+    /* its wait so far, on the core's clock (which a restart does not carry over) */
+    t->st.queued_at = clock_mono_s() - (daemon_wall_now() - row->submitted_at);
     t->ended_at = row->ended_at;
     snprintf(t->outcome, sizeof t->outcome, "%s", row->outcome);
     t->history_mib = row->history_mib;
+    t->held = row->held;
+    t->priority = row->priority;
+    snprintf(t->end_reason, sizeof t->end_reason, "%s", row->end_reason ? row->end_reason : "");
     d_fill_sched_task(t);
     if (row->learned_mib > 0) { /* what its out-of-memory crashes taught the core (>= 1) */
         t->st.learned_known = true;
@@ -199,16 +204,15 @@ static int by_seq(const void *a, const void *b)
     return (x->queue_seq > y->queue_seq) - (x->queue_seq < y->queue_seq);
 }
 
-/* The queued tasks back in their queues, in their order. */
+/* The queued tasks back in their queues, in their order (the main queue's by priority, then
+ * by queue_seq); held ones and those with dependencies are parked (control.c). */
 static int queue_again(daemon_state *d, restore_ctx *rc, carma_err *err)
 {
     if (rc->nqueued > 1)
         qsort(rc->queued, rc->nqueued, sizeof *rc->queued, by_seq);
-    for (size_t i = 0; i < rc->nqueued; i++) {
-        dtask *t = rc->queued[i];
-        if ((t->recovery ? sched_submit_recovery : sched_submit)(d->core, &t->st, err))
+    for (size_t i = 0; i < rc->nqueued; i++)
+        if (d_enqueue(d, rc->queued[i], err))
             return -1;
-    }
     return 0;
 }
 

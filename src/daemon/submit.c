@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "daemon/journal.h"
 #include "daemon/registry.h"
@@ -27,6 +28,10 @@ static dtask *new_submitted(const peer *p, submission *sub)
     t->gid = p->gid;
     t->state = DS_QUEUED;
     t->submitted_at = daemon_wall_now();
+    /* on the core's clock: the carma policy's longest-first bound on a task's wait */
+    t->st.queued_at = clock_mono_s();
+    t->held = t->sub.hold;
+    t->priority = t->sub.priority;
     return t;
 }
 
@@ -80,6 +85,26 @@ static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
                          "memory", what, (double)m.mib / 1024, sub->ngpus, big_enough);
 }
 
+/* The queue controls asked for: dependencies on tasks that exist (so that no cycle can be
+ * made: a task only waits for older ones); a priority above 0, which passes other users'
+ * tasks, from root or the daemon's own user only. */
+static int check_controls(daemon_state *d, const peer *p, const submission *sub,
+                          carma_err *err)
+{
+    if (sub->priority > 0 && p->uid != 0 && p->uid != geteuid())
+        return carma_err_set(err, "--priority %d: a priority above 0 is root's only (lower "
+                             "your other tasks' instead)", sub->priority);
+    for (size_t i = 0; i < sub->ndeps; i++) {
+        dtask *loaded = NULL;
+        uint64_t id = sub->deps[i].id;
+        if (!d_task(d, id) && !d_find_task(d, id, &loaded, err))
+            return carma_err_prefix(err, "--%s %llu", sub->deps[i].ok ? "afterok" : "after",
+                                    (unsigned long long)id);
+        d_free_task(loaded);
+    }
+    return 0;
+}
+
 int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
              bool *repeat, carma_err *err)
 {
@@ -102,6 +127,8 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
     if (sub->ngpus > d->ngpus)
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
                              d->ngpus);
+    if (check_controls(d, p, sub, err))
+        return -1;
     json_t *spec = submission_to_json(sub);
     char *spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
     json_decref(spec);
@@ -120,7 +147,7 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
     store_task_row row = {
         .uid = t->uid, .gid = t->gid, .user = t->user, .spec = spec_text, .state = "queued",
         .submitted_at = t->submitted_at, .outcome = "", .history_mib = t->history_mib,
-        .submit_key = key,
+        .submit_key = key, .held = t->held, .priority = t->priority,
     };
     if (rc == 0)
         rc = store_insert_task(d->db, &row, err);
@@ -137,7 +164,7 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
         d_fail(d, err);
         return -1;
     }
-    if (sched_submit(d->core, &t->st, err)) {
+    if (d_enqueue(d, t, err)) {
         d_remove_task(d, t);
         d_fail(d, err);
         return -1;

@@ -44,8 +44,53 @@ static int by_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Parked tasks (held, or waiting for dependencies) in the main queue's order. */
+static int by_queue_order(const void *a, const void *b)
+{
+    const dtask *x = *(dtask *const *)a, *y = *(dtask *const *)b;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    return (x->queue_seq > y->queue_seq) - (x->queue_seq < y->queue_seq);
+}
+
+/* Appends the live tasks that pass `keep` (sorted by cmp) while fewer than max are listed. */
+static int list_sorted(daemon_state *d, const queue_query *q, json_t *tasks, size_t max,
+                       bool (*keep)(const dtask *), int (*cmp)(const void *, const void *),
+                       carma_err *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->ntasks; i++)
+        n += keep(d->tasks[i]);
+    if (n == 0 || json_array_size(tasks) >= max)
+        return 0;
+    dtask **v = malloc(n * sizeof *v);
+    if (!v)
+        return carma_err_set(err, "out of memory");
+    n = 0;
+    for (size_t i = 0; i < d->ntasks; i++)
+        if (keep(d->tasks[i]))
+            v[n++] = d->tasks[i];
+    qsort(v, n, sizeof *v, cmp);
+    for (size_t i = 0; i < n && json_array_size(tasks) < max; i++)
+        if (wanted(q, v[i]))
+            json_array_append_new(tasks, d_task_json(d, v[i], false));
+    free(v);
+    return 0;
+}
+
+static bool is_parked(const dtask *t)
+{
+    return t->state == DS_QUEUED && t->parked;
+}
+
+static bool is_running(const dtask *t)
+{
+    return t->state == DS_RUNNING;
+}
+
 /* The live tasks: the recovery queue, then the main queue, in the order they will be
- * considered, then the running ones by id. */
+ * considered, then the parked ones (held, waiting for dependencies) in the main queue's
+ * order, then the running ones by id. */
 static int list_live(daemon_state *d, const queue_query *q, json_t *tasks, carma_err *err)
 {
     size_t max = q->limit > 0 ? (size_t)q->limit : (size_t)-1;
@@ -54,18 +99,9 @@ static int list_live(daemon_state *d, const queue_query *q, json_t *tasks, carma
         for (sched_task *s = heads[k]; s && json_array_size(tasks) < max; s = s->qnext)
             if (wanted(q, (dtask *)s))
                 json_array_append_new(tasks, d_task_json(d, (dtask *)s, false));
-    if (d->nrunning == 0 || json_array_size(tasks) >= max)
-        return 0;
-    dtask **running = malloc((size_t)d->nrunning * sizeof *running);
-    if (!running)
-        return carma_err_set(err, "out of memory");
-    memcpy(running, d->running, (size_t)d->nrunning * sizeof *running);
-    qsort(running, (size_t)d->nrunning, sizeof *running, by_id);
-    for (int i = 0; i < d->nrunning && json_array_size(tasks) < max; i++)
-        if (wanted(q, running[i]))
-            json_array_append_new(tasks, d_task_json(d, running[i], false));
-    free(running);
-    return 0;
+    if (list_sorted(d, q, tasks, max, is_parked, by_queue_order, err))
+        return -1;
+    return list_sorted(d, q, tasks, max, is_running, by_id, err);
 }
 
 typedef struct page {

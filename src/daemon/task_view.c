@@ -79,8 +79,12 @@ void d_task_reason(const daemon_state *d, const dtask *t, sched_reason *r)
                         .until = NAN};
     if (t->state != DS_QUEUED)
         return;
-    /* held and dependency (SCHED_REASON_HELD, _DEPENDENCY) go here, before the core's */
-    if (!d->have_sample)
+    /* held and dependency come first: such a task is not in the core (control.c) */
+    if (t->held)
+        r->kind = SCHED_REASON_HELD;
+    else if (t->parked)
+        r->kind = SCHED_REASON_DEPENDENCY;
+    else if (!d->have_sample)
         r->kind = SCHED_REASON_NO_SAMPLE;
     else
         sched_explain(d->core, &t->st, d->views, clock_mono_s(), r);
@@ -190,8 +194,9 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     json_object_set_new(j, "user", json_string(t->user));
     json_object_set_new(j, "uid", json_integer(t->uid));
     json_object_set_new(j, "state", json_string(dstate_name(t->state)));
-    json_object_set_new(j, "queue", t->state != DS_QUEUED ? json_null()
-                                    : json_string(t->recovery ? "recovery" : "main"));
+    /* a parked task is in neither of the core's queues (control.c) */
+    const char *queue = t->held ? "held" : t->parked ? "waiting" : t->recovery ? "recovery" : "main";
+    json_object_set_new(j, "queue", t->state != DS_QUEUED ? json_null() : json_string(queue));
     json_object_set_new(j, "attempts", json_integer(t->st.attempts));
     json_object_set_new(j, "ngpus", json_integer(t->sub.ngpus));
     json_t *gpus = json_array();
@@ -209,10 +214,29 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     json_object_set_new(j, "submitted_at", json_real(t->submitted_at));
     json_object_set_new(j, "ended_at", t->ended_at > 0 ? json_real(t->ended_at) : json_null());
     reason_json(d, t, j);
+    /* the queue controls (control.c) */
+    json_object_set_new(j, "held", json_boolean(t->held));
+    json_object_set_new(j, "priority", json_integer(t->priority));
+    json_t *after = json_array(), *afterok = json_array();
+    for (size_t i = 0; i < t->sub.ndeps; i++)
+        json_array_append_new(t->sub.deps[i].ok ? afterok : after,
+                              json_integer((json_int_t)t->sub.deps[i].id));
+    json_object_set_new(j, "after", after);
+    json_object_set_new(j, "afterok", afterok);
+    json_object_set_new(j, "time_limit_s", t->sub.time_limit_s > 0
+                                               ? json_integer(t->sub.time_limit_s)
+                                               : json_null());
+    json_object_set_new(j, "array_index", t->sub.array_index >= 0
+                                              ? json_integer(t->sub.array_index)
+                                              : json_null());
+    json_object_set_new(j, "end_reason", t->end_reason[0] ? json_string(t->end_reason)
+                                                          : json_null());
     if (detail) {
         json_object_set_new(j, "command", json_string(t->sub.command));
         json_object_set_new(j, "cwd", json_string(t->sub.cwd));
         json_object_set_new(j, "max_retries", json_integer(t->sub.max_retries));
+        json_object_set_new(j, "conda_env", t->sub.conda_env ? json_string(t->sub.conda_env)
+                                                             : json_null());
         json_t *spec = submission_to_json(&t->sub);
         json_object_set_new(j, "mem", json_incref(json_object_get(spec, "mem")));
         json_decref(spec);

@@ -58,6 +58,22 @@ int d_restore(daemon_state *d, carma_err *err);
  * with err naming the task when they are unreadable. */
 dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a, carma_err *err);
 
+/* control.c: the queue controls. d_enqueue gives a queued task to the core (recovery queue
+ * tail, or the main queue in order of priority, then of submission), or parks it when it is
+ * held or has dependencies; d_unpark (each scheduling turn) gives the parked tasks whose
+ * dependencies are met to the core and cancels those whose --afterok dependency ended other
+ * than done, naming it. */
+int d_enqueue(daemon_state *d, dtask *t, carma_err *err);
+void d_unpark(daemon_state *d);
+int d_hold(daemon_state *d, dtask *t, carma_err *err);
+int d_release(daemon_state *d, dtask *t, carma_err *err);
+int d_set_priority(daemon_state *d, dtask *t, int priority, carma_err *err);
+/* The running attempt ran past the task's time limit by `now` (wall clock). */
+bool d_past_time_limit(const dtask *t, double now);
+/* Marks a running task past its time limit for cancelling (d_reap sends it): it ends
+ * `timeout`. */
+void d_time_limit(daemon_state *d, dtask *t);
+
 /* task_view.c: where the memory figure shown for a task (and its MPS cap) comes from. */
 typedef enum dmem_from {
     DMEM_NONE = 0,  /* no figure */

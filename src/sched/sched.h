@@ -310,6 +310,10 @@ int sched_submit(sched *s, sched_task *t, carma_err *err);
 int sched_submit_recovery(sched *s, sched_task *t, carma_err *err);
 /* Removes a queued task. Returns true if it was queued. Running tasks end via sched_task_ended. */
 bool sched_remove_queued(sched *s, sched_task *t);
+/* Moves t, in the main queue, to just before `before` (another task of the main queue), or to
+ * its tail when `before` is NULL (reorder.c). False, changing nothing, when either is not in
+ * the main queue. */
+bool sched_move_before(sched *s, sched_task *t, sched_task *before);
 
 size_t sched_main_len(const sched *s);
 size_t sched_recovery_len(const sched *s);

@@ -12,10 +12,10 @@ enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_DEL_ATT, Q_EVENT, Q_BEGIN
 
 static const char *const sql[NQ] = {
     [Q_INS_TASK] = "INSERT INTO tasks(uid, gid, user, spec, state, recovery, queue_seq, attempts,"
-                   " submitted_at, ended_at, outcome, history_mib, submit_key)"
-                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   " submitted_at, ended_at, outcome, history_mib, submit_key, held, priority)"
+                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_TASK] = "UPDATE tasks SET state=?, recovery=?, queue_seq=?, attempts=?, ended_at=?,"
-                   " outcome=?, learned_mib=? WHERE id=?",
+                   " outcome=?, learned_mib=?, held=?, priority=?, end_reason=? WHERE id=?",
     [Q_INS_ATT] = "INSERT INTO attempts(task_id, n, gpus, dir, state, sup_pid, task_pid,"
                   " started_at, ended_at, exited, exit_code, signal, outcome, tail, peak_mib)"
                   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -60,6 +60,9 @@ static const char *const added_columns[][2] = {
     {"attempts", "peak_mib INTEGER"},
     {"tasks", "submit_key TEXT"},
     {"tasks", "learned_mib INTEGER"},
+    {"tasks", "held INTEGER NOT NULL DEFAULT 0"},
+    {"tasks", "priority INTEGER NOT NULL DEFAULT 0"},
+    {"tasks", "end_reason TEXT NOT NULL DEFAULT ''"},
 };
 
 /* After the added columns: a submission key is one task per submitting uid; the live tasks
@@ -232,6 +235,8 @@ int store_insert_task(store *s, store_task_row *t, carma_err *err)
         sqlite3_bind_text(st, 13, t->submit_key, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 13);
+    sqlite3_bind_int(st, 14, t->held);
+    sqlite3_bind_int(st, 15, t->priority);
     if (run(s, Q_INS_TASK, err, "insert task"))
         return -1;
     t->id = (uint64_t)sqlite3_last_insert_rowid(s->db);
@@ -248,7 +253,10 @@ int store_update_task(store *s, const store_task_row *t, carma_err *err)
     bind_time(st, 5, t->ended_at);
     bind_text(st, 6, t->outcome);
     bind_mib(st, 7, t->learned_mib);
-    sqlite3_bind_int64(st, 8, (sqlite3_int64)t->id);
+    sqlite3_bind_int(st, 8, t->held);
+    sqlite3_bind_int(st, 9, t->priority);
+    bind_text(st, 10, t->end_reason);
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)t->id);
     return run(s, Q_UPD_TASK, err, "update task");
 }
 
@@ -405,14 +413,14 @@ int store_load(store *s, store_task_fn fn, void *ctx, carma_err *err)
 
 int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, carma_err *err)
 {
-    char q[1024];
+    char q[1536];
     int len = snprintf(q, sizeof q, "%s",
         "SELECT t.id, t.uid, t.gid, t.user, t.spec, t.state, t.recovery, t.queue_seq,"
         " t.attempts, t.submitted_at, ifnull(t.ended_at, 0), t.outcome,"
         " a.n, a.gpus, a.dir, a.state, ifnull(a.sup_pid, 0), ifnull(a.task_pid, 0),"
         " a.started_at, ifnull(a.ended_at, 0), ifnull(a.exited, 0), ifnull(a.exit_code, 0),"
         " ifnull(a.signal, 0), a.outcome, a.tail, ifnull(t.history_mib, -1),"
-        " ifnull(a.peak_mib, -1), ifnull(t.learned_mib, -1)"
+        " ifnull(a.peak_mib, -1), ifnull(t.learned_mib, -1), t.held, t.priority, t.end_reason"
         " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.n = t.attempts"
         " WHERE t.id > ?1");
     /* each condition only when asked for; the parameters keep their numbers either way */
@@ -457,6 +465,9 @@ int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, c
             .outcome = store_col_text(st, 11),
             .history_mib = sqlite3_column_int64(st, 25),
             .learned_mib = sqlite3_column_int64(st, 27),
+            .held = sqlite3_column_int(st, 28) != 0,
+            .priority = sqlite3_column_int(st, 29),
+            .end_reason = store_col_text(st, 30),
         };
         store_attempt_row a, *ap = NULL;
         if (sqlite3_column_type(st, 12) != SQLITE_NULL) {

@@ -24,7 +24,7 @@ typedef struct store_task_row {
     uint32_t uid, gid;
     const char *user;
     const char *spec;      /* submission JSON */
-    const char *state;     /* queued, running, done, failed, cancelled */
+    const char *state;     /* queued, running, done, failed, cancelled, timeout */
     bool recovery;         /* queued in the recovery queue */
     int64_t queue_seq;     /* order within its queue */
     int attempts;
@@ -33,6 +33,10 @@ typedef struct store_task_row {
     int64_t history_mib;   /* memory figure taken from the history at submission; -1 none */
     const char *submit_key; /* the client's idempotency key (unique per uid); NULL none */
     int64_t learned_mib;   /* the figure out-of-memory crashes taught (carma policy); -1 none.
+                              Written by store_update_task, not store_insert_task. */
+    bool held;             /* held: not given to the scheduler until released */
+    int priority;          /* higher goes ahead in the main queue */
+    const char *end_reason; /* why carma ended it (a dependency, the time limit); "" none.
                               Written by store_update_task, not store_insert_task. */
 } store_task_row;
 

@@ -30,8 +30,8 @@ typedef struct task_spec {
     int batch_size;      /* 0 = unknown */
     int max_retries;     /* < 0 = the config's retry cap */
     char *source_path;   /* the file it was parsed from, NULL if none */
+    char *conda_env;     /* run under `conda activate` of it (a .rad's line 2, YAML's conda) */
     /* CARMA .rad extras, kept for fidelity: */
-    char *conda_env;
     char *dataset;
     char *collocation_mode; /* line 7; never acted on, as in the reference */
     task_sim_facts sim;

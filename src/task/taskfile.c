@@ -244,6 +244,8 @@ static int top_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml
         return get_string(c, v, key, &t->workdir);
     if (!strcmp(key, "summary"))
         return get_string(c, v, key, &t->summary_path);
+    if (!strcmp(key, "conda"))
+        return get_string(c, v, key, &t->conda_env);
     if (!strcmp(key, "gpus"))
         return get_int(c, v, key, 1, SCHED_MAX_TASK_GPUS, &t->ngpus);
     if (!strcmp(key, "batch_size"))
@@ -264,8 +266,8 @@ static int top_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml
     if (!strcmp(key, "sim"))
         return each_pair(c, v, "sim", sim_pair, &t->sim);
     return node_err(c, k,
-                    "unknown key '%s' (expected name, command, workdir, env, gpus, memory, "
-                    "estimates, summary, batch_size, max_retries, sim)",
+                    "unknown key '%s' (expected name, command, workdir, env, conda, gpus, "
+                    "memory, estimates, summary, batch_size, max_retries, sim)",
                     key);
 }
 

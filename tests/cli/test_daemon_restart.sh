@@ -20,12 +20,15 @@ kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
 kill -KILL "$(cat "$STATE/attempts/$a.1/lock")"        # A's supervisor dies too
 gone() { ! kill -0 "$task_pid" 2>/dev/null; }
 wait_until 5 gone || fail "A's task outlived its supervisor"
-# C: written as launched, never started (the daemon died between the commit and the fork).
+# C: written as launched, never started (the daemon died between the commit and the fork);
+# submitted now (a task submitted long ago would be overdue, and go first, under the carma
+# policy's carma_max_wait_s).
+now=$(date +%s)
 sqlite3 "$STATE/carma.db" <<SQL
 INSERT INTO tasks(id, uid, gid, user, spec, state, recovery, queue_seq, attempts, submitted_at)
-  VALUES(3, 0, 0, 'root', '{"name":"C","command":"echo C-ran","cwd":"/"}', 'running', 0, 3, 1, 1);
+  VALUES(3, 0, 0, 'root', '{"name":"C","command":"echo C-ran","cwd":"/"}', 'running', 0, 3, 1, $now);
 INSERT INTO attempts(task_id, n, gpus, dir, state, started_at)
-  VALUES(3, 1, '0', '$STATE/attempts/3.1', 'starting', 1);
+  VALUES(3, 1, '0', '$STATE/attempts/3.1', 'starting', $now);
 SQL
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
 grep -q "task $a: attempt 1 lost its supervisor while the daemon was away" "$tmp/daemon.log" \

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,12 +219,39 @@ static void invariants_tie_state_core_and_running_set(void **state)
     free_state(d);
 }
 
+/* What the core is told: the time limit is the runtime estimate the carma policy's backfill
+ * plans with; without one, the runtime and solo profile are unknown (NaN), never 0. A parked
+ * task (held, waiting for dependencies) is queued but not in the core. */
+static void core_view_and_parked_tasks(void **state)
+{
+    (void)state;
+    dtask *t = task_with(1000, -1, -1, -1);
+    assert_true(isnan(t->st.runtime_est_s));
+    assert_true(isnan(t->st.solo_smact) && isnan(t->st.queued_at));
+    t->sub.time_limit_s = 3600;
+    d_fill_sched_task(t);
+    assert_true(t->st.runtime_est_s == 3600.0);
+
+    daemon_state *d = state_for("carma", "", 0);
+    t->st.id = 1;
+    t->state = DS_QUEUED;
+    assert_int_equal(d_put_task(d, t, NULL), 0);
+    t->held = t->parked = true;
+    assert_true(d_task_ok(d, t)); /* queued, parked: not in the core */
+    t->parked = false;
+    assert_false(d_task_ok(d, t)); /* queued, not parked: must be in the core */
+    assert_int_equal(sched_submit(d->core, &t->st, NULL), 0);
+    assert_true(d_task_ok(d, t));
+    free_state(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(memory_figure_and_its_source_under_each_policy),
         cmocka_unit_test(task_json_shows_the_figure_and_the_attempt),
         cmocka_unit_test(invariants_tie_state_core_and_running_set),
+        cmocka_unit_test(core_view_and_parked_tasks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,8 @@ typedef struct seen {
     char states[8][16];
     int attempt_n[8];
     char gpus[8][16];
+    int held[8], priority[8];
+    char end_reason[8][64];
 } seen;
 
 static int collect(void *ctx, const store_task_row *t, const store_attempt_row *a, carma_err *err)
@@ -53,6 +55,9 @@ static int collect(void *ctx, const store_task_row *t, const store_attempt_row *
     snprintf(s->gpus[s->n], sizeof s->gpus[0], "%s", a ? a->gpus : "");
     s->history[s->n] = t->history_mib;
     s->peak[s->n] = a ? a->peak_mib : -2;
+    s->held[s->n] = t->held;
+    s->priority[s->n] = t->priority;
+    snprintf(s->end_reason[s->n], sizeof s->end_reason[0], "%s", t->end_reason);
     s->n++;
     return 0;
 }
@@ -139,6 +144,9 @@ static void old_database_gains_the_new_columns(void **state)
     assert_int_equal(got.n, 1);
     assert_int_equal(got.history[0], -1);
     assert_int_equal(got.peak[0], -1);
+    assert_int_equal(got.held[0], 0); /* the queue controls' columns: their defaults */
+    assert_int_equal(got.priority[0], 0);
+    assert_string_equal(got.end_reason[0], "");
     store_close(s);
     assert_int_equal(store_open(&s, path, &err), 0); /* a second open adds nothing twice */
     store_close(s);
@@ -258,12 +266,45 @@ static void bad_database_is_a_clear_error(void **state)
     unlink(path);
 }
 
+/* The queue controls' columns: held and priority written with the task and by an update,
+ * the reason carma ended it by an update; all read back after a reopen. */
+static void queue_controls_are_stored(void **state)
+{
+    (void)state;
+    store *s;
+    carma_err err;
+    assert_int_equal(store_open(&s, path, &err), 0);
+    assert_int_equal(store_begin(s, &err), 0);
+    store_task_row a = task("queued"), b = task("queued");
+    a.held = true;
+    a.priority = -3;
+    assert_int_equal(store_insert_task(s, &a, &err), 0);
+    assert_int_equal(store_insert_task(s, &b, &err), 0);
+    b.state = "cancelled";
+    b.priority = 7;
+    b.end_reason = "dependency 1 ended failed (--afterok)";
+    assert_int_equal(store_update_task(s, &b, &err), 0);
+    assert_int_equal(store_commit(s, &err), 0);
+    store_close(s);
+    assert_int_equal(store_open(&s, path, &err), 0);
+    seen got = {0};
+    assert_int_equal(store_load(s, collect, &got, &err), 0);
+    assert_int_equal(got.n, 2);
+    assert_int_equal(got.held[0], 1);
+    assert_int_equal(got.priority[0], -3);
+    assert_int_equal(got.held[1], 0);
+    assert_int_equal(got.priority[1], 7);
+    assert_string_equal(got.end_reason[1], "dependency 1 ended failed (--afterok)");
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(durable_tasks_attempts_events, setup, teardown),
         cmocka_unit_test_setup_teardown(history_keeps_the_largest_peak, setup, teardown),
         cmocka_unit_test_setup_teardown(old_database_gains_the_new_columns, setup, teardown),
+        cmocka_unit_test_setup_teardown(queue_controls_are_stored, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_database_is_a_clear_error, setup, teardown),
         cmocka_unit_test_setup_teardown(attempts_ended_and_since, setup, teardown),
     };

@@ -1,0 +1,105 @@
+/* queue_args.c — Slurm-style values of the queue-control options (queue_args.h). */
+#include "cli/queue_args.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strutil.h"
+
+/* A run of decimal digits at *p, at most 9 of them (no overflow); -1 when none. */
+static int64_t digits(const char **p)
+{
+    const char *s = *p;
+    int64_t v = 0;
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9' && n < 9)
+        v = v * 10 + (s[n++] - '0');
+    *p = s + n;
+    return n ? v : -1;
+}
+
+int parse_duration_s(const char *s, int64_t max_s, int64_t *out, carma_err *err)
+{
+    const char *p = s;
+    int64_t f[4], days = 0;
+    int nf = 0;
+    bool has_days = strchr(s, '-') != NULL;
+    if (has_days) {
+        if ((days = digits(&p)) < 0 || *p++ != '-')
+            goto bad;
+    }
+    while (nf < 3) {
+        if ((f[nf++] = digits(&p)) < 0)
+            goto bad;
+        if (*p != ':')
+            break;
+        p++;
+    }
+    if (*p)
+        goto bad;
+    int64_t secs;
+    if (has_days) /* D-HH, D-HH:MM, D-HH:MM:SS */
+        secs = days * 86400 + f[0] * 3600 + (nf > 1 ? f[1] * 60 : 0) + (nf > 2 ? f[2] : 0);
+    else if (nf == 1) /* MM */
+        secs = f[0] * 60;
+    else if (nf == 2) /* MM:SS */
+        secs = f[0] * 60 + f[1];
+    else /* HH:MM:SS */
+        secs = f[0] * 3600 + f[1] * 60 + f[2];
+    if (secs < 1 || secs > max_s)
+        return carma_err_set(err, "'%s': a time limit is 1 second to %lld days", s,
+                             (long long)(max_s / 86400));
+    *out = secs;
+    return 0;
+bad:
+    return carma_err_set(err, "'%s': expected a time as MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
+                         "or D-HH:MM:SS", s);
+}
+
+int parse_id_list(const char *s, uint64_t *ids, size_t max, size_t *n, carma_err *err)
+{
+    char *copy = str_dup(s), *save = NULL;
+    if (!copy)
+        return carma_err_set(err, "out of memory");
+    int rc = 0;
+    size_t words = 0;
+    for (char *w = strtok_r(copy, ",", &save); w && rc == 0; w = strtok_r(NULL, ",", &save)) {
+        uint64_t v;
+        words++;
+        if (parse_u64(w, &v) || v < 1)
+            rc = carma_err_set(err, "'%s': expected a task id, got '%s'", s, w);
+        else if (*n >= max)
+            rc = carma_err_set(err, "'%s': at most %zu task ids", s, max);
+        else
+            ids[(*n)++] = v;
+    }
+    if (rc == 0 && words == 0)
+        rc = carma_err_set(err, "expected task ids, got '%s'", s);
+    free(copy);
+    return rc;
+}
+
+int parse_array_spec(const char *s, int *idx, size_t max, size_t *n, carma_err *err)
+{
+    const char *p = s;
+    *n = 0;
+    do {
+        int64_t lo = digits(&p), hi = lo;
+        if (lo >= 0 && *p == '-') {
+            p++;
+            hi = digits(&p);
+        }
+        if (lo < 0 || hi < lo || hi > 1000000 || (*p && *p != ','))
+            return carma_err_set(err, "'%s': expected indices as 1-8, 1,2,5 or 0-3,10 "
+                                 "(0..1000000)", s);
+        for (int64_t i = lo; i <= hi; i++) {
+            for (size_t k = 0; k < *n; k++)
+                if (idx[k] == i)
+                    return carma_err_set(err, "'%s': index %lld given twice", s, (long long)i);
+            if (*n >= max)
+                return carma_err_set(err, "'%s': at most %zu tasks in one array", s, max);
+            idx[(*n)++] = (int)i;
+        }
+    } while (*p++ == ',');
+    return 0;
+}

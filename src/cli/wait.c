@@ -1,0 +1,115 @@
+/* wait.c — `carma wait ID...`: block until tasks have ended; the exit status says how. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "cli/request.h"
+#include "util/clock.h"
+#include "util/strutil.h"
+
+#define POLL_S 0.5 /* between looks at the tasks still live: a client, not a busy loop */
+#define MAX_IDS 1000
+#define EXIT_WAIT_TIMEOUT 124 /* as timeout(1) */
+
+static const char usage[] =
+    "usage: carma wait [--timeout SECONDS] [--socket PATH] [--json] ID...\n\n"
+    "Waits until every task named has ended (looking every 0.5 s) and prints how each ended.\n"
+    "Exit status: 0 when all ended done; else the worst of 3 (one was cancelled), 4 (one\n"
+    "ran past its time limit: timeout), 5 (one failed); 124 when --timeout ran out first\n"
+    "(the tasks still live are named); 1 when a task does not exist or the daemon cannot\n"
+    "be asked; 2 on a usage error.\n\n"
+    "  --timeout SECONDS  give up after this long\n"
+    REQUEST_USAGE;
+
+static const struct option longopts[] = {
+    {"timeout", required_argument, NULL, 't'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The exit status an ended state stands for (0 for a live one). */
+static int state_status(const char *state)
+{
+    static const char *const bad[] = {"cancelled", "timeout", "failed"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(state, bad[i]))
+            return 3 + i;
+    return 0;
+}
+
+static bool live(const char *state)
+{
+    return !strcmp(state, "queued") || !strcmp(state, "running");
+}
+
+static int run(request_args *a)
+{
+    double timeout = INFINITY;
+    int opt;
+    while ((opt = request_next_option(a)) > 0)
+        if (parse_double(a->arg, &timeout) || !(timeout >= 0))
+            return cli_usage_error("wait", "--timeout: expected seconds, got '%s'", a->arg);
+    if (opt < 0)
+        return a->status;
+    int n = a->argc - a->operands;
+    if (n < 1 || n > MAX_IDS)
+        return cli_usage_error("wait", "expected 1 to %d task ids", MAX_IDS);
+    json_int_t *ids = calloc((size_t)n, sizeof *ids);
+    json_t *tasks = json_array();
+    int rc = ids ? 0 : 1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        int64_t v;
+        if (parse_i64(a->argv[a->operands + i], &v) || v < 1)
+            rc = cli_usage_error("wait", "expected a task id, got '%s'", a->argv[a->operands + i]);
+        ids[i] = v;
+        json_array_append_new(tasks, json_pack("{sIss}", "id", (json_int_t)v, "state", "queued"));
+    }
+    double deadline = clock_mono_s() + timeout;
+    int left = n, worst = 0;
+    while (rc == 0 && left > 0) {
+        for (int i = 0; i < n && rc == 0; i++) {
+            json_t *t = json_array_get(tasks, (size_t)i), *reply;
+            if (!live(json_string_value(json_object_get(t, "state"))))
+                continue;
+            if ((rc = request_send(a, json_pack("{sssI}", "verb", "show", "id", ids[i]), &reply)))
+                break;
+            json_t *state = json_object_get(json_object_get(reply, "task"), "state");
+            json_object_set(t, "state", state);
+            if (!live(json_string_value(state))) {
+                left--;
+                int s = state_status(json_string_value(state));
+                worst = s > worst ? s : worst;
+            }
+            json_decref(reply);
+        }
+        if (rc || left == 0)
+            break;
+        if (clock_mono_s() + POLL_S > deadline) {
+            rc = EXIT_WAIT_TIMEOUT;
+            break;
+        }
+        struct timespec ts = {0, (long)(POLL_S * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    if (rc == 0 || rc == EXIT_WAIT_TIMEOUT) {
+        if (a->opts.json) {
+            cli_print_json(tasks);
+        } else {
+            size_t i;
+            json_t *t;
+            json_array_foreach(tasks, i, t)
+                printf("task %lld %s\n", (long long)json_integer_value(json_object_get(t, "id")),
+                       json_string_value(json_object_get(t, "state")));
+        }
+        if (rc == EXIT_WAIT_TIMEOUT)
+            fprintf(stderr, "carma wait: --timeout %g s ran out; %d task(s) still live\n",
+                    timeout, left);
+    }
+    json_decref(tasks);
+    free(ids);
+    return rc ? rc : worst;
+}
+
+const request_cmd cmd_wait = {.usage = usage, .shortopts = "", .longopts = longopts, .run = run};

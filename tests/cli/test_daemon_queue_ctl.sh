@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Queue controls through the CLI, on one sim GPU that holds one 30 GB task at a time:
+# dependencies (--after, --afterok: met, broken, unknown), hold and release, priority (the
+# queue's order, and who may raise it), the time limit (ends `timeout`, not retried),
+# `carma wait` (exit status, --timeout), arrays; and a daemon restart keeps all of it.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+
+printf 'policy = exclusive\nsample_interval_s = 0.2\ngrace_s = 0.2\nkill_grace_s = 1\nwindow = 2\n' \
+    >"$tmp/carma.conf"
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+job() { # SECONDS [submit options...]: a 30 GB job, so that one runs at a time
+    local secs=$1
+    shift
+    "$CARMA" submit --mem 30G "$@" -- "$FAKEJOB" --mem 30G --seconds "$secs"
+}
+state() { "$CARMA" show --json "$1" | jq -r .state; }
+is() { [ "$(state "$1")" = "$2" ]; }
+first_launch() { # the order of the tasks' first launches
+    sqlite3 "$STATE/carma.db" "SELECT task_id FROM events WHERE kind='launch' ORDER BY seq" \
+        | awk '!seen[$1]++' | tr '\n' ' '
+}
+
+# --- dependencies, hold, priority: the order in which tasks start
+a=$(job 2) || fail "submit a"                       # runs first
+b=$(job 1 --after "$a") || fail "submit b"           # waits for a
+c=$(job 1 --hold) || fail "submit c"                 # held
+d=$(job 1) || fail "submit d"
+e=$(job 1) || fail "submit e"
+"$CARMA" priority "$e" 5 >/dev/null || fail "priority e 5"   # e goes ahead of d
+out=$("$CARMA" queue --json) || fail "queue"
+[ "$(jq -r "[.[] | select(.id==$c)][0].held" <<<"$out")" = true ] || fail "c not shown held: $out"
+[ "$(jq -c "[.[] | select(.id==$b)][0].after" <<<"$out")" = "[$a]" ] || fail "b's after: $out"
+[ "$(jq -r "[.[] | select(.id==$b or .id==$c) | .queue] | join(\" \")" <<<"$out")" = "waiting held" ] \
+    || fail "b and c should be shown waiting and held: $out"
+[ "$(jq -r '[.[] | select(.state=="queued") | .id] | join(" ")' <<<"$out")" = "$e $d $b $c" ] \
+    || fail "queue order should be e d (priority), then b c (waiting): $(jq -c '[.[] | .id]' <<<"$out")"
+"$CARMA" wait --timeout 30 "$a" "$b" "$d" "$e" >/dev/null || fail "wait for a b d e"
+is "$c" queued || fail "held c started"
+# b enters the queue when a ends, at its place by submission: ahead of d
+[ "$(first_launch)" = "$a $e $b $d " ] || fail "launch order should be a e b d, got: $(first_launch)"
+"$CARMA" release "$c" >/dev/null || fail "release c"
+"$CARMA" wait --timeout 20 "$c" >/dev/null || fail "released c did not run"
+
+# --afterok: met when the dependency is done; broken when it failed (cancelled, naming it)
+f=$("$CARMA" submit --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1 --exit 3) || fail "submit f"
+g=$(job 1 --afterok "$f") || fail "submit g"
+h=$(job 1 --afterok "$c") || fail "submit h (c is done)"
+"$CARMA" wait --timeout 20 "$f" >/dev/null; [ $? -eq 5 ] || fail "wait on a failed task should exit 5"
+wait_until 10 is "$g" cancelled || fail "g (afterok a failed task) should be cancelled: $(state "$g")"
+[ "$("$CARMA" show --json "$g" | jq -r .end_reason)" = "dependency $f ended failed (--afterok)" ] \
+    || fail "g's reason: $("$CARMA" show --json "$g" | jq -c .end_reason)"
+"$CARMA" wait --timeout 20 "$h" >/dev/null || fail "h (afterok a done task) should run: $(state "$h")"
+out=$("$CARMA" submit --after 999 -- true 2>&1) && fail "--after an unknown task accepted"
+grep -q "after 999: no task 999" <<<"$out" || fail "unknown dependency message: $out"
+
+# --- hold / release errors
+out=$("$CARMA" hold "$a" 2>&1) && fail "an ended task was held"
+grep -q "already done" <<<"$out" || fail "hold of an ended task: $out"
+i=$(job 1 --hold) || fail "submit i"
+out=$("$CARMA" release "$a" 2>&1) && fail "release of an ended task"
+"$CARMA" release "$i" >/dev/null || fail "release i"
+out=$("$CARMA" release "$i" 2>&1) && fail "release of a task not held"
+grep -q "is not held\|only a queued task" <<<"$out" || fail "release message: $out"
+
+# --- time limit: cancelled past it, ends timeout, not retried
+t=$(job 60 --time 0:02) || fail "submit --time"
+[ "$("$CARMA" show --json "$t" | jq .time_limit_s)" = 2 ] || fail "time_limit_s not 2"
+"$CARMA" wait --timeout 20 "$t" >/dev/null; st=$?
+[ $st -eq 4 ] || fail "wait on a timed-out task should exit 4, got $st ($(state "$t"))"
+out=$("$CARMA" show --json "$t")
+[ "$(jq -r .state <<<"$out")" = timeout ] && [ "$(jq .attempts <<<"$out")" = 1 ] \
+    && [ "$(jq -r .end_reason <<<"$out")" = "time limit of 2 s reached" ] || fail "timeout task: $out"
+for bad in 1:2:3:4 x 0 5-xx 1-2:3:4:5; do
+    "$CARMA" submit --time "$bad" -- true >/dev/null 2>&1 && fail "--time $bad accepted"
+done
+
+# --- wait: --timeout on a task that does not start; unknown task
+k=$(job 1 --hold) || fail "submit k"
+"$CARMA" wait --timeout 0.6 "$k" >/dev/null 2>&1; st=$?
+[ $st -eq 124 ] || fail "wait --timeout should exit 124, got $st"
+"$CARMA" wait 999 >/dev/null 2>&1; [ $? -eq 1 ] || fail "wait on an unknown task should exit 1"
+"$CARMA" cancel "$k" >/dev/null
+"$CARMA" wait "$k" >/dev/null; [ $? -eq 3 ] || fail "wait on a cancelled task should exit 3"
+
+# --- arrays: one task per index, CARMA_ARRAY_INDEX in each
+ids=$("$CARMA" submit --array 1-2,5 --name sweep -- sh -c 'echo i=$CARMA_ARRAY_INDEX') || fail "array"
+[ "$(wc -w <<<"$ids")" = 3 ] || fail "array should print 3 ids on one line: $ids"
+"$CARMA" wait --timeout 20 $ids >/dev/null || fail "array tasks"
+set -- $ids
+[ "$("$CARMA" logs "$3")" = i=5 ] && [ "$("$CARMA" show --json "$3" | jq -r .name)" = "sweep[5]" ] \
+    || fail "array element 5: $("$CARMA" logs "$3"), $("$CARMA" show --json "$3" | jq -r .name)"
+"$CARMA" submit --array 3-1 -- true >/dev/null 2>&1 && fail "--array 3-1 accepted"
+
+# --- who may: nobody may not hold root's task, nor raise a priority above 0
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+    r=$(job 1 --hold) || fail "submit r"
+    for cmd in "release $r" "hold $r" "priority $r -1"; do
+        out=$(as_nobody "$CARMA" $cmd 2>&1) && fail "nobody could $cmd on root's task"
+        grep -q "permission denied" <<<"$out" || fail "nobody $cmd: $out"
+    done
+    out=$(cd /tmp && as_nobody "$CARMA" submit --priority 1 -- true 2>&1) && fail "nobody raised a priority"
+    grep -q "above 0 is root's only" <<<"$out" || fail "nobody --priority 1: $out"
+    n=$(cd /tmp && as_nobody "$CARMA" submit --hold --priority -3 -- true) || fail "nobody lowers own"
+    as_nobody "$CARMA" priority "$n" 2 >/dev/null 2>&1 && fail "nobody raised own priority above 0"
+    as_nobody "$CARMA" priority "$n" -1 >/dev/null || fail "nobody sets own priority -1"
+    "$CARMA" cancel "$r" >/dev/null; "$CARMA" cancel "$n" >/dev/null
+fi
+
+# --- a restart keeps holds, priorities, dependencies and time limits
+x=$(job 3) || fail "submit x"
+y=$(job 1 --afterok "$x" --time 5:00) || fail "submit y"
+z=$(job 1 --hold --priority -2) || fail "submit z"
+w=$(job 1) || fail "submit w"
+"$CARMA" priority "$w" 7 >/dev/null || fail "priority w"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+out=$("$CARMA" show --json "$y")
+[ "$(jq -c .afterok <<<"$out")" = "[$x]" ] && [ "$(jq .time_limit_s <<<"$out")" = 300 ] \
+    || fail "y after the restart: $out"
+out=$("$CARMA" show --json "$z")
+[ "$(jq .held <<<"$out")" = true ] && [ "$(jq .priority <<<"$out")" = -2 ] || fail "z after the restart: $out"
+[ "$("$CARMA" show --json "$w" | jq .priority)" = 7 ] || fail "w's priority lost in the restart"
+"$CARMA" wait --timeout 30 "$x" "$y" "$w" >/dev/null || fail "x y w after the restart"
+is "$z" queued || fail "held z started after the restart"
+l=$(first_launch)
+[ "${l% $x $w $y }" != "$l" ] || [ "${l% $w $x $y }" != "$l" ] \
+    || fail "after the restart w (priority 7) and x should start before y: $l"
+
+stop_daemon
+[ $fails -eq 0 ] || { echo "--- daemon log"; cat "$tmp/daemon.log"; }
+echo "$fails failure(s)"
+[ $fails -eq 0 ]
