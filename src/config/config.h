@@ -35,6 +35,7 @@ typedef struct daemon_config {
     char mps_log_dir[CONFIG_STR_MAX];  /* "" = STATE/mps/log */
     int mps_thread_pct;       /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per task; 0 = not set */
     int max_conns_per_uid;    /* open connections per user (root, the daemon's own: no cap) */
+    int keep_attempt_logs_days; /* ended tasks' attempt directories removed after; 0 = never */
 } daemon_config;
 
 typedef struct carma_config {
