@@ -24,7 +24,7 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* DIR/../share/carma for the running binary DIR/NAME, when that directory exists. */
+/* PREFIX/share/carma for the running binary PREFIX/DIR/NAME, when that directory exists. */
 static int installed_data_dir(char *buf, size_t cap)
 {
     char exe[PATH_MAX];
@@ -32,11 +32,13 @@ static int installed_data_dir(char *buf, size_t cap)
     if (n <= 0)
         return 0;
     exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return 0;
-    *slash = '\0';
-    int len = snprintf(buf, cap, "%s/../share/carma", exe);
+    for (int up = 0; up < 2; up++) { /* NAME, then DIR */
+        char *slash = strrchr(exe, '/');
+        if (!slash)
+            return 0;
+        *slash = '\0';
+    }
+    int len = snprintf(buf, cap, "%s/share/carma", exe);
     return len > 0 && (size_t)len < cap && is_dir(buf);
 }
 

@@ -9,7 +9,7 @@
 
 /* The data directory, the first of:
  *   $CARMA_DATA_DIR, when set and non-empty;
- *   DIR/../share/carma where DIR holds the running binary, when it exists (an installed
+ *   PREFIX/share/carma for the running binary PREFIX/DIR/NAME, when it exists (an installed
  *   binary: PREFIX/bin/carma reads PREFIX/share/carma, also under a DESTDIR or when moved);
  *   the source tree's data/ (CARMA_SOURCE_DIR "/data", compiled in), when it exists (a binary
  *   of the build tree, whose data is the checkout's, even where an older copy is installed);
