@@ -101,6 +101,7 @@ static int start(daemon_state *d, carma_err *err)
     d_monitor_tick(d);
     if (d_restore(d, err))
         return -1;
+    d_purge_logs(d, clock_mono_s()); /* at start, before any client (then hourly: the loop) */
     if (d_listen(d, err))
         return -1;
     dlog(d, "serving %s with %d %s GPU(s), policy %s, state in %s", d->opts->socket_path,
@@ -145,6 +146,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
             if (d->next_tick < now) /* overran: no burst of catch-up ticks */
                 d->next_tick = now + interval;
         }
+        d_purge_logs(d, now);
         if (d->need_schedule)
             d_schedule(d);
         d_commit(d);
