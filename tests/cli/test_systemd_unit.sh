@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # what the daemon cannot run without, whatever the rating says
 has() { grep -Eq "^$1\$" "$UNIT" || fail "carma.service lacks '$1'"; }
-has 'ExecStart=/.*/bin/carma daemon --config /.*/carma.conf --gpu-backend nvml'
+has 'ExecStart=/.*/bin/carma daemon --config /.*/carma.conf'
 has 'KillMode=process'
 has 'StateDirectory=carma'
 has 'RuntimeDirectory=carma'
