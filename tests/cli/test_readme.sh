@@ -4,7 +4,10 @@
 # the sim backend:
 #   user    the lab user's quick start, with the installed carma (a DESTDIR `make install`)
 #           and no socket set: a root daemon on the system socket answers it;
-#   daemon  the daemon section's, from the source tree, with its own daemon.
+#   daemon  the daemon section's, with its own daemon;
+#   simulate, validate, config: the simulator's and the configuration's;
+# the last four from a copy of the source tree's layout (data/ and examples/ linked), so that
+# what they write (results/, plots/, big.csv) lands in the temporary directory.
 # Paths are moved into a temporary directory: /tmp/ -> $tmp/, /usr/local -> the DESTDIR
 # prefix, build/ -> this build. `python3` is a stand-in (no PyTorch, no GPU here) that prints
 # and sleeps; a line ending in `&` is waited on until the daemon answers.
@@ -44,7 +47,7 @@ case "$*" in *resnet18*) sleep 30 ;; *) sleep 1 ;; esac
 PY
 chmod 755 "$tmp/bin/python3"
 
-# run_block NAME PREFIX_SUBST: runs the block's lines in one shell (its exports carry on)
+# run_block NAME DIR: runs the block's lines in one shell in DIR (its exports carry on)
 run_block() {
     local name=$1 script=$tmp/$1.sh n=0 line
     [ -n "$(block "$name")" ] || { fail "README.md has no block marked readme-test: $name"; return; }
@@ -67,7 +70,7 @@ run_block() {
         done < <(block "$name")
     } >"$script"
     # into a file, not a pipe: the daemon it starts keeps its output open
-    (cd "$3" && PATH=$tmp/bin:$PATH bash "$script") >"$tmp/$name.fails" 2>&1
+    (cd "$2" && PATH=$tmp/bin:$PATH bash "$script") >"$tmp/$name.fails" 2>&1
     cat "$tmp/$name.fails" >>"$tmp/fails"
     cat "$tmp/$name.fails"
     [ -f "$tmp/$name.pid" ] && source "$tmp/$name.pid" && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
@@ -85,13 +88,17 @@ DESTDIR=$root cmake --install "$BUILD" >/dev/null 2>&1 || { echo "FAIL: cmake --
 DPID=$!
 for _ in $(seq 50); do "$P/bin/carma" queue >/dev/null 2>&1 && break; sleep 0.2; done
 mkdir "$tmp/work"
-PATH=$P/bin:$PATH run_block user "" "$tmp/work"
+PATH=$P/bin:$PATH run_block user "$tmp/work"
 kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
 DPID=
 grep -q "python3 train.py --lr 0.1" "$tmp/user.out" || fail "carma logs 1 --follow did not print task 1's output"
 
-# ---- the daemon section's, from the source tree, with the build's carma
-PATH=$BUILD:$PATH run_block daemon "" "$SRC"
+# ---- the other blocks, from the source tree's layout, with the build's carma
+mkdir "$tmp/tree"
+ln -s "$SRC/data" "$SRC/examples" "$tmp/tree/"
+for name in daemon simulate validate config; do
+    PATH=$BUILD:$PATH run_block "$name" "$tmp/tree"
+done
 grep -c "^FAIL" "$tmp/fails" >/dev/null && fails=$((fails + $(grep -c "^FAIL" "$tmp/fails")))
 [ $fails -eq 0 ] || { echo "--- output:"; cat "$tmp"/*.out; }
 exit $((fails > 0))
