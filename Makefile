@@ -4,11 +4,14 @@ TYPE     ?= RelWithDebInfo
 WERROR   ?= OFF
 SANITIZE ?= OFF
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+# `make install` puts carma under PREFIX (the binary finds its data in PREFIX/share/carma) and
+# the system config in /etc/carma; DESTDIR, when set, is prepended to every path (packaging).
+PREFIX   ?= /usr/local
 
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps configure build run test asan fuzz bench clean
+.PHONY: all deps configure build run test install asan fuzz bench clean
 
 all: build
 
@@ -16,7 +19,7 @@ deps:
 	@scripts/deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) \
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
 	    -DCARMA_WERROR=$(WERROR) -DCARMA_SANITIZE=$(SANITIZE) >/dev/null
 
 build: configure
@@ -34,6 +37,11 @@ run: configure
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The binary, its data, docs, man page, bash completion, systemd unit, and /etc/carma/carma.conf
+# (kept when it exists); README.md's "Quick start" says what to do next.
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 asan:

@@ -24,7 +24,7 @@ class RandomImages(Dataset):
                 int(torch.randint(self.classes, (1,), generator=g)))
 
 
-def main(build, image_size=224, description=""):
+def main(build, image_size=224, description="", classes=1000):
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--batch-size", type=int, required=True)
     ap.add_argument("--samples", type=int, default=1024, help="training images per epoch")
@@ -35,8 +35,9 @@ def main(build, image_size=224, description=""):
     model(torch.rand(2, 3, image_size, image_size, device=device))   # torchsummary's pass
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     criterion = nn.CrossEntropyLoss()
-    train = DataLoader(RandomImages(a.samples, image_size), batch_size=a.batch_size, shuffle=True)
-    val = DataLoader(RandomImages(a.samples // 4, image_size), batch_size=a.batch_size)
+    train = DataLoader(RandomImages(a.samples, image_size, classes), batch_size=a.batch_size,
+                       shuffle=True)
+    val = DataLoader(RandomImages(a.samples // 4, image_size, classes), batch_size=a.batch_size)
     for epoch in range(a.epochs):
         model.train()
         total = 0.0

@@ -4,8 +4,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cli/request.h"
+#include "util/datadir.h"
 
 int cli_run_command(const carma_command *c, int argc, char **argv)
 {
@@ -54,6 +56,11 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
 {
     config_defaults(cfg);
     const char *path = a->path ? a->path : getenv("CARMA_CONFIG");
+    if (!path) { /* the system's, when there is one: a lab's settings without a flag */
+        path = carma_system_config();
+        if (*path && access(path, F_OK) != 0)
+            path = NULL;
+    }
     if (path && *path && config_load_file(cfg, path, err))
         return -1;
     for (int i = 0; i < a->nsets; i++)

@@ -44,7 +44,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result);
 
 /* The config in effect: compiled-in defaults, then the file (--config, else $CARMA_CONFIG if
- * set), then each --set KEY=VALUE in order. */
+ * set, else the system config, /etc/carma/carma.conf, if it exists: util/datadir.h), then each
+ * --set KEY=VALUE in order. An empty --config or $CARMA_CONFIG reads no file. */
 typedef struct cli_config_args {
     const char *path;
     const char *sets[64];

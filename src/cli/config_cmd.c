@@ -9,7 +9,8 @@
 static const char *const usage =
     "usage: carma config [--list] [--config FILE] [--set KEY=VALUE]...\n\n"
     "Prints every option with its value in effect: the built-in defaults (CARMA's), then\n"
-    "FILE (or $CARMA_CONFIG), then each --set. The output is itself a valid config file.\n\n"
+    "FILE (else $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists), then each\n"
+    "--set. The output is itself a valid config file.\n\n"
     "  --list   also say, for each option, where it applies (sched: carma daemon and carma\n"
     "           simulate; daemon; sim: carma simulate), what it takes and its default\n";
 

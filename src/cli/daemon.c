@@ -21,7 +21,8 @@ static const char *const usage =
     "                      /var/lib/carma as root, ~/.local/state/carma otherwise)\n"
     "  --gpu-backend NAME  where GPU readings come from: sim or nvml (config `gpu_backend`)\n"
     "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
-    "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`)\n";
+    "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`);\n"
+    "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists\n";
 
 static volatile sig_atomic_t stop_requested;
 

@@ -1,4 +1,5 @@
-/* help.c — `carma help [COMMAND]`. */
+/* help.c — `carma help [COMMAND]`: the command list, and the files and environment every
+ * command shares (the man page is made from this text: scripts/gen-man.sh). */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,16 @@ int cmd_help(int argc, char **argv)
            "Commands:\n");
     for (const carma_command *c = carma_commands; c->name; c++)
         printf("  %-10s %s\n", c->name, c->summary);
-    printf("\nSee 'carma COMMAND --help' for one command's options.\n");
+    printf("\nSee 'carma COMMAND --help' for one command's options.\n\n"
+           "Files and environment:\n"
+           "  " CARMA_SYSCONFDIR "/carma.conf\n"
+           "      the system config, read when neither --config nor $CARMA_CONFIG names a file\n"
+           "      (an empty $CARMA_CONFIG reads none); `carma config` prints what is in effect\n"
+           "  $CARMA_SOCKET\n"
+           "      the daemon's socket when no --socket is given; else the config's `socket`,\n"
+           "      else /run/carma/carma.sock (a root daemon's), then /tmp/carma-UID.sock\n"
+           "  $CARMA_DATA_DIR\n"
+           "      carma's data (catalog, traces, estimator files); else PREFIX/share/carma of\n"
+           "      an installed carma (" CARMA_INSTALL_DATADIR "), or the source tree's data/\n");
     return 0;
 }

@@ -113,13 +113,14 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
     const request_opts *o = &a->opts;
     carma_config cfg;
     carma_err err;
-    char path[CONFIG_STR_MAX];
+    char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
     bool need_config = !(o->socket && *o->socket) && !getenv("CARMA_SOCKET");
     if (need_config && cli_load_config(&cfg, &o->config, &err)) {
         json_decref(req);
         return cli_fail(a->cmd, &err);
     }
-    daemon_socket_path(o->socket, need_config ? &cfg : NULL, path, sizeof path);
+    int npaths = daemon_client_sockets(o->socket, need_config ? &cfg : NULL, paths);
+    const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
     *reply = NULL;
     bool answered = false;
     for (int t = 0; t < tries && !*reply && !answered; t++) {
@@ -127,7 +128,7 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
             struct timespec ts = {0, 200000000L * t};
             nanosleep(&ts, NULL);
         }
-        int fd = daemon_connect(path, &err);
+        int fd = daemon_connect_first(tried, npaths, NULL, &err);
         if (fd < 0)
             continue;
         *reply = daemon_call_answered(fd, json_incref(req), &answered, &err);

@@ -22,7 +22,7 @@ typedef struct request_opts {
 /* Their lines in a --help text. */
 #define REQUEST_USAGE                                                                        \
     "  --socket PATH   the daemon's socket (default: $CARMA_SOCKET, the config's\n"          \
-    "                  `socket`, else the built-in default)\n"                               \
+    "                  `socket`, else /run/carma/carma.sock, then /tmp/carma-UID.sock)\n"     \
     "  --json          print JSON\n"                                                         \
     "  --config FILE, --set KEY=VALUE   configuration (for the socket)\n"
 
@@ -72,7 +72,8 @@ int request_no_operands(const request_args *a);
  * exit status. */
 int request_task_id_operand(const request_args *a, long long *id);
 
-/* Connects to the daemon's socket (--socket, else $CARMA_SOCKET, else the config's) and makes
+/* Connects to the daemon's socket (daemon_client_sockets: --socket, else $CARMA_SOCKET, else
+ * the config's, else the system's then this user's) and makes
  * one request (req is taken). On failure prints "carma CMD: ..." and returns 1; *reply is set
  * on success. */
 int request_send(const request_args *a, json_t *req, json_t **reply);

@@ -37,6 +37,7 @@ typedef struct daemon_config {
     int max_conns_per_uid;    /* open connections per user (root, the daemon's own: no cap) */
     char on_finish[CONFIG_STR_MAX]; /* run when a task ends for good; "" = nothing */
     double on_finish_timeout_s;     /* then killed */
+    int keep_attempt_logs_days; /* ended tasks' attempt directories removed after; 0 = never */
 } daemon_config;
 
 typedef struct carma_config {

@@ -22,17 +22,19 @@ static const daemon_config daemon_default = {
     .max_conns_per_uid = 64,
     .on_finish = "",
     .on_finish_timeout_s = 60.0,
+    .keep_attempt_logs_days = 30,
 };
 
 static const struct daemon_bounds {
     sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid,
-        on_finish_timeout_s;
+        on_finish_timeout_s, keep_attempt_logs_days;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
     .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
     .mps_thread_pct = {SCHED_UNIT_INTEGER, 0, 100, false},
     .max_conns_per_uid = {SCHED_UNIT_INTEGER, 1, 1000000, false},
     .on_finish_timeout_s = {SCHED_UNIT_SECONDS, 0.1, 86400, false},
+    .keep_attempt_logs_days = {SCHED_UNIT_INTEGER, 0, 36500, false},
 };
 
 _Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as a CONFIG_STRING");
@@ -171,7 +173,8 @@ const config_row config_rows[] = {
 
     /* ---- the daemon ---- */
     {OPT_STRING("socket", DAEMON, socket,
-                "daemon socket path (empty: /run/carma/carma.sock as root, else "
+                "daemon socket path (empty: a daemon serves /run/carma/carma.sock as root, else "
+                "/tmp/carma-UID.sock; a client tries /run/carma/carma.sock, then "
                 "/tmp/carma-UID.sock); $CARMA_SOCKET overrides it for clients")},
     {OPT_STRING("state_dir", DAEMON, state_dir,
                 "daemon state directory: database and task logs (empty: /var/lib/carma as root, "
@@ -197,6 +200,9 @@ const config_row config_rows[] = {
     {OPT_INT("mps_active_thread_percentage", DAEMON, mps_thread_pct,
              "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not "
              "set)")},
+    {OPT_INT("keep_attempt_logs_days", DAEMON, keep_attempt_logs_days,
+             "daemon: days an ended task's attempt logs (STATE/attempts) are kept after its end; "
+             "checked at start and hourly (0: forever)")},
 
     {OPT_STRING("on_finish", DAEMON, on_finish,
                 "daemon: a program (absolute path) run when a task has ended for good, as the "

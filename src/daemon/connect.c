@@ -11,22 +11,56 @@
 #include "daemon/proto.h"
 #include "util/array.h"
 
-int daemon_connect(const char *socket_path, carma_err *err)
+/* One connection attempt: the fd, or -1 with *eno the reason (-1: the path is too long). */
+static int try_connect(const char *socket_path, int *eno)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(socket_path) >= sizeof sa.sun_path)
-        return carma_err_set(err, "socket path too long: %s", socket_path);
+    if (strlen(socket_path) >= sizeof sa.sun_path) {
+        *eno = -1;
+        return -1;
+    }
     strcpy(sa.sun_path, socket_path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return carma_err_set(err, "socket: %s", strerror(errno));
+    if (fd < 0) {
+        *eno = errno;
+        return -1;
+    }
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
-        carma_err_set(err, "cannot reach the daemon at %s: %s (is `carma daemon` running?)",
-                      socket_path, strerror(errno));
+        *eno = errno;
         close(fd);
         return -1;
     }
     return fd;
+}
+
+static const char *reason(int eno)
+{
+    return eno == -1 ? "socket path too long" : strerror(eno);
+}
+
+int daemon_connect(const char *socket_path, carma_err *err)
+{
+    return daemon_connect_first(&socket_path, 1, NULL, err);
+}
+
+int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *err)
+{
+    int eno[DAEMON_MAX_SOCKETS] = {0};
+    for (int i = 0; i < n && i < DAEMON_MAX_SOCKETS; i++) {
+        int fd = try_connect(paths[i], &eno[i]);
+        if (fd >= 0) {
+            if (used)
+                *used = i;
+            return fd;
+        }
+    }
+    if (n == 1)
+        return carma_err_set(err, "cannot reach the daemon at %s: %s (is `carma daemon` running?)",
+                             paths[0], reason(eno[0]));
+    return carma_err_set(err,
+                         "cannot reach the daemon at %s (%s) nor at %s (%s): is `carma daemon` "
+                         "running? (--socket or $CARMA_SOCKET names its socket)",
+                         paths[0], reason(eno[0]), paths[1], reason(eno[1]));
 }
 
 json_t *daemon_call(int fd, json_t *req, carma_err *err)

@@ -8,9 +8,17 @@
 
 #include "util/err.h"
 
-/* Connects to the daemon's socket (daemon_socket_path says which). Returns the fd, or -1
+/* Connects to the daemon's socket (daemon_client_sockets says which). Returns the fd, or -1
  * with err saying why (and that the daemon may not be running). */
 int daemon_connect(const char *socket_path, carma_err *err);
+
+/* The most sockets a client tries (daemon_client_sockets). */
+#define DAEMON_MAX_SOCKETS 2
+
+/* Connects to the first of paths[0..n) that answers (n <= DAEMON_MAX_SOCKETS), setting *used
+ * (when not NULL) to its index. Returns the fd, or -1 with err naming every path tried and
+ * why each failed. */
+int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *err);
 
 /* Sends req (the reference is taken) and reads the reply. Returns the reply when it says
  * ok; otherwise NULL with err holding the daemon's error (or the transport's). */

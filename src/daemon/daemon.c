@@ -19,10 +19,16 @@
 
 #define REAP_INTERVAL_S 0.2
 
+const char *daemon_system_socket(void)
+{
+    const char *env = getenv("CARMA_SYSTEM_SOCKET");
+    return env && *env ? env : "/run/carma/carma.sock";
+}
+
 void daemon_default_socket(char *buf, size_t cap)
 {
     if (geteuid() == 0)
-        snprintf(buf, cap, "/run/carma/carma.sock");
+        snprintf(buf, cap, "%s", daemon_system_socket());
     else
         snprintf(buf, cap, "/tmp/carma-%u.sock", (unsigned)geteuid());
 }
@@ -37,17 +43,25 @@ void daemon_default_state_dir(char *buf, size_t cap)
         snprintf(buf, cap, "%s/.local/state/carma", home);
 }
 
-void daemon_socket_path(const char *opt, const carma_config *cfg, char *buf, size_t cap)
+int daemon_client_sockets(const char *opt, const carma_config *cfg,
+                          char paths[][CONFIG_STR_MAX])
 {
     const char *env = getenv("CARMA_SOCKET");
     if (opt && *opt)
-        snprintf(buf, cap, "%s", opt);
+        snprintf(paths[0], CONFIG_STR_MAX, "%s", opt);
     else if (env && *env)
-        snprintf(buf, cap, "%s", env);
+        snprintf(paths[0], CONFIG_STR_MAX, "%s", env);
     else if (cfg && cfg->daemon.socket[0])
-        snprintf(buf, cap, "%s", cfg->daemon.socket);
-    else
-        daemon_default_socket(buf, cap);
+        snprintf(paths[0], CONFIG_STR_MAX, "%s", cfg->daemon.socket);
+    else {
+        /* A lab's daemon runs as root on the system socket; a user's own daemon on the
+         * per-user one. Try the system's first, so that a lab user's first command finds the
+         * root daemon without setting anything. */
+        snprintf(paths[0], CONFIG_STR_MAX, "%s", daemon_system_socket());
+        daemon_default_socket(paths[1], CONFIG_STR_MAX);
+        return strcmp(paths[0], paths[1]) ? 2 : 1;
+    }
+    return 1;
 }
 
 static void shutdown_daemon(daemon_state *d)
@@ -87,6 +101,7 @@ static int start(daemon_state *d, carma_err *err)
     d_monitor_tick(d);
     if (d_restore(d, err))
         return -1;
+    d_purge_logs(d, clock_mono_s()); /* at start, before any client (then hourly: the loop) */
     if (d_listen(d, err))
         return -1;
     dlog(d, "serving %s with %d %s GPU(s), policy %s, state in %s", d->opts->socket_path,
@@ -131,6 +146,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
             if (d->next_tick < now) /* overran: no burst of catch-up ticks */
                 d->next_tick = now + interval;
         }
+        d_purge_logs(d, now);
         if (d->need_schedule)
             d_schedule(d);
         d_commit(d);

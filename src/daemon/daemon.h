@@ -30,12 +30,18 @@ typedef struct daemon_options {
 /* Runs until *stop is set (0) or a fatal error (-1, err filled). */
 int daemon_run(const daemon_options *opts, carma_err *err);
 
-/* The default socket and state paths for this user (see config.c's help texts). */
+/* The system daemon's socket: $CARMA_SYSTEM_SOCKET when set (tests), else
+ * /run/carma/carma.sock. */
+const char *daemon_system_socket(void);
+/* The default socket and state paths for this user (see config.c's help texts): as root the
+ * system socket, else /tmp/carma-UID.sock. */
 void daemon_default_socket(char *buf, size_t cap);
 void daemon_default_state_dir(char *buf, size_t cap);
 
-/* The socket a command connects to: --socket, else $CARMA_SOCKET, else the config's, else
- * the default. */
-void daemon_socket_path(const char *opt, const carma_config *cfg, char *buf, size_t cap);
+/* The sockets a command tries, in order, written to paths (room for DAEMON_MAX_SOCKETS):
+ * --socket, else $CARMA_SOCKET, else the config's `socket` (one path); else the system socket,
+ * then this user's default (two, one for root). Returns how many. */
+int daemon_client_sockets(const char *opt, const carma_config *cfg,
+                          char paths[][CONFIG_STR_MAX]);
 
 #endif

@@ -154,6 +154,7 @@ typedef struct daemon_state {
     bool need_schedule;
     bool have_parked;    /* some queued task may be parked (control.c): d_unpark looks */
     double next_tick, next_reap;
+    double next_purge;   /* when old task logs are next looked for (purge.c); 0: at start */
     carma_err fatal;
     bool failed;
     int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */
@@ -184,6 +185,10 @@ void d_mps_terminate(daemon_state *d, const dtask *t);
  * a private regular file of ours, and checks the socket's directory. */
 int d_statedir_open(daemon_state *d, carma_err *err);
 void d_statedir_close(daemon_state *d);
+
+/* purge.c: removes the attempt directories of tasks ended more than keep_attempt_logs_days
+ * ago, at its first call and then hourly (now_mono: clock_mono_s()). */
+void d_purge_logs(daemon_state *d, double now_mono);
 
 /* server.c */
 int d_listen(daemon_state *d, carma_err *err);

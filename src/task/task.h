@@ -21,7 +21,8 @@ typedef struct task_spec {
     uint64_t id;         /* assigned by whoever queues it; 0 = none yet */
     char *name;          /* short name, e.g. the .rad file name without directory */
     char *command;       /* shell command line */
-    char *workdir;       /* NULL = the submitter's working directory */
+    char *workdir;       /* NULL = the submitter's working directory; a relative one is
+                            the task file's directory's (taskload.h) */
     char **env;          /* "KEY=VALUE" strings */
     size_t nenv;
     int ngpus;           /* 1..SCHED_MAX_TASK_GPUS */

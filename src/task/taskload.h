@@ -1,6 +1,7 @@
 /* taskload.h — reads a task file of either kind, chosen by its extension:
  * `.rad` (CARMA's positional format, rad.h) or `.yaml` / `.yml` (carma's keyed format,
- * taskfile.h). Any other extension is an error that names both kinds. */
+ * taskfile.h). Any other extension is an error that names both kinds. A relative workdir is
+ * taken as relative to the task file's directory (the spec holds the joined path). */
 #ifndef CARMA_CORE_TASKLOAD_H
 #define CARMA_CORE_TASKLOAD_H
 

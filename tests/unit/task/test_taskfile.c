@@ -217,11 +217,13 @@ static void test_examples_dir(void **state)
     (void)state;
     task_spec t;
     carma_err err;
-    assert_int_equal(task_load_file(CARMA_SOURCE_DIR "/examples/gpt2_large.yaml", &t, &err), 0);
+    assert_int_equal(task_load_file(CARMA_SOURCE_DIR "/examples/resnet50.yaml", &t, &err), 0);
     assert_string_equal(t.command,
-                        "python workloads/gpt2_large_on_wiki.py --output_dir 'runs/gpt2 large'");
-    assert_int_equal(t.ngpus, 2);
-    assert_string_equal(t.name, "gpt2_large");
+                        "python3 estimate/resnet50.py --batch-size 32 --samples 4096");
+    assert_int_equal(t.ngpus, 1);
+    assert_string_equal(t.name, "resnet50");
+    /* a relative workdir is the task file's directory */
+    assert_string_equal(t.workdir, CARMA_SOURCE_DIR "/examples/.");
     task_spec_free(&t);
 }
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Old task logs go: a daemon removes the attempt directories (STATE/attempts/ID.N) of tasks that
+# ended more than keep_attempt_logs_days ago, at start and hourly, and records it as an event;
+# recent tasks' and live tasks' logs stay, and 0 keeps everything. The end times are made old
+# in the database while the daemon is down.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+
+printf 'sample_interval_s = 0.1\ngrace_s = 0.2\nkill_grace_s = 1\nkeep_attempt_logs_days = 7\n' \
+    >"$tmp/carma.conf"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+old=$("$CARMA" submit -- echo old) || fail "submit old"
+new=$("$CARMA" submit -- echo new) || fail "submit new"
+live=$("$CARMA" submit -- sleep 30) || fail "submit live"
+ended() { [ "$("$CARMA" show --json "$1" | jq -r .state)" = done ]; }
+running() { [ "$("$CARMA" show --json "$live" | jq -r .state)" = running ]; }
+wait_until 10 ended "$old" || fail "task $old did not finish"
+wait_until 10 ended "$new" || fail "task $new did not finish"
+wait_until 10 running || fail "task $live did not start"
+for id in "$old" "$new" "$live"; do
+    [ -d "$STATE/attempts/$id.1" ] || fail "task $id has no attempt directory"
+done
+stop_daemon
+
+# 8 days ago for the old task; the live one's row is given an old end too, as a row damaged
+# by hand could be: its state (running) keeps its logs all the same.
+sqlite3 "$STATE/carma.db" "UPDATE tasks SET ended_at = strftime('%s','now') - 8*86400
+                             WHERE id IN ($old, $live);" || fail "sqlite3 update"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+gone() { [ ! -e "$STATE/attempts/$old.1" ]; }
+wait_until 10 gone || fail "the logs of task $old, ended 8 days ago, were kept (keep 7 days)"
+[ -d "$STATE/attempts/$new.1" ] || fail "the logs of task $new, ended just now, were removed"
+[ -d "$STATE/attempts/$live.1" ] || fail "the logs of the live task $live were removed"
+"$CARMA" show "$old" >/dev/null || fail "show of a task whose logs were purged"
+n=$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id = $old AND kind = 'logs-purged';")
+[ "$n" = 1 ] || fail "the purge should be one event of task $old, found $n"
+grep -q "removed the logs of 1 task(s) ended over 7 day(s) ago" "$tmp/daemon.log" \
+    || fail "the daemon should log the purge: $(cat "$tmp/daemon.log")"
+stop_daemon
+
+# keep_attempt_logs_days = 0 keeps everything
+sqlite3 "$STATE/carma.db" "UPDATE tasks SET ended_at = strftime('%s','now') - 800*86400
+                             WHERE id = $new;" || fail "sqlite3 update"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf" --set keep_attempt_logs_days=0
+"$CARMA" queue >/dev/null
+[ -d "$STATE/attempts/$new.1" ] || fail "keep_attempt_logs_days = 0 should keep every log"
+"$CARMA" cancel "$live" >/dev/null
+stop_daemon
+exit $((fails > 0))
