@@ -113,9 +113,12 @@ void d_fill_sched_task(dtask *t)
     if (t->history_mib >= 0 && !mem_figures_get(&t->st.mem, MEM_ORACLE, &mib))
         mem_figures_set(&t->st.mem, MEM_ORACLE, (uint64_t)t->history_mib);
     t->st.max_retries = t->sub.max_retries;
-    /* its time limit is the longest it can run: the carma policy's backfill plans with it */
-    if (t->sub.time_limit_s > 0)
+    /* its time limit is the longest it can run: the carma policy's backfill plans with it
+     * (and its longest-first order does not take the submitter's word for it) */
+    if (t->sub.time_limit_s > 0) {
         t->st.runtime_est_s = (double)t->sub.time_limit_s;
+        t->st.runtime_is_limit = true;
+    }
     t->st.profiled_util = NAN; /* no solo profile: horus and lucid place it on idle GPUs only */
     t->st.lucid_class = LUCID_UNKNOWN;
 }

@@ -344,10 +344,11 @@ static bool vouched(const sched *s, const sched_task *b, const carma_fit *fb, co
 
 /* ---- the policy ----------------------------------------------------------------------------- */
 
-/* GPU-seconds a task is expected to take; -1 when unknown (it keeps its FIFO place). */
+/* GPU-seconds a task is expected to take; -1 when unknown or only claimed by the submitter (it
+ * keeps its FIFO place). */
 static double work_of(const sched_task *t)
 {
-    return isnan(t->runtime_est_s) ? -1.0 : t->runtime_est_s * t->ngpus;
+    return isnan(t->runtime_est_s) || t->runtime_is_limit ? -1.0 : t->runtime_est_s * t->ngpus;
 }
 
 static bool overdue(const sched *s, const sched_task *t, double now)

@@ -216,6 +216,9 @@ typedef struct sched_task {
                                NaN = unknown. Used by horus. */
     int lucid_class;        /* LUCID_TINY/MEDIUM/JUMBO, LUCID_UNKNOWN. Used by lucid. */
     double runtime_est_s;   /* solo run time estimate, seconds; NaN = unknown. carma's backfill */
+    bool runtime_is_limit;  /* runtime_est_s is the submitter's own limit (--time), not a
+                               measurement: backfill plans with it, longest-first ignores it
+                               (a long limit must not buy a place at the front) */
     double solo_smact;      /* solo profile 0..1; NaN = unknown. carma's interference */
     double solo_drama;
     double queued_at;       /* when it was submitted, on the clock the driver gives the core;

@@ -345,6 +345,19 @@ static void longest_first_starts_the_longest_task(void **state)
     }
 }
 
+static void a_claimed_limit_buys_no_place_at_the_front(void **state)
+{
+    (void)state;
+    sched *s = carma_sched(1, NULL);
+    gpu_view v[1] = {idle_gpu()};
+    sched_task a = ctask(1, 30 * GB, 100, HEAVY), b = ctask(2, 30 * GB, 9000, HEAVY);
+    b.runtime_is_limit = true; /* --time 2:30:00, not a measurement */
+    sched_submit(s, &a, NULL);
+    sched_submit(s, &b, NULL);
+    assert_true(next_on(s, 0, v, 1, 0));
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +374,7 @@ int main(void)
         cmocka_unit_test(collocated_oom_retries_with_the_peak_seen),
         cmocka_unit_test(without_learning_retries_are_blind_and_idle_only),
         cmocka_unit_test(longest_first_starts_the_longest_task),
+        cmocka_unit_test(a_claimed_limit_buys_no_place_at_the_front),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
