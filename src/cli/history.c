@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/fmt.h"
+#include "cli/pages.h"
 #include "cli/request.h"
 #include "util/strutil.h"
 
@@ -23,6 +24,12 @@ static const char usage[] =
     "  --state STATE   only tasks in this state: done, failed, cancelled (queued, running)\n"
     "  --limit N       at most N tasks; when there are more, stderr says how to go on\n"
     "  --after ID      only tasks with ids above ID\n" REQUEST_USAGE;
+
+static void print_header(void)
+{
+    printf("%-6s %-20s %-10s %-9s %-4s %-11s %-11s %9s %-8s %-9s %s\n", "ID", "NAME", "USER",
+           "STATE", "ATT", "WAIT", "ELAPSED", "GPU_HOURS", "PEAK_MIB", "EXIT", "ENDED");
+}
 
 static void print_row(const json_t *t)
 {
@@ -83,54 +90,16 @@ static int run(request_args *a)
         return a->status;
     if ((rc = request_no_operands(a)) != 0)
         return rc;
-    json_t *collected = a->opts.json ? json_array() : NULL;
-    int64_t shown = 0;
-    bool header = false;
-    for (;;) { /* a page at a time, as queue --all */
-        json_t *reply, *req = json_pack("{sssb}", "verb", "history", "all", all);
-        if (since > 0)
-            json_object_set_new(req, "since", json_real(since));
-        if (state)
-            json_object_set_new(req, "state", json_string(state));
-        if (user)
-            json_object_set_new(req, "user", json_string(user));
-        if (limit)
-            json_object_set_new(req, "limit", json_integer(limit - shown));
-        if (after)
-            json_object_set_new(req, "after", json_integer(after));
-        if ((rc = request_send(a, req, &reply)) != 0) {
-            json_decref(collected);
-            return rc;
-        }
-        if (!collected && !header)
-            printf("%-6s %-20s %-10s %-9s %-4s %-11s %-11s %9s %-8s %-9s %s\n", "ID", "NAME",
-                   "USER", "STATE", "ATT", "WAIT", "ELAPSED", "GPU_HOURS", "PEAK_MIB", "EXIT",
-                   "ENDED");
-        header = true;
-        size_t i;
-        json_t *t, *next = json_object_get(reply, "next");
-        json_array_foreach(json_object_get(reply, "tasks"), i, t) {
-            if (collected)
-                json_array_append(collected, t);
-            else
-                print_row(t);
-            shown++;
-        }
-        after = json_is_integer(next) ? json_integer_value(next) : 0;
-        json_decref(reply);
-        if (!after)
-            break;
-        if (limit && shown >= limit) {
-            fprintf(stderr, "carma history: more tasks follow: add --after %lld\n",
-                    (long long)after);
-            break;
-        }
-    }
-    if (collected) {
-        cli_print_json(collected);
-        json_decref(collected);
-    }
-    return 0;
+    json_t *req = json_pack("{sssb}", "verb", "history", "all", all);
+    if (since > 0)
+        json_object_set_new(req, "since", json_real(since));
+    if (state)
+        json_object_set_new(req, "state", json_string(state));
+    if (user)
+        json_object_set_new(req, "user", json_string(user));
+    rc = request_pages(a, "history", req, limit, after, print_header, print_row);
+    json_decref(req);
+    return rc;
 }
 
 const request_cmd cmd_history = {.usage = usage, .shortopts = "a", .longopts = longopts,

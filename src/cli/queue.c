@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
+#include "cli/pages.h"
 #include "cli/request.h"
 #include "cli/views.h"
 #include "util/strutil.h"
@@ -96,52 +97,16 @@ static int run(request_args *a)
         return a->status;
     if ((rc = request_no_operands(a)) != 0)
         return rc;
-    json_t *collected = a->opts.json ? json_array() : NULL;
-    int64_t shown = 0;
-    bool header = false;
-    /* A listing in id order comes a page at a time ("next": where the following one starts),
-     * so that no one request keeps the daemon from its other clients for long. */
-    for (;;) {
-        json_t *reply, *req = json_pack("{sssb}", "verb", "queue", "all", all);
-        if (state)
-            json_object_set_new(req, "state", json_string(state));
-        if (user)
-            json_object_set_new(req, "user", json_string(user));
-        if (limit)
-            json_object_set_new(req, "limit", json_integer(limit - shown));
-        if (after)
-            json_object_set_new(req, "after", json_integer(after));
-        if ((rc = request_send(a, req, &reply)) != 0) {
-            json_decref(collected);
-            return rc;
-        }
-        if (!collected && !header) /* once a reply came: a failure prints its error alone */
-            queue_print_header();
-        header = true;
-        size_t i;
-        json_t *t, *next = json_object_get(reply, "next");
-        json_array_foreach(json_object_get(reply, "tasks"), i, t) {
-            if (collected)
-                json_array_append(collected, t);
-            else
-                queue_print_task(t);
-            shown++;
-        }
-        after = json_is_integer(next) ? json_integer_value(next) : 0;
-        json_decref(reply);
-        if (!after)
-            break;
-        if (limit && shown >= limit) {
-            fprintf(stderr, "carma queue: more tasks follow: add --after %lld\n",
-                    (long long)after);
-            break;
-        }
-    }
-    if (collected) {
-        cli_print_json(collected);
-        json_decref(collected);
-    }
-    return 0;
+    /* A listing in id order comes a page at a time, so that no one request keeps the daemon
+     * from its other clients for long. */
+    json_t *req = json_pack("{sssb}", "verb", "queue", "all", all);
+    if (state)
+        json_object_set_new(req, "state", json_string(state));
+    if (user)
+        json_object_set_new(req, "user", json_string(user));
+    rc = request_pages(a, "queue", req, limit, after, queue_print_header, queue_print_task);
+    json_decref(req);
+    return rc;
 }
 
 const request_cmd cmd_queue = {.usage = usage, .shortopts = "a", .longopts = longopts, .run = run};
