@@ -1,6 +1,7 @@
 # daemon_lib.sh — helpers for the daemon's CLI tests, sourced by them. CTest runs every
 # tests/cli/*.sh, this one too: run on its own it does nothing and exits 0.
-# Provides: start_daemon, stop_daemon, kill_supervisors, wait_until, and $tmp/$SOCK/$STATE.
+# Provides: start_daemon, stop_daemon, kill_supervisors, wait_until, task_state, task_is, and
+# $tmp/$SOCK/$STATE.
 [ "${BASH_SOURCE[0]}" = "$0" ] && exit 0
 set -o pipefail
 
@@ -52,3 +53,7 @@ wait_until() {
         sleep 0.2
     done
 }
+
+# task_state ID: the task's state as `show --json` gives it; task_is ID STATE: whether it is.
+task_state() { "$CARMA" show --json "$1" | jq -r .state; }
+task_is() { [ "$(task_state "$1")" = "$2" ]; }

@@ -21,23 +21,21 @@ start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
 job() { # MEM_DECLARED MEM_REAL SECONDS
     "$CARMA" submit --mem "$1" -- "$FAKEJOB" --mem "$2" --seconds "$3"
 }
-state() { "$CARMA" show "$1" --json | jq -r .state; }
-is() { [ "$(state "$1")" = "$2" ]; }
 
 a=$(job 10G 10G 6)
-wait_until 10 is "$a" running || fail "task $a did not start"
+wait_until 10 task_is "$a" running || fail "task $a did not start"
 b=$(job 10G 10G 6)
 # b goes beside a long before a's 60 s grace period ends: the ledger has room for it.
-wait_until 5 is "$b" running || fail "ledger: task $b did not start beside $a within 5 s"
+wait_until 5 task_is "$b" running || fail "ledger: task $b did not start beside $a within 5 s"
 [ "$("$CARMA" gpus --json | jq '.[0].tasks | length')" -eq 2 ] \
     || fail "ledger: GPU 0 should hold 2 tasks: $("$CARMA" gpus --json)"
 # 40 GB - 512 reserve - 2 x (10 GB + 512 margin) leaves 18.5 GB: the 30 GB head must wait;
 # the 1 GB task submitted after it fits now and is backfilled.
 h=$(job 30G 30G 2)
 s=$(job 1G 1G 1)
-wait_until 5 is "$s" running || wait_until 1 is "$s" done || fail "backfill: $s did not pass $h"
-is "$h" queued || fail "the head $h should still wait for room: $(state "$h")"
-all_done() { for id in "$a" "$b" "$h" "$s"; do is "$id" done || return 1; done; }
+wait_until 5 task_is "$s" running || wait_until 1 task_is "$s" done || fail "backfill: $s did not pass $h"
+task_is "$h" queued || fail "the head $h should still wait for room: $(task_state "$h")"
+all_done() { for id in "$a" "$b" "$h" "$s"; do task_is "$id" done || return 1; done; }
 wait_until 40 all_done || fail "not all done: $("$CARMA" queue --all --json | jq -c '[.[] | {id, state}]')"
 hs=$("$CARMA" show "$h" --json | jq '.last_attempt.started_at')
 ss=$("$CARMA" show "$s" --json | jq '.last_attempt.started_at')
@@ -45,11 +43,11 @@ ss=$("$CARMA" show "$s" --json | jq '.last_attempt.started_at')
 
 # OOM learning: c declares 2 GB but takes 14 GB beside d; with d holding 30 GB, it crashes.
 d=$(job 30G 30G 8)
-wait_until 10 is "$d" running || fail "task $d did not start"
+wait_until 10 task_is "$d" running || fail "task $d did not start"
 c=$(job 2G 14G 2)
 learned() { [ "$("$CARMA" show "$c" --json | jq -r .mem_source)" = learned ]; }
 wait_until 20 learned || fail "OOM learning: $c's figure should be learned: $("$CARMA" show "$c" --json | jq -c '{state, mem_mib, mem_source, attempts}')"
-wait_until 40 is "$c" done || fail "OOM learning: $c should end done: $(state "$c")"
+wait_until 40 task_is "$c" done || fail "OOM learning: $c should end done: $(task_state "$c")"
 [ "$("$CARMA" show "$c" --json | jq .mem_mib)" -ge 14000 ] \
     || fail "OOM learning: $c's learned figure should cover its 14 GB: $("$CARMA" show "$c" --json | jq -c '{mem_mib}')"
 

@@ -18,18 +18,17 @@ sample_interval_s = 0.2
 kill_grace_s = 1
 CONF
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
-is() { [ "$("$CARMA" show "$1" --json | jq -r .state)" = "$2" ]; }
 job() { "$CARMA" submit --mem "$1" -- "$FAKEJOB" --mem "$2" --seconds "$3" "${@:4}"; }
 
 a=$(job 1G 1G 1 --exit 3)
-wait_until 15 is "$a" failed || fail "task $a did not fail with exit 3"
+wait_until 15 task_is "$a" failed || fail "task $a did not fail with exit 3"
 # c declares 2 GB but takes 14 GB beside d's 30 GB: it crashes once, then runs with what it
 # was seen to need once d is done.
 d=$(job 30G 30G 4)
-wait_until 10 is "$d" running || fail "task $d did not start"
+wait_until 10 task_is "$d" running || fail "task $d did not start"
 c=$(job 2G 14G 1 --stderr "attempt-marker")
-wait_until 40 is "$c" done || fail "task $c did not end done: $("$CARMA" show "$c" --json | jq -c '{state, attempts}')"
-wait_until 20 is "$d" done || fail "task $d did not end done"
+wait_until 40 task_is "$c" done || fail "task $c did not end done: $("$CARMA" show "$c" --json | jq -c '{state, attempts}')"
+wait_until 20 task_is "$d" done || fail "task $d did not end done"
 
 # show: times for people, every attempt
 out=$("$CARMA" show "$a")

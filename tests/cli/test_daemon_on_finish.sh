@@ -37,7 +37,6 @@ on_finish = $tmp/hook.sh
 on_finish_timeout_s = 1
 CONF
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
-is() { [ "$("$CARMA" show "$1" --json | jq -r .state)" = "$2" ]; }
 has() { [ -s "$tmp/out/$1" ]; }
 
 mkdir "$tmp/work" && chown 65534:65534 "$tmp/work"
@@ -49,7 +48,7 @@ wait_until 5 grep -q "on_finish for task $a: hook says hello for $a" "$tmp/daemo
     || fail "the hook's output is not in the daemon's log: $(cat "$tmp/daemon.log")"
 
 b=$("$CARMA" submit --name blocker --mem 30G -- "$FAKEJOB" --mem 30G --seconds 30)
-wait_until 10 is "$b" running || fail "task $b did not start"
+wait_until 10 task_is "$b" running || fail "task $b did not start"
 c=$("$CARMA" submit --name slowhook --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1)
 "$CARMA" cancel "$c" >/dev/null
 wait_until 10 has "$c" || fail "no hook for the cancelled queued task $c"

@@ -17,8 +17,6 @@ job() { # SECONDS [submit options...]: a 30 GB job, so that one runs at a time
     shift
     "$CARMA" submit --mem 30G "$@" -- "$FAKEJOB" --mem 30G --seconds "$secs"
 }
-state() { "$CARMA" show --json "$1" | jq -r .state; }
-is() { [ "$(state "$1")" = "$2" ]; }
 first_launch() { # the order of the tasks' first launches
     sqlite3 "$STATE/carma.db" "SELECT task_id FROM events WHERE kind='launch' ORDER BY seq" \
         | awk '!seen[$1]++' | tr '\n' ' '
@@ -39,7 +37,7 @@ out=$("$CARMA" queue --json) || fail "queue"
 [ "$(jq -r '[.[] | select(.state=="queued") | .id] | join(" ")' <<<"$out")" = "$e $d $b $c" ] \
     || fail "queue order should be e d (priority), then b c (waiting): $(jq -c '[.[] | .id]' <<<"$out")"
 "$CARMA" wait --timeout 30 "$a" "$b" "$d" "$e" >/dev/null || fail "wait for a b d e"
-is "$c" queued || fail "held c started"
+task_is "$c" queued || fail "held c started"
 # b enters the queue when a ends, at its place by submission: ahead of d
 [ "$(first_launch)" = "$a $e $b $d " ] || fail "launch order should be a e b d, got: $(first_launch)"
 "$CARMA" release "$c" >/dev/null || fail "release c"
@@ -50,10 +48,10 @@ f=$("$CARMA" submit --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1 --exit 3) || f
 g=$(job 1 --afterok "$f") || fail "submit g"
 h=$(job 1 --afterok "$c") || fail "submit h (c is done)"
 "$CARMA" wait --timeout 20 "$f" >/dev/null; [ $? -eq 5 ] || fail "wait on a failed task should exit 5"
-wait_until 10 is "$g" cancelled || fail "g (afterok a failed task) should be cancelled: $(state "$g")"
+wait_until 10 task_is "$g" cancelled || fail "g (afterok a failed task) should be cancelled: $(task_state "$g")"
 [ "$("$CARMA" show --json "$g" | jq -r .end_reason)" = "dependency $f ended failed (--afterok)" ] \
     || fail "g's reason: $("$CARMA" show --json "$g" | jq -c .end_reason)"
-"$CARMA" wait --timeout 20 "$h" >/dev/null || fail "h (afterok a done task) should run: $(state "$h")"
+"$CARMA" wait --timeout 20 "$h" >/dev/null || fail "h (afterok a done task) should run: $(task_state "$h")"
 out=$("$CARMA" submit --after 999 -- true 2>&1) && fail "--after an unknown task accepted"
 grep -q "after 999: no task 999" <<<"$out" || fail "unknown dependency message: $out"
 
@@ -70,7 +68,7 @@ grep -q "is not held\|only a queued task" <<<"$out" || fail "release message: $o
 t=$(job 60 --time 0:02) || fail "submit --time"
 [ "$("$CARMA" show --json "$t" | jq .time_limit_s)" = 2 ] || fail "time_limit_s not 2"
 "$CARMA" wait --timeout 20 "$t" >/dev/null; st=$?
-[ $st -eq 4 ] || fail "wait on a timed-out task should exit 4, got $st ($(state "$t"))"
+[ $st -eq 4 ] || fail "wait on a timed-out task should exit 4, got $st ($(task_state "$t"))"
 out=$("$CARMA" show --json "$t")
 [ "$(jq -r .state <<<"$out")" = timeout ] && [ "$(jq .attempts <<<"$out")" = 1 ] \
     && [ "$(jq -r .end_reason <<<"$out")" = "time limit of 2 s reached" ] || fail "timeout task: $out"
@@ -126,7 +124,7 @@ out=$("$CARMA" show --json "$z")
 [ "$(jq .held <<<"$out")" = true ] && [ "$(jq .priority <<<"$out")" = -2 ] || fail "z after the restart: $out"
 [ "$("$CARMA" show --json "$w" | jq .priority)" = 7 ] || fail "w's priority lost in the restart"
 "$CARMA" wait --timeout 30 "$x" "$y" "$w" >/dev/null || fail "x y w after the restart"
-is "$z" queued || fail "held z started after the restart"
+task_is "$z" queued || fail "held z started after the restart"
 l=$(first_launch)
 [ "${l% $x $w $y }" != "$l" ] || [ "${l% $w $x $y }" != "$l" ] \
     || fail "after the restart w (priority 7) and x should start before y: $l"

@@ -18,10 +18,9 @@ sample_interval_s = 0.2
 kill_grace_s = 1
 CONF
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
-is() { [ "$("$CARMA" show "$1" --json | jq -r .state)" = "$2" ]; }
 
 a=$("$CARMA" submit --mem 30G --name "$(printf 'big\033[2Jone')" -- "$FAKEJOB" --mem 30G --seconds 60)
-wait_until 10 is "$a" running || fail "task $a did not start"
+wait_until 10 task_is "$a" running || fail "task $a did not start"
 # gpus: what GPU 0 holds, and what the ledger has committed there (30 GB + 512 margin)
 g=$("$CARMA" gpus --json)
 jq -e --argjson a "$a" '.[0].holds[0] | .id == $a and .mem_mib == 30720 and
@@ -68,7 +67,7 @@ wait "$top_pid" || fail "top did not end cleanly on SIGINT"
 grep -q $'\033\[H\033\[2J' "$tmp/top" || fail "top clears the screen between frames"
 
 "$CARMA" cancel "$a" >/dev/null
-wait_until 15 is "$h" running || wait_until 1 is "$h" done \
+wait_until 15 task_is "$h" running || wait_until 1 task_is "$h" done \
     || fail "task $h did not start once the GPU emptied: $("$CARMA" show "$h" --json | jq -c '{state, reason}')"
 
 stop_daemon

@@ -10,18 +10,17 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
 printf 'sample_interval_s = 0.1\ngrace_s = 0.2\nkill_grace_s = 10\n' >"$tmp/carma.conf"
 start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
-state() { "$CARMA" show --json "$1" | jq -r .state; }
 
 # No descriptor left: every open of the daemon fails (EMFILE) for a while, then it recovers.
 a=$("$CARMA" submit -- sleep 3)
-running() { [ "$(state "$a")" = running ] && [ -s "$STATE/attempts/$a.1/started" ]; }
+running() { [ "$(task_state "$a")" = running ] && [ -s "$STATE/attempts/$a.1/started" ]; }
 wait_until 10 running || fail "task $a did not start"
 prlimit --pid "$DAEMON_PID" --nofile=3:4096 || fail "prlimit"
 sleep 1 # five looks at the attempt, none of which can open a file
 prlimit --pid "$DAEMON_PID" --nofile=1024:4096
-[ "$(state "$a")" = running ] || fail "task $a is $(state "$a") after EMFILE, should run on"
-ended() { [ "$(state "$a")" = done ]; }
-wait_until 10 ended || fail "task $a should end done, is $(state "$a")"
+[ "$(task_state "$a")" = running ] || fail "task $a is $(task_state "$a") after EMFILE, should run on"
+ended() { [ "$(task_state "$a")" = done ]; }
+wait_until 10 ended || fail "task $a should end done, is $(task_state "$a")"
 grep -q "its supervisor died" "$tmp/daemon.log" && fail "a running task was taken for lost"
 
 # Cancel: the task traps SIGTERM, takes its time to write a checkpoint, and exits.
@@ -30,8 +29,8 @@ b=$(cd "$tmp/work" && "$CARMA" submit -- sh -c \
     'trap "sleep 0.5; echo saved > ckpt; exit 0" TERM; touch ready; while :; do sleep 0.1; done')
 wait_until 10 test -e "$tmp/work/ready" || fail "task $b did not start"
 "$CARMA" cancel "$b" >/dev/null || fail "cancel $b"
-cancelled() { [ "$(state "$b")" = cancelled ]; }
-wait_until 10 cancelled || fail "task $b should be cancelled, is $(state "$b")"
+cancelled() { [ "$(task_state "$b")" = cancelled ]; }
+wait_until 10 cancelled || fail "task $b should be cancelled, is $(task_state "$b")"
 [ "$(cat "$tmp/work/ckpt" 2>/dev/null)" = saved ] || fail "the task's checkpoint on SIGTERM was not written"
 stop_daemon
 
