@@ -177,8 +177,7 @@ static int on_allocate(sim *s, sim_job *j)
     const sim_job_spec *sp = j->spec;
     for (int k = 0; k < j->st.ngpus; k++)
         gpu_starting(s, j->st.gpus[k], -1);
-    j->held_mib = 0;
-    if (!job_fits(s, j, sp->early_mib)) /* crashes at allocation */
+    if (!job_fits(s, j, sp->early_mib)) /* crashes at allocation (it holds nothing yet) */
         return job_oom(s, j, sp->early_mib);
     j->state = JOB_RUNNING;
     j->remaining_s = sp->runtime_s - job_startup_s(s, j);

@@ -253,14 +253,20 @@ static void collocates_only_where_progress_rises_most(void **state)
 
 /* ---- out-of-memory learning ------------------------------------------------------------------ */
 
+/* Submits t and places it alone on the idle GPU 0. */
+static void start_alone(sched *s, sched_task *t)
+{
+    gpu_view v[1] = {idle_gpu()};
+    sched_submit(s, t, NULL);
+    assert_true(next_on(s, 0, v, t->id, 0));
+}
+
 static void oom_alone_on_the_largest_gpu_is_not_retried(void **state)
 {
     (void)state;
     sched *s = carma_sched(1, NULL);
-    gpu_view v[1] = {idle_gpu()};
     sched_task t = ctask(1, 20 * GB, 100, LIGHT);
-    sched_submit(s, &t, NULL);
-    assert_true(next_on(s, 0, v, 1, 0));
+    start_alone(s, &t);
     sched_oom_seen seen = {true, 39 * GB};
     assert_int_equal(sched_task_oom(s, &t, &seen, 5), SCHED_END_NEVER_FITS);
     assert_true(t.learned_known);
@@ -273,10 +279,8 @@ static void oom_alone_seen_low_grows_and_retries(void **state)
 {
     (void)state;
     sched *s = carma_sched(1, NULL);
-    gpu_view v[1] = {idle_gpu()};
     sched_task t = ctask(1, 8 * GB, 100, LIGHT);
-    sched_submit(s, &t, NULL);
-    assert_true(next_on(s, 0, v, 1, 0));
+    start_alone(s, &t);
     /* Crashed alone, but not seen filling the GPU (another process may have held the rest):
      * not "too big": its figure is raised to the 9 GB seen. */
     sched_oom_seen seen = {true, 9 * GB};
