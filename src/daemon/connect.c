@@ -2,17 +2,20 @@
 #include "daemon/connect.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "daemon/proto.h"
 #include "util/array.h"
 
-/* One connection attempt: the fd, or -1 with *eno the reason (-1: the path is too long). */
-static int try_connect(const char *socket_path, int *eno)
+/* One connection attempt: the fd, or -1 with *eno the reason (-1: the path is too long).
+ * timeout_ms > 0 bounds the connect (a full backlog blocks it) and every later send and recv. */
+static int try_connect(const char *socket_path, int timeout_ms, int *eno)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(socket_path) >= sizeof sa.sun_path) {
@@ -24,6 +27,15 @@ static int try_connect(const char *socket_path, int *eno)
     if (fd < 0) {
         *eno = errno;
         return -1;
+    }
+    if (timeout_ms > 0) {
+        struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+        if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) ||
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv)) {
+            *eno = errno;
+            close(fd);
+            return -1;
+        }
     }
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
         *eno = errno;
@@ -43,11 +55,21 @@ int daemon_connect(const char *socket_path, carma_err *err)
     return daemon_connect_first(&socket_path, 1, NULL, err);
 }
 
+int daemon_connect_timed(const char *socket_path, int timeout_ms, carma_err *err)
+{
+    int eno = 0;
+    int fd = try_connect(socket_path, timeout_ms, &eno);
+    if (fd < 0)
+        carma_err_set(err, "cannot reach the daemon at %s: %s (is `carma daemon` running?)",
+                      socket_path, eno == EAGAIN || eno == EINPROGRESS ? "timed out" : reason(eno));
+    return fd;
+}
+
 int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *err)
 {
     int eno[DAEMON_MAX_SOCKETS] = {0};
     for (int i = 0; i < n && i < DAEMON_MAX_SOCKETS; i++) {
-        int fd = try_connect(paths[i], &eno[i]);
+        int fd = try_connect(paths[i], 0, &eno[i]);
         if (fd >= 0) {
             if (used)
                 *used = i;
@@ -69,7 +91,21 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err)
     return daemon_call_answered(fd, req, &answered, err);
 }
 
+static json_t *call(int fd, json_t *req, size_t max_reply, bool *answered, carma_err *err);
+
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err)
+{
+    return call(fd, req, SIZE_MAX, answered, err);
+}
+
+json_t *daemon_call_limited(int fd, json_t *req, size_t max_reply, carma_err *err)
+{
+    bool answered;
+    return call(fd, req, max_reply, &answered, err);
+}
+
+/* Sends req, reads one reply line of at most max_reply bytes. */
+static json_t *call(int fd, json_t *req, size_t max_reply, bool *answered, carma_err *err)
 {
     *answered = false;
     size_t len;
@@ -96,6 +132,11 @@ json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err
     for (;;) {
         if (n > 0 && buf[n - 1] == '\n')
             break;
+        if (n >= max_reply) {
+            carma_err_set(err, "the daemon's reply is longer than %zu bytes", max_reply);
+            free(buf);
+            return NULL;
+        }
         if (n == cap) {
             char *g = array_grow(buf, &cap, n + 1, 1, 65536);
             if (!g) {
@@ -108,6 +149,11 @@ json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err
         ssize_t r = recv(fd, buf + n, cap - n, 0);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            carma_err_set(err, "no reply from the daemon in time");
+            free(buf);
+            return NULL;
+        }
         if (r <= 0 && send_errno) {
             carma_err_set(err, "sending to the daemon: %s", strerror(send_errno));
             free(buf);

@@ -5,12 +5,17 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util/err.h"
 
 /* Connects to the daemon's socket (daemon_client_sockets says which). Returns the fd, or -1
  * with err saying why (and that the daemon may not be running). */
 int daemon_connect(const char *socket_path, carma_err *err);
+
+/* The same with a limit of timeout_ms on connecting and on each send and receive on the fd,
+ * for callers that must not hang on a stuck daemon (the Slurm plugin, in a job's start). */
+int daemon_connect_timed(const char *socket_path, int timeout_ms, carma_err *err);
 
 /* The most sockets a client tries (daemon_client_sockets). */
 #define DAEMON_MAX_SOCKETS 2
@@ -26,5 +31,8 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err);
 /* The same; on failure *answered tells a reply from the daemon (a refusal: retrying cannot
  * help) from none (the connection failed: a retry with the same idempotency key may). */
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err);
+/* daemon_call with a reply longer than max_reply bytes refused, for callers running inside
+ * another program (the Slurm plugin) that must bound what they read. */
+json_t *daemon_call_limited(int fd, json_t *req, size_t max_reply, carma_err *err);
 
 #endif

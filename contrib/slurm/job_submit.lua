@@ -1,0 +1,149 @@
+-- job_submit.lua — carma's Slurm job_submit plugin script (JobSubmitPlugins=lua; install as
+-- job_submit.lua next to slurm.conf; docs/slurm.md). GPUs are shared by memory: one shard is
+-- SHARD_MIB of a GPU. This script
+--   * turns carma_spank's --gpu-mem figure (CARMA_GPU_MEM_MIB in the job's SPANK environment)
+--     into --gres=shard:N, N = ceil(MiB / SHARD_MIB), in place of any gpu or shard request;
+--   * refuses a shard request no GPU can hold (more than SHARDS_PER_GPU): Slurm would accept
+--     it and leave it pending for ever, ahead of later jobs;
+--   * rewrites a whole-GPU request, --gres=gpu:1, to all the shards of one GPU, so that it
+--     cannot be given a GPU whose shards other jobs hold (Slurm gives gpu and shard requests
+--     from separate counts);
+--   * gives a request for several whole GPUs (gpu:2 and up) a node of its own (exclusive), the
+--     only way Slurm keeps shard jobs off GPUs it holds; set WHOLE_GPU_MAX = 1 to refuse them.
+-- GPU requests through --gpus, --gpus-per-task and --gpus-per-socket are refused with the
+-- --gres form to use: this script could not keep them off shared GPUs.
+
+-- Settings: match gres.conf (each GPU's Count of shards) and carma_spank's shard_mib.
+local SHARDS_PER_GPU = 40
+local SHARD_MIB = 1024
+-- The most whole GPUs a job may ask for (given an exclusive node); 1 refuses gpu:2 and up.
+local WHOLE_GPU_MAX = 8
+
+local function msg(text)
+   slurm.log_user("carma: " .. text)
+end
+
+-- The figure carma_spank passed, or nil; an error text when it is not a sane MiB count.
+local function gpu_mem_mib(job_desc)
+   local env = job_desc.spank_job_env
+   if env == nil then
+      return nil
+   end
+   for _, kv in pairs(env) do
+      local v = string.match(kv, "^CARMA_GPU_MEM_MIB=(.*)$")
+      if v ~= nil then
+         local n = tonumber(v)
+         if n == nil or n < 1 or n > 1048576 or n ~= math.floor(n) then
+            return nil, "--gpu-mem figure '" .. v .. "' is not a MiB count"
+         end
+         return n
+      end
+   end
+   return nil
+end
+
+-- Splits a tres_per_node string ("gres:gpu:1,gres:shard:3", "gres:gpu:a100:2") into the
+-- entries for gpu and shard (counts summed) and the other entries, kept as they are.
+local function parse_gres(s)
+   local r = { gpu = 0, shard = 0, other = {} }
+   if s == nil or s == "" then
+      return r
+   end
+   for entry in string.gmatch(s, "[^,]+") do
+      local body = string.gsub(entry, "^gres[:/]", "")
+      local name = string.match(body, "^([^:]+)")
+      local count = tonumber(string.match(body, ":(%d+)$") or "1")
+      if name == "gpu" or name == "shard" then
+         r[name] = r[name] + count
+      else
+         table.insert(r.other, entry)
+      end
+   end
+   return r
+end
+
+local function with_shards(g, n)
+   local parts = {}
+   for _, e in ipairs(g.other) do
+      table.insert(parts, e)
+   end
+   table.insert(parts, "gres:shard:" .. n)
+   return table.concat(parts, ",")
+end
+
+local function too_big(what, shards)
+   msg(string.format("%s needs %d shards of %d MiB, but a GPU here has %d (%d MiB): "
+                     .. "no GPU can ever hold it", what, shards, SHARD_MIB, SHARDS_PER_GPU,
+                     SHARDS_PER_GPU * SHARD_MIB))
+   return slurm.ERROR
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+   for _, field in ipairs({ "tres_per_job", "tres_per_task", "tres_per_socket" }) do
+      local v = job_desc[field]
+      if v ~= nil and (string.find(v, "gpu") or string.find(v, "shard")) then
+         msg("ask for GPUs with --gres=gpu:N, --gres=shard:N or --gpu-mem=SIZE here, not "
+             .. "--gpus, --gpus-per-task or --gpus-per-socket (" .. v .. ")")
+         return slurm.ERROR
+      end
+   end
+   local g = parse_gres(job_desc.tres_per_node)
+   local mib, bad = gpu_mem_mib(job_desc)
+   if bad ~= nil then
+      msg(bad)
+      return slurm.ERROR
+   end
+   if mib ~= nil then
+      local shards = math.ceil(mib / SHARD_MIB)
+      if shards > SHARDS_PER_GPU then
+         return too_big(string.format("--gpu-mem of %d MiB", mib), shards)
+      end
+      if g.gpu > 0 or g.shard > 0 then
+         msg(string.format("--gpu-mem replaces the job's --gres request (%s) with shard:%d",
+                           job_desc.tres_per_node, shards))
+      end
+      job_desc.tres_per_node = with_shards(g, shards)
+      slurm.log_info("carma: job of uid %d: --gpu-mem %d MiB -> shard:%d", submit_uid, mib,
+                     shards)
+      return slurm.SUCCESS
+   end
+   if g.shard > 0 and g.gpu > 0 then
+      msg("ask for either whole GPUs (--gres=gpu:N) or shards (--gres=shard:N), not both")
+      return slurm.ERROR
+   end
+   if g.shard > SHARDS_PER_GPU then
+      return too_big("--gres=shard:" .. g.shard, g.shard)
+   end
+   if g.gpu == 1 then
+      job_desc.tres_per_node = with_shards(g, SHARDS_PER_GPU)
+      msg(string.format("--gres=gpu:1 is served as shard:%d, a whole GPU no other job shares",
+                        SHARDS_PER_GPU))
+   elseif g.gpu > 1 then
+      if g.gpu > WHOLE_GPU_MAX then
+         msg(string.format("at most %d whole GPUs per job here (asked for %d)", WHOLE_GPU_MAX,
+                           g.gpu))
+         return slurm.ERROR
+      end
+      job_desc.shared = slurm.JOB_SHARED_NONE
+      msg(string.format("--gres=gpu:%d gets a node of its own (--exclusive), so that no shard "
+                        .. "job shares its GPUs", g.gpu))
+   end
+   return slurm.SUCCESS
+end
+
+-- scontrol update / job modification: a changed gres request is checked the same way.
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+   if job_desc.tres_per_node ~= nil then
+      local g = parse_gres(job_desc.tres_per_node)
+      if g.shard > SHARDS_PER_GPU then
+         return too_big("--gres=shard:" .. g.shard, g.shard)
+      end
+      if g.gpu > 0 then
+         msg("whole GPUs cannot be added to a job by a modification here; submit it again")
+         return slurm.ERROR
+      end
+   end
+   return slurm.SUCCESS
+end
+
+return slurm.SUCCESS

@@ -1,0 +1,135 @@
+/* spank_node.c — the node side of carma's SPANK plugin (slurmstepd, once per step, as the
+ * job's user): the job's MPS memory cap from the shards Slurm granted it, and, when the node's
+ * carma daemon runs an MPS server, the pipe directory that makes the job one of its clients.
+ * Whatever fails here is logged and the job starts as Slurm set it up: a failing hook would
+ * fail the job, or, on a `required` plugstack line, drain the node. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "carma_spank.h"
+#include "daemon/connect.h"
+#include "util/strutil.h"
+
+/* A `gpus` reply of a node with many GPUs is a few KiB; more is not carma's daemon. */
+#define GPUS_REPLY_MAX (1u << 20)
+/* CUDA devices a step may see; more than any node has. */
+#define MAX_DEVS 64
+
+/* Reads the job's variable name into buf; false when absent or too long. */
+static bool job_env(spank_t sp, const char *name, char *buf, int len)
+{
+    return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0];
+}
+
+/* Splits a comma list of at most MAX_DEVS non-negative integers (GPU indices). Returns the
+ * count, or -1 when it is anything else (a UUID list, say). */
+static int parse_indices(const char *list, int *out)
+{
+    char buf[512];
+    if (strlen(list) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        uint64_t v;
+        if (n == MAX_DEVS || parse_u64(t, &v) || v > 4096)
+            return -1;
+        out[n++] = (int)v;
+    }
+    return n;
+}
+
+/* Asks the daemon for its GPUs; logs what it knows of the job's ones (global indices idx) and
+ * sets CUDA_MPS_PIPE_DIRECTORY when it runs an MPS server. */
+static void ask_daemon(spank_t sp, const cspank_conf *c, const int *idx, int nidx,
+                       uint64_t cap_mib)
+{
+    carma_err err = {{0}};
+    int fd = daemon_connect_timed(c->socket, c->timeout_ms, &err);
+    if (fd < 0) {
+        slurm_info("carma_spank: warning: %s; the job runs without carma's MPS server", err.msg);
+        return;
+    }
+    json_t *reply = daemon_call_limited(fd, json_pack("{s:s}", "verb", "gpus"), GPUS_REPLY_MAX,
+                                        &err);
+    close(fd);
+    if (!reply) {
+        slurm_error("carma_spank: carma daemon at %s: %s", c->socket, err.msg);
+        return;
+    }
+    json_t *gpus = json_object_get(reply, "gpus");
+    for (int k = 0; k < nidx; k++) {
+        json_t *g = json_array_get(gpus, (size_t)idx[k]);
+        json_t *id = json_object_get(g, "index");
+        if (!json_is_integer(id) || json_integer_value(id) != idx[k]) {
+            slurm_error("carma_spank: the carma daemon at %s has no GPU %d: gres.conf's GPU "
+                        "order must be the nvidia device order", c->socket, idx[k]);
+            continue;
+        }
+        const char *uuid = json_string_value(json_object_get(g, "uuid"));
+        json_t *used = json_object_get(g, "mem_used_mib"), *total = json_object_get(g,
+                                                                                   "mem_total_mib");
+        if (json_is_integer(used) && json_is_integer(total)) {
+            json_int_t free_mib = json_integer_value(total) - json_integer_value(used);
+            slurm_info("carma_spank: GPU %d (%s): %lld MiB free, the job may use %llu MiB", idx[k],
+                       uuid ? uuid : "?", (long long)free_mib, (unsigned long long)cap_mib);
+            if (free_mib < (json_int_t)cap_mib)
+                slurm_error("carma_spank: GPU %d has %lld MiB free, less than the job's %llu MiB",
+                            idx[k], (long long)free_mib, (unsigned long long)cap_mib);
+        }
+    }
+    const char *pipe = json_string_value(json_object_get(reply, "mps_pipe_dir"));
+    if (pipe && pipe[0] == '/' && strlen(pipe) < 1024) {
+        if (spank_setenv(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe, 1) == ESPANK_SUCCESS)
+            slurm_info("carma_spank: the job is a client of carma's MPS server (%s)", pipe);
+    }
+    json_decref(reply);
+}
+
+void cspank_node_setup(spank_t sp, const cspank_conf *c)
+{
+    char shards_s[32], visible[512], gpus_s[512];
+    uint64_t shards;
+    /* Only shard jobs (--gpu-mem, --gres=shard:N, gpu:1 rewritten by job_submit.lua) have a
+     * share of a GPU to cap; a job without shards is none of this plugin's business. */
+    if (!job_env(sp, "SLURM_SHARDS_ON_NODE", shards_s, sizeof shards_s))
+        return;
+    if (parse_u64(shards_s, &shards) || shards < 1 || shards > CSPANK_MAX_MIB / c->shard_mib) {
+        slurm_error("carma_spank: SLURM_SHARDS_ON_NODE=%s is not a shard count; no MPS cap",
+                    shards_s);
+        return;
+    }
+    uint64_t cap = shards * c->shard_mib;
+    int devs[MAX_DEVS], ndev = 0;
+    if (job_env(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof visible))
+        ndev = parse_indices(visible, devs);
+    if (ndev <= 0) {
+        slurm_error("carma_spank: the job's CUDA_VISIBLE_DEVICES is not a GPU list; no MPS cap");
+        return;
+    }
+    /* NVIDIA's format, "<device>=<N>M" by the ordinal the client sees (CUDA renumbers the
+     * visible devices from 0); the whole grant on each device the shards came from, since
+     * Slurm does not say how a grant spread over two GPUs splits. */
+    char limit[MAX_DEVS * 24] = "";
+    size_t off = 0;
+    for (int k = 0; k < ndev; k++)
+        off += (size_t)snprintf(limit + off, sizeof limit - off, "%s%d=%lluM", k ? "," : "", k,
+                                (unsigned long long)cap);
+    if (spank_setenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", limit, 1) != ESPANK_SUCCESS) {
+        slurm_error("carma_spank: cannot set CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
+        return;
+    }
+    /* The daemon numbers GPUs as NVML does; Slurm's global indices (SLURM_STEP_GPUS, else
+     * SLURM_JOB_GPUS) are those when gres.conf lists /dev/nvidia0.. in order. */
+    int idx[MAX_DEVS], nidx = 0;
+    if (job_env(sp, "SLURM_STEP_GPUS", gpus_s, sizeof gpus_s) ||
+        job_env(sp, "SLURM_JOB_GPUS", gpus_s, sizeof gpus_s))
+        nidx = parse_indices(gpus_s, idx);
+    if (nidx < 0)
+        nidx = 0;
+    ask_daemon(sp, c, idx, nidx, cap);
+}
