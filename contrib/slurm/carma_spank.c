@@ -126,7 +126,10 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
     uint64_t mib;
     carma_err err = {{0}};
     if (cspank_submit_mib(&conf, gpu_mem_value, &mib, &err)) {
+        /* Slurm ignores what an `optional` plugin's init_post_opt returns, and the submission
+         * would go on without a figure: the reason goes to job_submit.lua, which refuses it. */
         slurm_error("--gpu-mem=%s: %s", gpu_mem_value, err.msg);
+        spank_job_control_setenv(sp, CSPANK_ENV_ERROR, err.msg, 1);
         return -1;
     }
     char buf[32];

@@ -14,6 +14,10 @@
  * SLURM_SPANK_CARMA_GPU_MEM_MIB). */
 #define CSPANK_ENV_MIB "CARMA_GPU_MEM_MIB"
 
+/* When the figure cannot be had (--gpu-mem=auto's estimate failed), the reason, passed the same
+ * way: job_submit.lua refuses the job with it (an `optional` plugin cannot stop sbatch). */
+#define CSPANK_ENV_ERROR "CARMA_GPU_MEM_ERROR"
+
 /* The largest figure accepted (MiB): 1 TiB, far above any GPU, below any overflow. */
 #define CSPANK_MAX_MIB (1024u * 1024u)
 

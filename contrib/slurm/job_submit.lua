@@ -23,13 +23,19 @@ local function msg(text)
    slurm.log_user("carma: " .. text)
 end
 
--- The figure carma_spank passed, or nil; an error text when it is not a sane MiB count.
+-- The figure carma_spank passed, or nil; an error text when it is not a sane MiB count or when
+-- carma_spank could not make one (CARMA_GPU_MEM_ERROR: an `optional` SPANK plugin cannot stop
+-- the submission itself).
 local function gpu_mem_mib(job_desc)
    local env = job_desc.spank_job_env
    if env == nil then
       return nil
    end
    for _, kv in pairs(env) do
+      local e = string.match(kv, "^CARMA_GPU_MEM_ERROR=(.*)$")
+      if e ~= nil then
+         return nil, "--gpu-mem: " .. e
+      end
       local v = string.match(kv, "^CARMA_GPU_MEM_MIB=(.*)$")
       if v ~= nil then
          local n = tonumber(v)

@@ -127,7 +127,7 @@ static bool is_python_script(const char *path)
 int cspank_job_command(char ***argv, carma_err *err)
 {
     char *buf, **w;
-    int n;
+    int n = 0;
     if (read_cmdline(&buf, &w, &n, err))
         return -1;
     int rc = -1;

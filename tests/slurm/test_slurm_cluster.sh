@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# test_slurm_cluster.sh — carma's Slurm integration on a real one-machine cluster (slurm_lib.sh):
+# `sbatch --gpu-mem=10G` becomes shard:10 (job_submit.lua) and its job sees its GPU, its shards,
+# the MPS cap carma_spank.so sets and the figure; srun --gpu-mem works too; an oversized
+# --gpu-mem or shard request and a bad size are refused at submission with the reason; gpu:1
+# is served as all the shards of one GPU and gpu:2 with a node of its own; --gpu-mem=auto
+# takes carma's estimate of the job's Python command (as the submitting user, nobody) and
+# refuses a shell batch script with the reason; with no carma daemon on the node the plugin
+# only warns and no node is drained; with one running MPS, the job gets its pipe directory.
+# Skips (77) unless run as root with Slurm, munge and the lua job_submit plugin installed.
+# Usage: test_slurm_cluster.sh CARMA SOURCE_DIR PLUGIN
+set -u
+CARMA=$(realpath "$1")
+SRC=$2
+PLUGIN=$3
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (it runs slurmctld, slurmd and munged)"
+for b in slurmctld slurmd munged sbatch srun scontrol squeue sinfo runuser python3; do
+    command -v "$b" >/dev/null || skip "$b is not installed (scripts/deps.sh installs Slurm)"
+done
+ls /usr/lib/*/slurm-wlm/job_submit_lua.so >/dev/null 2>&1 ||
+    skip "Slurm's lua job_submit plugin is not installed"
+[ -f "$PLUGIN" ] || skip "$PLUGIN was not built (no /usr/include/slurm/spank.h)"
+
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/slurm_lib.sh"
+DAEMON_PID=
+cleanup() {
+    if [ -n "$DAEMON_PID" ]; then kill "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; fi
+    slurm_stop
+    rm -rf "$SD"
+}
+trap cleanup EXIT
+export CARMA_DATA_DIR=$SRC/data CARMA_SYSTEM_CONFIG=
+CSOCK=$SD/carma.sock
+elapsed() { awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
+t0=$(date +%s%N)
+slurm_start "$CSOCK" || { fail "the cluster did not start"; exit 1; }
+echo "cluster up in $(elapsed) s"
+
+# submit ARGS...: sbatch's job id (stderr kept in $SD/submit.err).
+submit() { sbatch --parsable -o "$SD/out/%j.out" "$@" 2>"$SD/submit.err"; }
+envjob='env | grep -E "^(CUDA_|SLURM_SHARDS|SLURM_JOB_GPUS|SLURM_SPANK_CARMA)" | sort'
+# job_env JOBID NAME: a variable from the job's output (the env dump above).
+job_env() { sed -n "s/^$2=//p" "$SD/out/$1.out" | head -1; }
+# expect_refused PATTERN ARGS...: sbatch refuses, saying PATTERN.
+expect_refused() {
+    local pat=$1 out
+    shift
+    if out=$(sbatch --parsable -o /dev/null "$@" 2>&1); then
+        fail "sbatch $* was accepted (job $out)"
+    else
+        grep -q -- "$pat" <<<"$out" || fail "sbatch $*: message lacks '$pat': $out"
+    fi
+}
+
+# --gpu-mem=10G -> 10 shards of one GPU, the MPS cap and the figure in the job.
+j1=$(submit --gpu-mem=10G --wrap "$envjob") || fail "--gpu-mem=10G: $(cat "$SD/submit.err")"
+# 9500 MiB rounds up to 10 shards too.
+j2=$(submit --gpu-mem=9500M --wrap "$envjob") || fail "--gpu-mem=9500M: $(cat "$SD/submit.err")"
+# gpu:1 -> all 40 shards of one GPU.
+j3=$(submit --gres=gpu:1 --wrap "$envjob") || fail "gpu:1: $(cat "$SD/submit.err")"
+grep -q "served as shard:40" "$SD/submit.err" || fail "gpu:1: no word of the rewrite: $(cat "$SD/submit.err")"
+# gpu:2 -> a node of its own.
+j4=$(submit --gres=gpu:2 --wrap "$envjob") || fail "gpu:2: $(cat "$SD/submit.err")"
+
+[ "$(job_field "$j1" TresPerNode)" = "gres:shard:10" ] || fail "--gpu-mem=10G: TresPerNode $(job_field "$j1" TresPerNode)"
+[ "$(squeue -h -t all -j "$j1" -o %b)" = "gres:shard:10" ] || fail "--gpu-mem=10G: squeue %b $(squeue -h -t all -j "$j1" -o %b)"
+[ "$(job_field "$j2" TresPerNode)" = "gres:shard:10" ] || fail "--gpu-mem=9500M: TresPerNode $(job_field "$j2" TresPerNode)"
+[ "$(job_field "$j3" TresPerNode)" = "gres:shard:40" ] || fail "gpu:1: TresPerNode $(job_field "$j3" TresPerNode)"
+[ "$(job_field "$j4" TresPerNode)" = "gres:gpu:2" ] || fail "gpu:2: TresPerNode $(job_field "$j4" TresPerNode)"
+[ "$(job_field "$j4" OverSubscribe)" = "NO" ] || fail "gpu:2: not exclusive: OverSubscribe=$(job_field "$j4" OverSubscribe)"
+
+for j in $j1 $j2 $j3 $j4; do slurm_wait_job "$j" || fail "job $j: $(job_field "$j" JobState)"; done
+[ "$(job_env "$j1" SLURM_SHARDS_ON_NODE)" = 10 ] || fail "job $j1: shards: $(cat "$SD/out/$j1.out")"
+[ "$(job_env "$j1" CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)" = "0=10240M" ] || fail "job $j1: MPS cap: $(cat "$SD/out/$j1.out")"
+[ "$(job_env "$j1" SLURM_SPANK_CARMA_GPU_MEM_MIB)" = 10240 ] || fail "job $j1: figure: $(cat "$SD/out/$j1.out")"
+grep -Eq '^CUDA_VISIBLE_DEVICES=[0-3]$' "$SD/out/$j1.out" || fail "job $j1: one GPU: $(cat "$SD/out/$j1.out")"
+[ "$(job_env "$j2" CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)" = "0=10240M" ] || fail "job $j2: MPS cap: $(cat "$SD/out/$j2.out")"
+[ "$(job_env "$j3" SLURM_SHARDS_ON_NODE)" = 40 ] || fail "job $j3: shards: $(cat "$SD/out/$j3.out")"
+[ "$(job_env "$j3" CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)" = "0=40960M" ] || fail "job $j3: MPS cap: $(cat "$SD/out/$j3.out")"
+# (Slurm gives a job with a node of its own every GPU of the node)
+grep -q '^CUDA_VISIBLE_DEVICES=0,1,2,3$' "$SD/out/$j4.out" || fail "job $j4: the node's GPUs: $(cat "$SD/out/$j4.out")"
+grep -q CUDA_MPS_PINNED "$SD/out/$j4.out" && fail "job $j4: a whole-GPU job got an MPS cap"
+# The two 10-shard jobs and the gpu:1 job could not share the gpu:1 job's GPU.
+g3=$(job_env "$j3" CUDA_VISIBLE_DEVICES) n3=$(job_field "$j3" NodeList)
+for j in $j1 $j2; do
+    [ "$(job_field "$j" NodeList)/$(job_env "$j" CUDA_VISIBLE_DEVICES)" = "$n3/$g3" ] &&
+        [ "$(job_field "$j" StartTime)" = "$(job_field "$j3" StartTime)" ] &&
+        fail "job $j shared GPU $g3 of $n3 with the gpu:1 job $j3"
+done
+
+# srun makes a job too: its task sees the cap.
+out=$(srun --gpu-mem=2G -o "$SD/out/srun.out" sh -c 'echo "cap=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"' 2>&1) ||
+    fail "srun --gpu-mem=2G: $out"
+grep -q '^cap=0=2048M$' "$SD/out/srun.out" || fail "srun --gpu-mem=2G: $(cat "$SD/out/srun.out")"
+
+# Refused at submission, with the reason.
+expect_refused "needs 41 shards of 1024 MiB, but a GPU here has 40" --gpu-mem=41G --wrap true
+expect_refused "needs 50 shards" --gres=shard:50 --wrap true
+expect_refused "not a GPU memory size" --gpu-mem=lots --wrap true
+expect_refused "not --gpus" --gpus=1 --wrap true
+
+# No carma daemon was reachable: the plugin warned and no node is drained or down.
+grep -q "carma_spank: warning: cannot reach the daemon at $CSOCK" "$SD"/log/slurmd-node*.log ||
+    fail "no warning about the missing carma daemon in the slurmd logs"
+bad=$(sinfo -h -N -o "%N %t" | grep -Ev ' (idle|mix|alloc)$')
+[ -z "$bad" ] || fail "nodes not in service: $bad"
+
+# --gpu-mem=auto: carma's estimate of the job's command, made as the submitting user.
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    PY=$SRC/tests/data/xmem/tiny_mlp.py
+    want=$(runuser -u nobody -- "$CARMA" estimate --run --json -- python3 "$PY" 2>/dev/null | jq .mib)
+    [ -n "$want" ] || fail "carma estimate --run of $PY as nobody gave nothing"
+    ja=$(runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -o "$SD/out/%j.out" \
+         --chdir /tmp --gpu-mem=auto --wrap "python3 $PY" 2>"$SD/submit.err") ||
+        fail "--gpu-mem=auto --wrap: $(cat "$SD/submit.err")"
+    grep -q "estimated peak is $want MiB" "$SD/submit.err" || fail "auto: $(cat "$SD/submit.err")"
+    shards=$(((want + 1023) / 1024))
+    [ "$(job_field "$ja" TresPerNode)" = "gres:shard:$shards" ] ||
+        fail "auto: $want MiB -> TresPerNode $(job_field "$ja" TresPerNode), want shard:$shards"
+    # (the job itself fails here: this machine's torch has no CUDA)
+    printf '#!/bin/sh\npython3 %s\n' "$PY" >"$SD/job.sh"
+    chmod 755 "$SD/job.sh"
+    out=$(runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" sbatch -o /dev/null --gpu-mem=auto "$SD/job.sh" 2>&1) &&
+        fail "auto on a shell script was accepted: $out"
+    grep -q "is not a Python script" <<<"$out" || fail "auto on a shell script: $out"
+    out=$(sbatch -o /dev/null --gpu-mem=auto --wrap "python3 $PY" 2>&1) && fail "auto as root was accepted"
+    grep -q "not do as root" <<<"$out" || fail "auto as root: $out"
+else
+    echo "note: /usr/bin/python3 has no torch (scripts/deps.sh installs it): --gpu-mem=auto not tested"
+fi
+
+# A carma daemon with an MPS server on the node: the job becomes its client.
+mkdir -p "$SD/bin"
+cat >"$SD/bin/nvidia-cuda-mps-control" <<'CTL'
+#!/bin/sh
+# a stand-in for NVIDIA's control daemon: -d starts a sleeper as the daemon; quit stops it
+if [ "$1" = -d ]; then
+  sleep 300 >/dev/null 2>&1 </dev/null &
+  echo $! >"$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"
+  exit 0
+fi
+read cmd
+[ "$cmd" = quit ] && kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")"
+exit 0
+CTL
+chmod 755 "$SD/bin/nvidia-cuda-mps-control"
+CARMA_MPS_CONTROL=$SD/bin/nvidia-cuda-mps-control "$CARMA" daemon --socket "$CSOCK" \
+    --state "$SD/carma-state" --gpu-backend sim --set sim_gpus=4xA100-40GB --set mps=on \
+    >"$SD/log/carma.log" 2>&1 &
+DAEMON_PID=$!
+for _ in $(seq 50); do "$CARMA" --socket "$CSOCK" gpus >/dev/null 2>&1 && break; sleep 0.2; done
+jm=$(submit --gpu-mem=4G --wrap "$envjob") || fail "--gpu-mem=4G: $(cat "$SD/submit.err")"
+slurm_wait_job "$jm" || fail "job $jm: $(job_field "$jm" JobState)"
+[ "$(job_env "$jm" CUDA_MPS_PIPE_DIRECTORY)" = "$SD/carma-state/mps/pipe" ] ||
+    fail "job $jm: no carma MPS pipe directory: $(cat "$SD/out/$jm.out")"
+grep -q "carma_spank: GPU [0-3] (GPU-[^)]*): [0-9]* MiB free, the job may use 4096 MiB" \
+    "$SD"/log/slurmd-node*.log || fail "the plugin did not log the job's GPU from the daemon"
+kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
+DAEMON_PID=
+pid=$(cat "$SD/carma-state/mps/pipe/nvidia-cuda-mps-control.pid" 2>/dev/null)
+[ -n "$pid" ] && kill "$pid" 2>/dev/null
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s); logs:"; tail -n 20 "$SD"/log/*.log; exit 1; }
+echo "all Slurm cluster tests passed in $(elapsed) s"
