@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,14 @@ static int run_estimate(const cspank_conf *c, char **cmd, uint64_t *mib, carma_e
          * user's stderr, where they explain a failure. */
         if (dup2(pfd[1], STDOUT_FILENO) < 0)
             _exit(127);
+        /* srun blocks and ignores signals of its own; the estimate (and the timeout it puts on
+         * the user's script) needs the ordinary ones. */
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int sig = 1; sig < NSIG; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP)
+                signal(sig, SIG_DFL);
         execv(c->carma, av);
         fprintf(stderr, "carma_spank: cannot run %s: %s\n", c->carma, strerror(errno));
         _exit(127);

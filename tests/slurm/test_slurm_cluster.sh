@@ -121,6 +121,24 @@ if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     [ "$(job_field "$ja" TresPerNode)" = "gres:shard:$shards" ] ||
         fail "auto: $want MiB -> TresPerNode $(job_field "$ja" TresPerNode), want shard:$shards"
     # (the job itself fails here: this machine's torch has no CUDA)
+    # A Python batch script with its arguments: the words after sbatch's options.
+    cp "$SRC/tests/data/xmem/tiny_cnn.py" "$SD/cnn.py"
+    chmod 755 "$SD/cnn.py"
+    sed -i '1i #!/usr/bin/python3\n#SBATCH --gpu-mem=auto' "$SD/cnn.py"
+    want=$(runuser -u nobody -- "$CARMA" estimate --run --json -- "$SD/cnn.py" --batch-size 4 2>/dev/null | jq .mib)
+    jp=$(runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -o /dev/null -J cnn \
+         "$SD/cnn.py" --batch-size 4 2>"$SD/submit.err") || fail "auto, Python script: $(cat "$SD/submit.err")"
+    [ -n "$want" ] && grep -q "estimated peak is $want MiB" "$SD/submit.err" ||
+        fail "auto, Python script: want $want MiB: $(cat "$SD/submit.err")"
+    [ "$(job_field "$jp" TresPerNode)" = "gres:shard:$(((want + 1023) / 1024))" ] ||
+        fail "auto, Python script: TresPerNode $(job_field "$jp" TresPerNode) for $want MiB"
+    echo "auto: Python batch script: $(grep -o 'estimated peak is [0-9]* MiB' "$SD/submit.err"), job $jp $(job_field "$jp" TresPerNode)"
+    # srun: the command after its options.
+    out=$(runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" srun -o /dev/null -N 1 --gpu-mem=auto \
+          -J x python3 "$PY" 2>&1)
+    grep -q "estimated peak is $(runuser -u nobody -- "$CARMA" estimate --run --json -- python3 "$PY" 2>/dev/null | jq .mib) MiB" <<<"$out" ||
+        fail "srun --gpu-mem=auto: $out"
+    echo "auto: srun: $(grep -o 'estimated peak is [0-9]* MiB' <<<"$out")"
     printf '#!/bin/sh\npython3 %s\n' "$PY" >"$SD/job.sh"
     chmod 755 "$SD/job.sh"
     out=$(runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" sbatch -o /dev/null --gpu-mem=auto "$SD/job.sh" 2>&1) &&
