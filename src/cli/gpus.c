@@ -81,9 +81,10 @@ static int gpus_direct(const direct_opts *o)
         printf("no GPUs\n");
     else if (gpu_print_readings(stdout, r, n, o->json))
         rc = 1;
-    const char *note = nvml_backend_activity_note(b);
-    if (*note)
-        fprintf(o->json ? stderr : stdout, "note: %s\n", note);
+    const char *notes[] = {nvml_backend_visible_note(b), nvml_backend_activity_note(b)};
+    for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
+        if (*notes[i])
+            fprintf(o->json ? stderr : stdout, "note: %s\n", notes[i]);
 out:
     free(r);
     ops->close(b);
