@@ -38,14 +38,14 @@ int wait_state_status(const char *state)
     return 0;
 }
 
-static bool live(const char *state)
+bool wait_state_live(const char *state)
 {
     return !strcmp(state, "queued") || !strcmp(state, "running");
 }
 
 int wait_refresh(const request_args *a, json_t *t, bool *ended)
 {
-    *ended = !live(json_string_value(json_object_get(t, "state")));
+    *ended = !wait_state_live(json_string_value(json_object_get(t, "state")));
     if (*ended)
         return 0;
     json_t *reply;
@@ -56,7 +56,7 @@ int wait_refresh(const request_args *a, json_t *t, bool *ended)
         return rc;
     json_t *state = json_object_get(json_object_get(reply, "task"), "state");
     json_object_set(t, "state", state);
-    *ended = !live(json_string_value(state));
+    *ended = !wait_state_live(json_string_value(state));
     json_decref(reply);
     return 0;
 }
@@ -86,7 +86,7 @@ static int run(request_args *a)
     while (rc == 0 && left > 0) {
         for (int i = 0; i < n && rc == 0; i++) {
             json_t *t = json_array_get(tasks, (size_t)i);
-            bool was_live = live(json_string_value(json_object_get(t, "state"))), ended;
+            bool was_live = wait_state_live(json_string_value(json_object_get(t, "state"))), ended;
             if (!was_live || (rc = wait_refresh(a, t, &ended)) != 0 || !ended)
                 continue;
             left--;

@@ -14,6 +14,9 @@
  * status. */
 int wait_state_status(const char *state);
 
+/* queued or running: not ended yet. */
+bool wait_state_live(const char *state);
+
 /* t is {"id": N, "state": S}. While S is live (queued, running), asks the daemon for the task
  * and stores its state in t. 0 with *ended telling whether it has ended, or the exit status
  * of a failed request (printed). */
