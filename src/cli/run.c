@@ -58,11 +58,12 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, signals_seen;
 
 static void on_signal(int sig)
 {
     stop_signal = sig;
+    signals_seen++;
 }
 
 typedef struct run_opts {
@@ -242,10 +243,10 @@ static void cancel_and_drain(const request_args *a, json_t *tasks, int *worst)
     if (!left)
         return;
     fprintf(stderr, "carma run: cancelled %d task(s); waiting for them to end\n", left);
-    int first_signal = stop_signal;
+    int seen = signals_seen;
     double give_up = clock_mono_s() + CANCEL_WAIT_S;
     while (refresh_all(a, tasks, &left, worst) == 0 && left > 0) {
-        if (clock_mono_s() > give_up || stop_signal != first_signal) {
+        if (clock_mono_s() > give_up || signals_seen != seen) {
             fprintf(stderr, "carma run: %d task(s) still live\n", left);
             return;
         }

@@ -111,7 +111,8 @@ grep -q 'started a private daemon' "$tmp/err" || fail "Slurm job: no private dae
     || fail "Slurm job: the task went to the shared daemon"
 no_leftovers "Slurm job"
 
-# The command's help and usage errors.
+# The command's help and usage errors; `carma help` (and so the bash completion) lists it.
+"$CARMA" help | grep -q '^  run ' || fail "carma help does not list run"
 "$CARMA" run --help | grep -q 'usage: carma run' || fail "no --help"
 "$CARMA" run >/dev/null 2>&1
 [ $? -eq 2 ] || fail "no task file: not a usage error"
