@@ -183,11 +183,8 @@ static int submit_all(const request_args *a, json_t *tasks)
         if (stop_signal)
             return 128 + stop_signal;
         int rc = submit_send(a, json_object_get(t, "task"), &id);
-        if (rc) {
-            fprintf(stderr, "carma run: %s was not submitted\n",
-                    json_string_value(json_object_get(t, "file")));
-            return rc;
-        }
+        if (rc)
+            return rc; /* this one and the rest: reported as not submitted */
         json_object_del(t, "task");
         json_object_set_new(t, "id", json_integer(id));
         json_object_set_new(t, "state", json_string("queued"));
@@ -259,9 +256,11 @@ static void print_report(const request_args *a, json_t *tasks)
     size_t i;
     json_t *t;
     json_array_foreach(tasks, i, t) {
-        if (json_object_get(t, "task")) { /* never sent */
+        if (json_object_get(t, "task")) { /* never sent: said, not left out */
             json_object_del(t, "task");
             json_object_set_new(t, "state", json_string("unsubmitted"));
+            fprintf(stderr, "carma run: %s: not submitted\n",
+                    json_string_value(json_object_get(t, "file")));
         }
     }
     if (a->opts.json)

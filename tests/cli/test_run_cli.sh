@@ -71,6 +71,18 @@ grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "SIGTERM: $(cat "$t
 ! kill -0 "$task_pid" 2>/dev/null || fail "SIGTERM: the task's process $task_pid outlived carma run"
 no_leftovers "SIGTERM"
 
+# A file the daemon refuses (more GPUs than the private daemon's two): the tasks already queued
+# are cancelled and reported, the rest named as not submitted; 1.
+printf 'name: big\ncommand: sleep 1\ngpus: 3\nmemory: 1000\n' >big.yaml
+"$CARMA" run --gpu-backend sim long.yaml big.yaml quick.yaml >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "refused submission: exit $rc"
+grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "refused submission: $(cat "$tmp/out")"
+grep -q 'asks for 3 GPUs but this server has 2' "$tmp/err" || fail "no reason: $(cat "$tmp/err")"
+grep -q 'big.yaml: not submitted' "$tmp/err" && grep -q 'quick.yaml: not submitted' "$tmp/err" \
+    || fail "unsubmitted files not named: $(cat "$tmp/err")"
+no_leftovers "refused submission"
+
 # --timeout: the tasks still live are cancelled; 124.
 "$CARMA" run --gpu-backend sim --timeout 1 long.yaml >"$tmp/out" 2>"$tmp/err"
 rc=$?
