@@ -9,9 +9,7 @@ CARMA=$1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
-FAKE_DIR=$(dirname "$CARMA")/tests/fake_nvml
-export CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4
-export CARMA_NVML_LIBRARY=$FAKE_DIR/full/libnvidia-ml.so.1
+use_fake_nvml
 unset SLURM_JOB_GPUS CUDA_VISIBLE_DEVICES
 
 # NVML order 0..3; minor numbers 0, 3, 2, 1: minors 1 and 3 are NVML GPUs 3 and 1.
