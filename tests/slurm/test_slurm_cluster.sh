@@ -181,5 +181,40 @@ DAEMON_PID=
 pid=$(cat "$SD/carma-state/mps/pipe/nvidia-cuda-mps-control.pid" 2>/dev/null)
 [ -n "$pid" ] && kill "$pid" 2>/dev/null
 
+# carma inside a whole-GPU allocation (docs/slurm-allocation.md): a gpu:2 job (given a node of
+# its own, so all four of its GPUs) runs `carma run` on two task files; its private daemon, on
+# the fake NVML, must use only the job's GPUs. The fake has six GPUs whose /dev/nvidiaN minor
+# numbers are not NVML's order (NVML GPU 0 is nvidia5): a daemon that ignored SLURM_JOB_GPUS
+# would place a task on nvidia5 or nvidia4, which are not the job's.
+A=$SD/alloc
+mkdir -p "$A/tmp"
+for m in 5 0 4 1 3 2; do
+    echo "gpu uuid=GPU-fake-m$m name=\"Fake A100\" total=40960 used=0 minor=$m"
+done >"$A/scenario"
+for t in a b; do
+    printf 'name: %s\ncommand: [sh, -c, '"'"'echo "$CUDA_VISIBLE_DEVICES" >%s/%s.gpus'"'"']\ngpus: 2\nmemory: 30000\n' \
+        "$t" "$A" "$t" >"$A/$t.yaml"
+done
+printf '#!/bin/sh\necho "jobgpus=$SLURM_JOB_GPUS"\ncd %s && exec %s run --gpu-backend nvml --set policy=exclusive --set sample_interval_s=0.2 a.yaml b.yaml\n' \
+    "$A" "$CARMA" >"$A/job.sh"
+jr=$(CARMA_NVML_LIBRARY=$(dirname "$CARMA")/tests/fake_nvml/full/libnvidia-ml.so.1 \
+     CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4 FAKE_NVML_SCENARIO=$A/scenario TMPDIR=$A/tmp \
+     submit --gres=gpu:2 "$A/job.sh") || fail "carma run job: $(cat "$SD/submit.err")"
+slurm_wait_job "$jr" 90 || fail "carma run job $jr: $(job_field "$jr" JobState): $(cat "$SD/out/$jr.out")"
+grep -q '^task [0-9]* done a.yaml$' "$SD/out/$jr.out" && grep -q '^task [0-9]* done b.yaml$' "$SD/out/$jr.out" ||
+    fail "carma run job $jr: tasks not both done: $(cat "$SD/out/$jr.out")"
+jobgpus=$(sed -n 's/^jobgpus=//p' "$SD/out/$jr.out")
+[ -n "$jobgpus" ] || fail "carma run job $jr: no SLURM_JOB_GPUS"
+for t in a b; do
+    used=$(tr ',' ' ' <"$A/$t.gpus" 2>/dev/null)
+    [ "$(wc -w <<<"$used")" -eq 2 ] || fail "task $t: GPUs '$used'"
+    for u in $used; do
+        [[ ",$jobgpus," == *",${u#GPU-fake-m},"* ]] || fail "task $t ran on $u, not one of the job's GPUs ($jobgpus)"
+    done
+done
+grep -q "GPUs from the allocation: SLURM_JOB_GPUS=$jobgpus" "$SD/out/$jr.out" ||
+    fail "carma run job: the private daemon did not use the allocation: $(cat "$SD/out/$jr.out")"
+echo "carma run in job $jr (GPUs $jobgpus): a on $(cat "$A/a.gpus"), b on $(cat "$A/b.gpus")"
+
 [ "$fails" -eq 0 ] || { echo "$fails failure(s); logs:"; tail -n 20 "$SD"/log/*.log; exit 1; }
 echo "all Slurm cluster tests passed in $(elapsed) s"
