@@ -28,7 +28,7 @@ PY
 }
 
 slurm_write_config() { # ctld_port port1 port2 socket_for_the_plugin
-    mkdir -p "$SD/fakedev" "$SD/state" "$SD/spool" "$SD/out"
+    mkdir -p "$SD/fakedev" "$SD/state" "$SD/spool/node1" "$SD/spool/node2" "$SD/out"
     chmod 1777 "$SD/out"
     for i in 0 1 2 3; do
         [ -e "$SD/fakedev/nvidia$i" ] || mknod "$SD/fakedev/nvidia$i" c 195 "$i"

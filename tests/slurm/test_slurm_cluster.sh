@@ -29,7 +29,7 @@ DAEMON_PID=
 cleanup() {
     if [ -n "$DAEMON_PID" ]; then kill "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; fi
     slurm_stop
-    rm -rf "$SD"
+    [ -n "${CARMA_SLURM_KEEP:-}" ] && echo "kept: $SD" || rm -rf "$SD" # CARMA_SLURM_KEEP=1 keeps the logs
 }
 trap cleanup EXIT
 export CARMA_DATA_DIR=$SRC/data CARMA_SYSTEM_CONFIG=
