@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <wordexp.h>
 
 #include "carma_spank.h"
+#include "util/sigreset.h"
 #include "util/strutil.h"
 
 /* The submitting program's command line is bounded by the kernel (ARG_MAX); this is more than
@@ -228,12 +228,7 @@ static int run_estimate(const cspank_conf *c, char **cmd, uint64_t *mib, carma_e
             _exit(127);
         /* srun blocks and ignores signals of its own; the estimate (and the timeout it puts on
          * the user's script) needs the ordinary ones. */
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        for (int sig = 1; sig < NSIG; sig++)
-            if (sig != SIGKILL && sig != SIGSTOP)
-                signal(sig, SIG_DFL);
+        sig_reset_all();
         execv(c->carma, av);
         fprintf(stderr, "carma_spank: cannot run %s: %s\n", c->carma, strerror(errno));
         _exit(127);

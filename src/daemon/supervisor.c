@@ -22,6 +22,7 @@
 
 #include "daemon/shellcmd.h"
 #include "util/safefs.h"
+#include "util/sigreset.h"
 
 static volatile sig_atomic_t cancel_requested, kill_due;
 
@@ -70,16 +71,6 @@ static int write_file_atomic(int dfd, const char *name, const char *data, size_t
     return renameat(dfd, tmp, dfd, name);
 }
 
-static void reset_signals(void)
-{
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            signal(sig, SIG_DFL);
-}
-
 /* Closes every descriptor above 2 except those in keep (sorted ascending). */
 static void close_others(const int *keep, int nkeep)
 {
@@ -109,7 +100,7 @@ static void sort_fds(int *a, int n)
 static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int errfd)
 {
     setpgid(0, 0);
-    reset_signals();
+    sig_reset_all();
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0)
         dup2(devnull, 0);
@@ -276,7 +267,7 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
         if (devnull > 2)
             close(devnull);
     }
-    reset_signals();
+    sig_reset_all();
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
