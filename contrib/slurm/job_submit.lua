@@ -23,6 +23,14 @@ local function msg(text)
    slurm.log_user("carma: " .. text)
 end
 
+-- For job modifications: Slurm 22.05's scontrol update shows only "Unspecified error", so the
+-- reason also goes to slurmctld's log.
+local function modify_refused(job_id, text)
+   msg(text)
+   slurm.log_info("carma: update of job %d refused: %s", job_id, text)
+   return slurm.ERROR
+end
+
 -- The figure carma_spank passed, or nil; an error text when it is not a sane MiB count or when
 -- carma_spank could not make one (CARMA_GPU_MEM_ERROR: an `optional` SPANK plugin cannot stop
 -- the submission itself).
@@ -142,11 +150,12 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
    if job_desc.tres_per_node ~= nil then
       local g = parse_gres(job_desc.tres_per_node)
       if g.shard > SHARDS_PER_GPU then
-         return too_big("--gres=shard:" .. g.shard, g.shard)
+         return modify_refused(job_rec.job_id, string.format(
+            "shard:%d needs %d shards, but a GPU here has %d", g.shard, g.shard, SHARDS_PER_GPU))
       end
       if g.gpu > 0 then
-         msg("whole GPUs cannot be added to a job by a modification here; submit it again")
-         return slurm.ERROR
+         return modify_refused(job_rec.job_id, "whole GPUs cannot be added to a job by a "
+                               .. "modification here; submit it again")
       end
    end
    return slurm.SUCCESS

@@ -15,7 +15,7 @@ SRC=$2
 PLUGIN=$3
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (it runs slurmctld, slurmd and munged)"
-for b in slurmctld slurmd munged sbatch srun scontrol squeue sinfo runuser python3; do
+for b in slurmctld slurmd munged sbatch srun scontrol scancel squeue sinfo runuser python3 jq; do
     command -v "$b" >/dev/null || skip "$b is not installed (scripts/deps.sh installs Slurm)"
 done
 ls /usr/lib/*/slurm-wlm/job_submit_lua.so >/dev/null 2>&1 ||
@@ -101,6 +101,20 @@ expect_refused "needs 41 shards of 1024 MiB, but a GPU here has 40" --gpu-mem=41
 expect_refused "needs 50 shards" --gres=shard:50 --wrap true
 expect_refused "not a GPU memory size" --gpu-mem=lots --wrap true
 expect_refused "not --gpus" --gpus=1 --wrap true
+
+# A held job's request changed with scontrol update is checked the same way (22.05 tells the
+# user only "Unspecified error"; the reason is in slurmctld's log).
+jh=$(submit --hold --gpu-mem=1G --wrap true) || fail "held job: $(cat "$SD/submit.err")"
+scontrol update JobId="$jh" TresPerNode=gres:shard:50 >/dev/null 2>&1 && fail "update to shard:50 was accepted"
+scontrol update JobId="$jh" TresPerNode=gres:gpu:1 >/dev/null 2>&1 && fail "update to gpu:1 was accepted"
+grep -q "carma: update of job $jh refused: shard:50 needs 50 shards" "$SD/log/slurmctld.log" ||
+    fail "update to shard:50: no reason in slurmctld's log"
+grep -q "carma: update of job $jh refused: whole GPUs cannot be added" "$SD/log/slurmctld.log" ||
+    fail "update to gpu:1: no reason in slurmctld's log"
+[ "$(job_field "$jh" TresPerNode)" = "gres:shard:1" ] || fail "held job: TresPerNode $(job_field "$jh" TresPerNode)"
+out=$(scontrol update JobId="$jh" TresPerNode=gres:shard:3 2>&1) || fail "update to shard:3 was refused: $out"
+[ "$(job_field "$jh" TresPerNode)" = "gres:shard:3" ] || fail "update to shard:3: TresPerNode $(job_field "$jh" TresPerNode)"
+scancel "$jh"
 
 # No carma daemon was reachable: the plugin warned and no node is drained or down.
 grep -q "carma_spank: warning: cannot reach the daemon at $CSOCK" "$SD"/log/slurmd-node*.log ||
