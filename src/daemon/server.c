@@ -10,6 +10,7 @@
  * peer to make room, or else rests the listener (a readable listener that cannot be accepted
  * from would make the loop spin). */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -331,12 +332,16 @@ static bool flush_peer(peer *p)
 int d_serve_once(daemon_state *d, int timeout_ms)
 {
     int n = d->npeers;
-    struct pollfd *fds = calloc((size_t)n + 1, sizeof *fds);
+    struct pollfd *fds = calloc((size_t)n + 1 + D_METRICS_MAX_FDS, sizeof *fds);
     if (!fds)
         return -1;
-    double rest = d->accept_paused_until - clock_mono_s();
+    double now0 = clock_mono_s(), rest = d->accept_paused_until - now0, deadline = INFINITY;
     if (rest > 0 && timeout_ms > (int)(rest * 1000) + 1)
         timeout_ms = (int)(rest * 1000) + 1;
+    /* the metrics endpoint's entries follow the peers' */
+    int nm = d_metrics_pollfds(d, fds + n + 1, &deadline);
+    if (deadline - now0 < timeout_ms / 1000.0)
+        timeout_ms = deadline <= now0 ? 0 : (int)((deadline - now0) * 1000) + 1;
     /* a negative fd is skipped by poll: the listener resting */
     fds[0] = (struct pollfd){rest > 0 ? -1 : d->listen_fd, POLLIN, 0};
     for (int i = 0; i < n; i++) {
@@ -344,7 +349,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
         fds[i + 1] = (struct pollfd){p->fd, (short)((p->closing ? 0 : POLLIN) |
                                                     (p->out_len > p->out_off ? POLLOUT : 0)), 0};
     }
-    int r = poll(fds, (nfds_t)n + 1, timeout_ms);
+    int r = poll(fds, (nfds_t)(n + 1 + nm), timeout_ms);
     if (r < 0) {
         free(fds);
         return errno == EINTR ? 0 : -1;
@@ -377,6 +382,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     }
     if (fds[0].revents & POLLIN)
         accept_peers(d, now);
+    d_metrics_serve(d, fds + n + 1, nm);
     free(fds);
     free(gone);
     return 0;
