@@ -120,8 +120,8 @@ static const gpu_family gpu_families[] = {
      "(as dcgm-exporter).", dram_active},
     {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw, W (as dcgm-exporter).", power_w},
     {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "gauge",
-     "Energy consumed by the GPU since its driver loaded, mJ (as dcgm-exporter; a counter "
-     "that only grows, typed gauge because a counter's name must end in _total).", energy_mj},
+     "The GPU's energy counter, mJ (as dcgm-exporter; it only grows, but is typed gauge "
+     "because a counter's name must end in _total).", energy_mj},
     {"carma_gpu_tasks", "gauge", "Tasks carma runs on the GPU now.", tasks_on},
 };
 
