@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define ACCEPTS_PER_TURN 64
+#define ACCEPT_PAUSE_S 0.1 /* out of descriptors: how long the listener rests */
 
 /* ---- parsing ---- */
 
@@ -101,6 +102,8 @@ struct http_server {
     int port;
     conn *conns[HTTP_MAX_CONNS];
     int nconns;
+    double paused_until; /* out of descriptors: a readable listener that cannot be accepted
+                            from would make the loop spin, so it rests until then */
 };
 
 static int listen_on(int family, const hostport *a, int *fd_out, carma_err *err)
@@ -210,9 +213,9 @@ int http_nconns(const http_server *s)
     return s->nconns;
 }
 
-int http_pollfds(const http_server *s, struct pollfd *fds)
+int http_pollfds(const http_server *s, struct pollfd *fds, double now)
 {
-    fds[0] = (struct pollfd){s->fd, POLLIN, 0};
+    fds[0] = (struct pollfd){now < s->paused_until ? -1 : s->fd, POLLIN, 0};
     for (int i = 0; i < s->nconns; i++) {
         const conn *c = s->conns[i];
         fds[i + 1] = (struct pollfd){c->fd, c->st == C_WRITE ? POLLOUT : POLLIN, 0};
@@ -222,7 +225,7 @@ int http_pollfds(const http_server *s, struct pollfd *fds)
 
 double http_next_deadline(const http_server *s)
 {
-    double t = INFINITY;
+    double t = s->paused_until > 0 ? s->paused_until : INFINITY;
     for (int i = 0; i < s->nconns; i++)
         t = fmin(t, s->conns[i]->deadline);
     return t;
@@ -291,7 +294,8 @@ static void reply(conn *c, const http_request *req, http_body_fn body_fn, void *
     c->st = C_WRITE; /* out of memory: nothing to write, the connection just closes */
 }
 
-/* Writes what it can; false when the connection is done with (sent, or broken). */
+/* Writes what it can, and once all is sent starts the lingering close; false when the
+ * connection is broken. */
 static bool flush(conn *c, double now)
 {
     while (c->out_off < c->out_len) {
@@ -342,8 +346,11 @@ static void accept_conns(http_server *s, double now)
 {
     for (int k = 0; k < ACCEPTS_PER_TURN; k++) {
         int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                s->paused_until = now + ACCEPT_PAUSE_S;
             return;
+        }
         if (s->nconns == HTTP_MAX_CONNS) {
             /* full: the oldest connection still silent makes room, else the new one goes */
             int oldest = -1;
@@ -389,6 +396,8 @@ void http_serve(http_server *s, const struct pollfd *fds, int nfds, double now,
         if (!keep)
             drop(s, i);
     }
+    if (s->paused_until > 0 && now >= s->paused_until)
+        s->paused_until = 0;
     if (nfds > 0 && fds[0].fd == s->fd && (fds[0].revents & POLLIN))
         accept_conns(s, now);
 }

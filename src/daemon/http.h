@@ -55,13 +55,14 @@ void http_close(http_server *s);
 const char *http_bound(const http_server *s);
 int http_bound_port(const http_server *s);
 
-/* The poll entries the server needs now (at most 1 + HTTP_MAX_CONNS): filled into fds. */
-int http_pollfds(const http_server *s, struct pollfd *fds);
+/* The poll entries the server needs at `now` (at most 1 + HTTP_MAX_CONNS): filled into fds. */
+int http_pollfds(const http_server *s, struct pollfd *fds, double now);
 /* Serves what poll found on the entries http_pollfds filled, and drops connections past their
  * deadline (now: clock_mono_s()). */
 void http_serve(http_server *s, const struct pollfd *fds, int nfds, double now,
                 http_body_fn body, void *ctx);
-/* When the earliest connection deadline falls (clock_mono_s()); INFINITY when none. */
+/* When the server next has something to do unasked: a connection's deadline, or the end of
+ * the listener's rest (clock_mono_s()); INFINITY when nothing. */
 double http_next_deadline(const http_server *s);
 /* Connections open (tests, logs). */
 int http_nconns(const http_server *s);

@@ -238,7 +238,7 @@ int d_metrics_pollfds(const daemon_state *d, struct pollfd *fds, double *deadlin
     if (!d->http)
         return 0;
     *deadline = fmin(*deadline, http_next_deadline(d->http));
-    return http_pollfds(d->http, fds);
+    return http_pollfds(d->http, fds, clock_mono_s());
 }
 
 void d_metrics_serve(daemon_state *d, const struct pollfd *fds, int nfds)

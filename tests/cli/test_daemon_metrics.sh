@@ -5,7 +5,8 @@
 # out-of-memory crash with its recovery show in the counters, the GPU memory matches the sim
 # GPUs, the scrape passes `promtool check metrics` with nothing to say, bad requests get 400,
 # 404, 405 while the Unix socket keeps serving; and every metric the Grafana dashboard
-# (contrib/grafana/carma-dashboard.json) queries is one the daemon exports.
+# (contrib/grafana/carma-dashboard.json) queries is one the daemon exports; a restart while a
+# task runs takes the same port again.
 # Exits 77 (skipped) after every other check when promtool is not installed.
 set -u
 CARMA=$1
@@ -139,6 +140,19 @@ queried=$(jq -r '.. | objects | (.expr?, .definition?) // empty' "$DASH" |
 for q in $queried; do
     grep -qx "$q" <<<"$exported" || fail "the dashboard queries $q, which the daemon does not export"
 done
+
+# ---- a restart while a task runs takes the same port again: the task's supervisor, which
+# outlives the daemon, holds none of its sockets
+long=$(job 1G 1G 4)
+wait_until 10 task_is "$long" running || fail "task $long never ran"
+stop_daemon
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf" --set "metrics_listen=127.0.0.1:$PORT"
+[ "$(grep -c "serving metrics on http://127.0.0.1:$PORT/metrics" "$tmp/daemon.log")" = 2 ] \
+    || fail "the restarted daemon did not take port $PORT again"
+m=$(metrics_get /metrics)
+[ "$(val carma_oom_crashes_total)" = 0 ] || fail "a new daemon's counters start at 0"
+[ "$(val 'carma_tasks{state="running"}')" = 1 ] || fail "the adopted task is not counted running"
+wait_until 20 task_is "$long" done || fail "task $long not done after the restart"
 
 stop_daemon
 [ $fails -eq 0 ] || { echo "--- daemon log"; cat "$tmp/daemon.log"; }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -339,7 +340,7 @@ static int connect_to(int port)
 static void turn(http_server *s, double now)
 {
     struct pollfd fds[1 + HTTP_MAX_CONNS];
-    int n = http_pollfds(s, fds);
+    int n = http_pollfds(s, fds, now);
     poll(fds, (nfds_t)n, 50);
     http_serve(s, fds, n, now, fixed_body, NULL);
 }
@@ -434,6 +435,36 @@ static void the_server_answers_bounds_and_drops(void **state)
     turn(s, clock_mono_s() + HTTP_DEADLINE_S + 1);
     assert_int_equal(http_nconns(s), 0);
     assert_int_equal(recv(fd, &c, 1, 0), 0);
+    close(fd);
+
+    /* out of descriptors: the listener rests instead of waking the loop again and again */
+    fd = connect_to(http_bound_port(s)); /* waiting in the backlog */
+    struct rlimit was, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+    low = was;
+    low.rlim_cur = (rlim_t)fd + 1;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int fill[64], nfill = 0; /* the holes below fd, if any */
+    while (nfill < 64 && (fill[nfill] = dup(0)) >= 0)
+        nfill++;
+    double now = clock_mono_s();
+    struct pollfd pf[1 + HTTP_MAX_CONNS];
+    int n = http_pollfds(s, pf, now);
+    assert_int_equal(poll(pf, (nfds_t)n, 1000), 1);
+    http_serve(s, pf, n, now, fixed_body, NULL);
+    assert_int_equal(http_nconns(s), 0);
+    assert_int_equal(http_pollfds(s, pf, now), 1);
+    assert_int_equal(pf[0].fd, -1); /* resting */
+    assert_true(http_next_deadline(s) > now && http_next_deadline(s) < now + 1);
+    while (nfill > 0)
+        close(fill[--nfill]);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+    double later = http_next_deadline(s);
+    n = http_pollfds(s, pf, later);
+    assert_true(pf[0].fd >= 0); /* rested: accepting again */
+    assert_int_equal(poll(pf, (nfds_t)n, 1000), 1);
+    http_serve(s, pf, n, later, fixed_body, NULL);
+    assert_int_equal(http_nconns(s), 1);
     close(fd);
     http_close(s);
 }
