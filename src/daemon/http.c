@@ -106,6 +106,7 @@ struct http_server {
                             from would make the loop spin, so it rests until then */
 };
 
+/* Listens on a's address in this family: 0, or the errno that stopped it (err says it). */
 static int listen_on(int family, const hostport *a, int *fd_out, carma_err *err)
 {
     struct sockaddr_storage ss;
@@ -116,21 +117,28 @@ static int listen_on(int family, const hostport *a, int *fd_out, carma_err *err)
         s6->sin6_family = AF_INET6;
         s6->sin6_port = htons((uint16_t)a->port);
         s6->sin6_addr = in6addr_any;
-        if (a->host[0] && inet_pton(AF_INET6, a->host, &s6->sin6_addr) != 1)
-            return carma_err_set(err, "'%s' is not an IPv6 address", a->host);
+        if (a->host[0] && inet_pton(AF_INET6, a->host, &s6->sin6_addr) != 1) {
+            carma_err_set(err, "'%s' is not an IPv6 address", a->host);
+            return EINVAL;
+        }
         len = sizeof *s6;
     } else {
         struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
         s4->sin_family = AF_INET;
         s4->sin_port = htons((uint16_t)a->port);
         s4->sin_addr.s_addr = htonl(INADDR_ANY);
-        if (a->host[0] && inet_pton(AF_INET, a->host, &s4->sin_addr) != 1)
-            return carma_err_set(err, "'%s' is not an IPv4 address", a->host);
+        if (a->host[0] && inet_pton(AF_INET, a->host, &s4->sin_addr) != 1) {
+            carma_err_set(err, "'%s' is not an IPv4 address", a->host);
+            return EINVAL;
+        }
         len = sizeof *s4;
     }
     int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return carma_err_set(err, "socket: %s", strerror(errno));
+    if (fd < 0) {
+        int e = errno;
+        carma_err_set(err, "socket: %s", strerror(e));
+        return e;
+    }
     int one = 1, zero = 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (family == AF_INET6 && !a->host[0]) /* ":PORT": IPv4 too, through the same socket */
@@ -138,8 +146,8 @@ static int listen_on(int family, const hostport *a, int *fd_out, carma_err *err)
     if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
         int e = errno;
         close(fd);
-        errno = e;
-        return carma_err_set(err, "%s", strerror(e));
+        carma_err_set(err, "%s", strerror(e));
+        return e;
     }
     *fd_out = fd;
     return 0;
@@ -153,7 +161,7 @@ int http_open(http_server **out, const hostport *addr, carma_err *err)
     int rc;
     if (addr->host[0])
         rc = listen_on(addr->ipv6 ? AF_INET6 : AF_INET, addr, &s->fd, err);
-    else if ((rc = listen_on(AF_INET6, addr, &s->fd, err)) && errno == EAFNOSUPPORT)
+    else if ((rc = listen_on(AF_INET6, addr, &s->fd, err)) == EAFNOSUPPORT)
         rc = listen_on(AF_INET, addr, &s->fd, err); /* no IPv6 here: every IPv4 address */
     if (rc) {
         free(s);
