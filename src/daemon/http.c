@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util/nbsend.h"
+
 #define ACCEPTS_PER_TURN 64
 #define ACCEPT_PAUSE_S 0.1 /* out of descriptors: how long the listener rests */
 
@@ -306,13 +308,10 @@ static void reply(conn *c, const http_request *req, http_body_fn body_fn, void *
  * connection is broken. */
 static bool flush(conn *c, double now)
 {
-    while (c->out_off < c->out_len) {
-        ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-        c->out_off += (size_t)w;
-    }
+    if (!nb_send(c->fd, c->out, c->out_len, &c->out_off))
+        return false;
+    if (c->out_off < c->out_len)
+        return true; /* the rest when the socket takes it */
     /* Sent: the peer's leftover input is read and dropped for a moment, so that closing with
      * unread bytes does not reset the connection before the reply is read. */
     shutdown(c->fd, SHUT_WR);

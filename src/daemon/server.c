@@ -24,6 +24,7 @@
 
 #include "daemon/journal.h"
 #include "util/array.h"
+#include "util/nbsend.h"
 
 #define MAX_PEERS 1024
 #define RESERVED_PEERS 32  /* of the table, kept for root and the daemon's own user */
@@ -318,13 +319,10 @@ static bool read_peer(daemon_state *d, peer *p)
 /* Sends pending output; returns false when the peer is gone. */
 static bool flush_peer(peer *p)
 {
-    while (p->out_off < p->out_len) {
-        ssize_t w = send(p->fd, p->out + p->out_off, p->out_len - p->out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-        p->out_off += (size_t)w;
-    }
+    if (!nb_send(p->fd, p->out, p->out_len, &p->out_off))
+        return false;
+    if (p->out_off < p->out_len)
+        return true;
     p->out_off = p->out_len = 0;
     return !p->closing;
 }

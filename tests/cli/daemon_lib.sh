@@ -1,7 +1,7 @@
 # daemon_lib.sh — helpers for the daemon's CLI tests, sourced by them. CTest runs every
 # tests/cli/*.sh, this one too: run on its own it does nothing and exits 0.
 # Provides: start_daemon, stop_daemon, kill_supervisors, wait_until, task_state, task_is,
-# metrics_port, metrics_get, and
+# quick_config, metrics_port, metrics_get, and
 # $tmp/$SOCK/$STATE.
 [ "${BASH_SOURCE[0]}" = "$0" ] && exit 0
 set -o pipefail
@@ -58,6 +58,10 @@ wait_until() {
 # task_state ID: the task's state as `show --json` gives it; task_is ID STATE: whether it is.
 task_state() { "$CARMA" show --json "$1" | jq -r .state; }
 task_is() { [ "$(task_state "$1")" = "$2" ]; }
+
+# quick_config: a config for fast tests (oracle-magm, short grace, sampling every 0.2 s).
+quick_config() { printf '%s\n' "policy = oracle-magm" "grace_s = 0.4" "sample_interval_s = 0.2" \
+    "kill_grace_s = 1" "window = 3"; }
 
 # metrics_port: the port the daemon's metrics endpoint took (metrics_listen = 127.0.0.1:0), as
 # its log names it; metrics_get PATH: that path's reply body (http_probe.py).

@@ -28,14 +28,7 @@ out=$("$CARMA" daemon --socket "$tmp/bad.sock" --state "$tmp/bad" --gpu-backend 
 grep -q "metrics_listen" <<<"$out" || fail "bad metrics_listen: error does not name the key: $out"
 
 # ---- metrics on
-cat >"$tmp/carma.conf" <<CONF
-policy = oracle-magm
-grace_s = 0.4
-sample_interval_s = 0.2
-kill_grace_s = 1
-window = 3
-metrics_listen = 127.0.0.1:0
-CONF
+{ quick_config; echo "metrics_listen = 127.0.0.1:0"; } >"$tmp/carma.conf"
 start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 PORT=$(metrics_port)
 [ -n "$PORT" ] || { fail "no 'serving metrics on' line in the log"; cat "$tmp/daemon.log"; exit 1; }
