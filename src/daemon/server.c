@@ -8,10 +8,14 @@
  * connections, some are kept for root and the daemon's own user, idle peers are dropped
  * sooner as the table fills, and running out of file descriptors drops the longest-idle
  * peer to make room, or else rests the listener (a readable listener that cannot be accepted
- * from would make the loop spin). */
+ * from would make the loop spin).
+ *
+ * The same poll also waits on the metrics endpoint's sockets when metrics_listen is set
+ * (metrics.c, http.c): its entries follow the peers', and its connections' deadlines shorten
+ * the wait. */
 #include <errno.h>
-#include <math.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
