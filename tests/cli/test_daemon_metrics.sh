@@ -148,6 +148,8 @@ m=$(metrics_get /metrics)
 wait_until 20 task_is "$long" done || fail "task $long not done after the restart"
 
 stop_daemon
+# under `make asan`, the daemons' sanitizers report into the log (leaks: at their exit)
+grep -qE "runtime error|Sanitizer" "$tmp/daemon.log" && fail "a sanitizer reported in the daemon"
 [ $fails -eq 0 ] || { echo "--- daemon log"; cat "$tmp/daemon.log"; }
 echo "$fails failure(s)"
 [ $fails -eq 0 ] || exit 1
