@@ -24,6 +24,8 @@ const carma_command carma_commands[] = {
      .request = &cmd_priority},
     {"wait", "wait until tasks have ended (exit status: how they ended)", CMD_TALKS_TO_DAEMON,
      .request = &cmd_wait},
+    {"run", "submit task files, wait for them all (a private daemon in a Slurm job)",
+     CMD_TALKS_TO_DAEMON, .request = &cmd_run},
     {"logs", "print a task's output", CMD_TALKS_TO_DAEMON, .request = &cmd_logs},
     {"gpus", "show the GPUs as the daemon sees them, or read them directly",
      CMD_TALKS_TO_DAEMON, .request = &cmd_gpus},

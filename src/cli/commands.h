@@ -10,7 +10,7 @@ int cmd_config(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 extern const struct request_cmd cmd_submit, cmd_queue, cmd_show, cmd_cancel, cmd_logs, cmd_gpus,
     cmd_history, cmd_top;
-extern const struct request_cmd cmd_hold, cmd_release, cmd_priority, cmd_wait;
+extern const struct request_cmd cmd_hold, cmd_release, cmd_priority, cmd_wait, cmd_run;
 int cmd_estimate(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

@@ -15,11 +15,14 @@ static const char *const usage =
     "Runs the GPU manager of this server in the foreground (stop it with SIGTERM or Ctrl-C;\n"
     "running tasks keep running under their supervisors and are found again at the next\n"
     "start). Clients talk to it over a Unix socket (docs/protocol.md).\n\n"
-    "  --socket PATH       socket to serve (default: the config's `socket`, else\n"
-    "                      /run/carma/carma.sock as root, /tmp/carma-UID.sock otherwise)\n"
+    "  --socket PATH       socket to serve (default: $CARMA_SOCKET, else the config's\n"
+    "                      `socket`, else /run/carma/carma.sock as root, /tmp/carma-UID.sock\n"
+    "                      otherwise)\n"
     "  --state DIR         database and task logs (default: the config's `state_dir`, else\n"
     "                      /var/lib/carma as root, ~/.local/state/carma otherwise)\n"
-    "  --gpu-backend NAME  where GPU readings come from: sim or nvml (config `gpu_backend`)\n"
+    "  --gpu-backend NAME  where GPU readings come from: sim or nvml (config `gpu_backend`);\n"
+    "                      nvml keeps only a job's GPUs when SLURM_JOB_GPUS or\n"
+    "                      CUDA_VISIBLE_DEVICES is set (docs/slurm-allocation.md)\n"
     "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
     "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`);\n"
     "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists\n\n"
@@ -91,12 +94,7 @@ int cmd_daemon(int argc, char **argv)
     if (cli_load_config(&o.cfg, &cargs, &err))
         return cli_fail("daemon", &err);
     char socket_path[CONFIG_STR_MAX], state_dir[CONFIG_STR_MAX];
-    if (socket_opt)
-        snprintf(socket_path, sizeof socket_path, "%s", socket_opt);
-    else if (o.cfg.daemon.socket[0])
-        snprintf(socket_path, sizeof socket_path, "%s", o.cfg.daemon.socket);
-    else
-        daemon_default_socket(socket_path, sizeof socket_path);
+    daemon_serve_socket(socket_opt, &o.cfg, socket_path, sizeof socket_path);
     if (state_opt)
         snprintf(state_dir, sizeof state_dir, "%s", state_opt);
     else if (o.cfg.daemon.state_dir[0])

@@ -28,7 +28,9 @@ static const char usage[] =
     "libnvidia-ml.so.1 (or PATH, or $CARMA_NVML_LIBRARY), samples N times (default 2), MS\n"
     "milliseconds apart (default 200, at least 100 for GPM), and prints the last reading:\n"
     "memory, utilization, SM activity/occupancy and DRAM activity, power and energy, each\n"
-    "with its source, and the GPU processes. Unknown metrics print as 'unknown' (JSON: null).\n\n"
+    "with its source, and the GPU processes. Unknown metrics print as 'unknown' (JSON: null).\n"
+    "Inside a job allocation (SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES set) only the job's GPUs\n"
+    "are read, as the daemon does, with a note saying which (docs/slurm-allocation.md).\n\n"
     "  --gpu-backend NAME  read the GPUs directly through this backend (nvml)\n"
     "  --library PATH      the NVML library to load\n"
     "  --samples N         readings to take (1..1000)\n"
@@ -81,9 +83,10 @@ static int gpus_direct(const direct_opts *o)
         printf("no GPUs\n");
     else if (gpu_print_readings(stdout, r, n, o->json))
         rc = 1;
-    const char *note = nvml_backend_activity_note(b);
-    if (*note)
-        fprintf(o->json ? stderr : stdout, "note: %s\n", note);
+    const char *notes[] = {nvml_backend_visible_note(b), nvml_backend_activity_note(b)};
+    for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
+        if (*notes[i])
+            fprintf(o->json ? stderr : stdout, "note: %s\n", notes[i]);
 out:
     free(r);
     ops->close(b);

@@ -108,18 +108,24 @@ int request_send(const request_args *a, json_t *req, json_t **reply)
     return request_send_retrying(a, req, 1, reply);
 }
 
+int request_socket_paths(const request_opts *o, char paths[][CONFIG_STR_MAX], carma_err *err)
+{
+    carma_config cfg;
+    bool need_config = !(o->socket && *o->socket) && !getenv("CARMA_SOCKET");
+    if (need_config && cli_load_config(&cfg, &o->config, err))
+        return -1;
+    return daemon_client_sockets(o->socket, need_config ? &cfg : NULL, paths);
+}
+
 int request_send_retrying(const request_args *a, json_t *req, int tries, json_t **reply)
 {
-    const request_opts *o = &a->opts;
-    carma_config cfg;
     carma_err err;
     char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
-    bool need_config = !(o->socket && *o->socket) && !getenv("CARMA_SOCKET");
-    if (need_config && cli_load_config(&cfg, &o->config, &err)) {
+    int npaths = request_socket_paths(&a->opts, paths, &err);
+    if (npaths < 0) {
         json_decref(req);
         return cli_fail(a->cmd, &err);
     }
-    int npaths = daemon_client_sockets(o->socket, need_config ? &cfg : NULL, paths);
     const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
     *reply = NULL;
     bool answered = false;

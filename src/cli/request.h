@@ -72,6 +72,11 @@ int request_no_operands(const request_args *a);
  * exit status. */
 int request_task_id_operand(const request_args *a, long long *id);
 
+/* The sockets a command with these options tries, in order (daemon_client_sockets, reading
+ * the config only when neither --socket nor $CARMA_SOCKET names one): how many, or -1 with err
+ * when the config cannot be read. */
+int request_socket_paths(const request_opts *o, char paths[][CONFIG_STR_MAX], carma_err *err);
+
 /* Connects to the daemon's socket (daemon_client_sockets: --socket, else $CARMA_SOCKET, else
  * the config's, else the system's then this user's) and makes
  * one request (req is taken). On failure prints "carma CMD: ..." and returns 1; *reply is set

@@ -9,6 +9,7 @@
 extern char **environ;
 
 #include "cli/commands.h"
+#include "cli/submit.h"
 #include "cli/queue_args.h"
 #include "cli/request.h"
 #include "task/taskload.h"
@@ -250,6 +251,25 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
     return 0;
 }
 
+int submit_send(const request_args *a, json_t *task, json_int_t *id)
+{
+    json_t *req = json_object(), *reply;
+    json_object_set_new(req, "verb", json_string("submit"));
+    json_object_set(req, "task", task);
+    /* A key of its own makes the submission safe to send again when the reply is lost: the
+     * daemon answers a repeat with the first task's id. */
+    char key[33];
+    bool keyed = submission_key(key);
+    if (keyed)
+        json_object_set_new(req, "key", json_string(key));
+    int rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply);
+    if (rc)
+        return rc;
+    *id = json_integer_value(json_object_get(reply, "id"));
+    json_decref(reply);
+    return 0;
+}
+
 /* Sends the task (one per --array index); prints the ids on one line. */
 static int send_tasks(request_args *a, json_t *task, const queue_ctl *qc)
 {
@@ -257,7 +277,6 @@ static int send_tasks(request_args *a, json_t *task, const queue_ctl *qc)
     json_t *ids = json_array();
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        json_t *req = json_object(), *reply;
         json_t *t = json_deep_copy(task);
         if (qc->narray) {
             json_object_set_new(t, "array_index", json_integer(qc->array[i]));
@@ -266,18 +285,11 @@ static int send_tasks(request_args *a, json_t *task, const queue_ctl *qc)
                      json_string_value(json_object_get(t, "name")), qc->array[i]);
             json_object_set_new(t, "name", json_string(name));
         }
-        json_object_set_new(req, "verb", json_string("submit"));
-        json_object_set_new(req, "task", t);
-        /* A key of its own makes the submission safe to send again when the reply is lost:
-         * the daemon answers a repeat with the first task's id. */
-        char key[33];
-        bool keyed = submission_key(key);
-        if (keyed)
-            json_object_set_new(req, "key", json_string(key));
-        if ((rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply)) != 0)
-            break;
-        json_array_append(ids, json_object_get(reply, "id"));
-        json_decref(reply);
+        json_int_t id;
+        rc = submit_send(a, t, &id);
+        json_decref(t);
+        if (rc == 0)
+            json_array_append_new(ids, json_integer(id));
     }
     if (a->opts.json) {
         json_t *out = qc->narray ? json_pack("{sO}", "ids", ids)
@@ -295,6 +307,57 @@ static int send_tasks(request_args *a, json_t *task, const queue_ctl *qc)
     }
     json_decref(ids);
     return rc;
+}
+
+/* The submission's default directory (the current one) and environment, then its JSON, checked
+ * as the daemon will check it; the submission is freed. */
+static int finish_submission(submission *sub, bool clean_env, json_t **out, carma_err *err)
+{
+    *out = NULL;
+    char cwd[PATH_MAX];
+    int rc = 0;
+    if (!sub->cwd && !getcwd(cwd, sizeof cwd))
+        rc = carma_err_set(err, "cannot read the current directory");
+    else if (!sub->cwd)
+        sub->cwd = str_dup(cwd);
+    if (rc == 0)
+        rc = add_environment(sub, clean_env, err);
+    json_t *task = rc ? NULL : submission_to_json(sub);
+    submission_free(sub);
+    if (rc)
+        return rc;
+    submission check;
+    if (!task)
+        return carma_err_set(err, "out of memory");
+    if (submission_from_json(task, &check, err)) {
+        json_decref(task);
+        return -1;
+    }
+    if (!json_object_get(task, "name")) /* the default name, for an array's names */
+        json_object_set_new(task, "name", json_string(check.name));
+    submission_free(&check);
+    *out = task;
+    return 0;
+}
+
+int submit_task_file_json(const char *path, json_t **out, carma_err *err)
+{
+    submission sub, none;
+    submission_init(&sub);
+    submission_init(&none);
+    *out = NULL;
+    int rc = submit_load_task_file(path, &sub, &none, 0, err);
+    submission_free(&none);
+    if (rc) {
+        submission_free(&sub);
+        return -1;
+    }
+    carma_err why;
+    if (sub.summary && sub.batch > 0 && estimate_summary(&sub, &why))
+        fprintf(stderr, "carma: warning: %s: no estimates (%s)\n", path, why.msg);
+    if (finish_submission(&sub, false, out, err))
+        return carma_err_prefix(err, "%s", path);
+    return 0;
 }
 
 static int run(request_args *a)
@@ -419,18 +482,6 @@ static int run(request_args *a)
         }
         fprintf(stderr, "carma submit: warning: no estimates (%s)\n", err.msg);
     }
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) {
-        submission_free(&sub);
-        carma_err_set(&err, "cannot read the current directory");
-        return cli_fail("submit", &err);
-    }
-    if (!sub.cwd)
-        sub.cwd = str_dup(cwd);
-    if (add_environment(&sub, qc.clean_env, &err)) {
-        submission_free(&sub);
-        return cli_usage_error("submit", "%s", err.msg);
-    }
     for (size_t i = 0; i < qc.nafter + qc.nafterok && rc == 0; i++)
         rc = i < qc.nafter ? submission_add_dep(&sub, qc.after[i], false, &err)
                            : submission_add_dep(&sub, qc.afterok[i - qc.nafter], true, &err);
@@ -438,18 +489,13 @@ static int run(request_args *a)
     sub.priority = qc.priority;
     sub.time_limit_s = qc.time_limit_s;
     /* Checked here for a clear message; the daemon checks again. */
-    json_t *task = rc ? NULL : submission_to_json(&sub);
-    submission_free(&sub);
-    submission check;
-    if (!task || submission_from_json(task, &check, &err)) {
-        json_decref(task);
+    json_t *task = NULL;
+    if (rc)
+        submission_free(&sub);
+    if (rc || finish_submission(&sub, qc.clean_env, &task, &err))
         return cli_usage_error("submit", "%s%s", err.msg,
                                strstr(err.msg, "task.env") ? " (--clean-env passes only PATH "
                                                              "and --env)" : "");
-    }
-    if (!json_object_get(task, "name")) /* the default name, for an array's names */
-        json_object_set_new(task, "name", json_string(check.name));
-    submission_free(&check);
     rc = send_tasks(a, task, &qc);
     json_decref(task);
     return rc;

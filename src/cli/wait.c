@@ -7,12 +7,12 @@
 
 #include "cli/commands.h"
 #include "cli/request.h"
+#include "cli/wait.h"
 #include "util/clock.h"
 #include "util/strutil.h"
 
 #define POLL_S 0.5 /* between looks at the tasks still live: a client, not a busy loop */
 #define MAX_IDS 1000
-#define EXIT_WAIT_TIMEOUT 124 /* as timeout(1) */
 
 static const char usage[] =
     "usage: carma wait [--timeout SECONDS] [--socket PATH] [--json] ID...\n\n"
@@ -29,8 +29,7 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* The exit status an ended state stands for (0 for a live one). */
-static int state_status(const char *state)
+int wait_state_status(const char *state)
 {
     static const char *const bad[] = {"cancelled", "timeout", "failed"};
     for (int i = 0; i < 3; i++)
@@ -39,9 +38,27 @@ static int state_status(const char *state)
     return 0;
 }
 
-static bool live(const char *state)
+bool wait_state_live(const char *state)
 {
     return !strcmp(state, "queued") || !strcmp(state, "running");
+}
+
+int wait_refresh(const request_args *a, json_t *t, bool *ended)
+{
+    *ended = !wait_state_live(json_string_value(json_object_get(t, "state")));
+    if (*ended)
+        return 0;
+    json_t *reply;
+    int rc = request_send(a, json_pack("{sssI}", "verb", "show", "id",
+                                       json_integer_value(json_object_get(t, "id"))),
+                          &reply);
+    if (rc)
+        return rc;
+    json_t *state = json_object_get(json_object_get(reply, "task"), "state");
+    json_object_set(t, "state", state);
+    *ended = !wait_state_live(json_string_value(state));
+    json_decref(reply);
+    return 0;
 }
 
 static int run(request_args *a)
@@ -56,33 +73,25 @@ static int run(request_args *a)
     int n = a->argc - a->operands;
     if (n < 1 || n > MAX_IDS)
         return cli_usage_error("wait", "expected 1 to %d task ids", MAX_IDS);
-    json_int_t *ids = calloc((size_t)n, sizeof *ids);
     json_t *tasks = json_array();
-    int rc = ids ? 0 : 1;
+    int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         int64_t v;
         if (parse_i64(a->argv[a->operands + i], &v) || v < 1)
             rc = cli_usage_error("wait", "expected a task id, got '%s'", a->argv[a->operands + i]);
-        ids[i] = v;
         json_array_append_new(tasks, json_pack("{sIss}", "id", (json_int_t)v, "state", "queued"));
     }
     double deadline = clock_mono_s() + timeout;
     int left = n, worst = 0;
     while (rc == 0 && left > 0) {
         for (int i = 0; i < n && rc == 0; i++) {
-            json_t *t = json_array_get(tasks, (size_t)i), *reply;
-            if (!live(json_string_value(json_object_get(t, "state"))))
+            json_t *t = json_array_get(tasks, (size_t)i);
+            bool was_live = wait_state_live(json_string_value(json_object_get(t, "state"))), ended;
+            if (!was_live || (rc = wait_refresh(a, t, &ended)) != 0 || !ended)
                 continue;
-            if ((rc = request_send(a, json_pack("{sssI}", "verb", "show", "id", ids[i]), &reply)))
-                break;
-            json_t *state = json_object_get(json_object_get(reply, "task"), "state");
-            json_object_set(t, "state", state);
-            if (!live(json_string_value(state))) {
-                left--;
-                int s = state_status(json_string_value(state));
-                worst = s > worst ? s : worst;
-            }
-            json_decref(reply);
+            left--;
+            int s = wait_state_status(json_string_value(json_object_get(t, "state")));
+            worst = s > worst ? s : worst;
         }
         if (rc || left == 0)
             break;
@@ -108,7 +117,6 @@ static int run(request_args *a)
                     timeout, left);
     }
     json_decref(tasks);
-    free(ids);
     return rc ? rc : worst;
 }
 

@@ -187,7 +187,7 @@ const config_row config_rows[] = {
     {OPT_STRING("socket", DAEMON, socket,
                 "daemon socket path (empty: a daemon serves /run/carma/carma.sock as root, else "
                 "/tmp/carma-UID.sock; a client tries /run/carma/carma.sock, then "
-                "/tmp/carma-UID.sock); $CARMA_SOCKET overrides it for clients")},
+                "/tmp/carma-UID.sock); $CARMA_SOCKET overrides it for clients and daemon")},
     {OPT_STRING("state_dir", DAEMON, state_dir,
                 "daemon state directory: database and task logs (empty: /var/lib/carma as root, "
                 "else ~/.local/state/carma)")},

@@ -43,6 +43,19 @@ void daemon_default_state_dir(char *buf, size_t cap)
         snprintf(buf, cap, "%s/.local/state/carma", home);
 }
 
+void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap)
+{
+    const char *env = getenv("CARMA_SOCKET");
+    if (opt && *opt)
+        snprintf(buf, cap, "%s", opt);
+    else if (env && *env) /* as the clients: a job script exports one socket for both sides */
+        snprintf(buf, cap, "%s", env);
+    else if (cfg->daemon.socket[0])
+        snprintf(buf, cap, "%s", cfg->daemon.socket);
+    else
+        daemon_default_socket(buf, cap);
+}
+
 int daemon_client_sockets(const char *opt, const carma_config *cfg,
                           char paths[][CONFIG_STR_MAX])
 {

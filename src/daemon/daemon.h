@@ -38,6 +38,10 @@ const char *daemon_system_socket(void);
 void daemon_default_socket(char *buf, size_t cap);
 void daemon_default_state_dir(char *buf, size_t cap);
 
+/* The socket `carma daemon` serves: --socket (opt), else $CARMA_SOCKET, else the config's
+ * `socket`, else daemon_default_socket; the clients' order, so both sides meet. */
+void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap);
+
 /* The sockets a command tries, in order, written to paths (room for DAEMON_MAX_SOCKETS):
  * --socket, else $CARMA_SOCKET, else the config's `socket` (one path); else the system socket,
  * then this user's default (two, one for root). Returns how many. */

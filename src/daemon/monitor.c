@@ -10,6 +10,7 @@
 
 #include "daemon/journal.h"
 #include "daemon/tasks.h"
+#include "gpu/nvml_backend.h"
 #include "gpu/procs.h"
 
 int d_monitor_open(daemon_state *d, carma_err *err)
@@ -29,6 +30,9 @@ int d_monitor_open(daemon_state *d, carma_err *err)
     if (d->ops->open(&d->backend, argp, err))
         return carma_err_prefix(err, "GPU backend %s", d->ops->name);
     d->ngpus = d->ops->count(d->backend);
+    /* Inside a job allocation, say which of the node's GPUs this daemon took (and which not). */
+    if (d->ops == &gpu_backend_nvml && *nvml_backend_visible_note(d->backend))
+        dlog(d, "GPUs from the allocation: %s", nvml_backend_visible_note(d->backend));
     if (d->ngpus < 1)
         return carma_err_set(err, "GPU backend %s found no GPU", d->ops->name);
     d->readings = calloc((size_t)d->ngpus, sizeof *d->readings);

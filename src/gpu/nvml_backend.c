@@ -1,6 +1,8 @@
 /* nvml_backend.c — the "nvml" GPU backend (see nvml_backend.h). Every query that fails, or whose
  * entry point the library lacks, leaves its metric unknown (NaN / known = false), never zero.
- * A GPU that answers GPU_IS_LOST is queried no further in that sample: all its metrics unknown. */
+ * A GPU that answers GPU_IS_LOST is queried no further in that sample: all its metrics unknown.
+ * Inside a job allocation only the job's GPUs are kept (visible.h); they are numbered 0..n-1 in
+ * NVML order, and each remembers its NVML index for the queries that take one. */
 #include "gpu/nvml_backend.h"
 
 #include <math.h>
@@ -12,9 +14,11 @@
 #include "gpu/gpm.h"
 #include "gpu/nvml_lib.h"
 #include "gpu/nvml_procs.h"
+#include "gpu/visible.h"
 #include "util/clock.h"
 
 typedef struct nvml_gpu {
+    unsigned nvml_index; /* NVML's own index: handles and DCGM values are by it */
     nvmlDevice_t dev;
     char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
     char name[NVML_DEVICE_NAME_BUFFER_SIZE];
@@ -24,11 +28,13 @@ typedef struct nvml_gpu {
 
 struct gpu_backend {
     nvml_lib lib;
-    int n;
+    int n;                    /* the GPUs carma uses (the allocation's, or all) */
+    int n_all;                /* the GPUs NVML lists */
     nvml_gpu *gpus;
     dcgm_reader *dcgm;        /* NULL when every GPU has GPM, or DCGM is absent */
-    dcgm_gpu_values *dvals;   /* n entries, refilled each sample */
+    dcgm_gpu_values *dvals;   /* n_all entries by NVML index, refilled each sample */
     char activity_note[CARMA_ERR_MAX + 128];
+    char visible_note[GPU_VISIBLE_NOTE_MAX]; /* which GPUs the allocation left, "" for all */
 };
 
 static uint64_t bytes_to_mib(unsigned long long b)
@@ -84,12 +90,46 @@ static void open_dcgm_if_needed(gpu_backend *b)
                  "no GPM on some GPUs and no DCGM (%s): SM activity unknown there", err.msg);
         return;
     }
-    b->dvals = calloc((size_t)b->n, sizeof *b->dvals);
+    b->dvals = calloc((size_t)b->n_all, sizeof *b->dvals);
     if (!b->dvals) {
         dcgm_reader_close(b->dcgm);
         b->dcgm = NULL;
         snprintf(b->activity_note, sizeof b->activity_note, "out of memory for DCGM values");
     }
+}
+
+/* Keeps the GPUs the environment allows (visible.h), in NVML order; the others' GPM readers
+ * are freed. Their identities were read by read_static. */
+static int keep_visible(gpu_backend *b, carma_err *err)
+{
+    gpu_ident *ids = calloc((size_t)b->n_all + 1, sizeof *ids);
+    bool *keep = calloc((size_t)b->n_all + 1, sizeof *keep);
+    if (!ids || !keep) {
+        free(ids);
+        free(keep);
+        return carma_err_set(err, "out of memory");
+    }
+    for (int i = 0; i < b->n_all; i++) {
+        const nvml_gpu *g = &b->gpus[i];
+        ids[i].nvml_index = (int)g->nvml_index;
+        snprintf(ids[i].uuid, sizeof ids[i].uuid, "%s", g->uuid);
+        ids[i].minor_known = g->dev && b->lib.minor_number &&
+                             b->lib.minor_number(g->dev, &ids[i].minor) == NVML_SUCCESS;
+    }
+    gpu_visible_env env = {getenv("SLURM_JOB_GPUS"), getenv("CUDA_VISIBLE_DEVICES"),
+                           b->lib.minor_number != NULL};
+    int rc = gpu_visible_select(ids, b->n_all, &env, keep, b->visible_note,
+                                sizeof b->visible_note, err);
+    b->n = 0;
+    for (int i = 0; i < b->n_all; i++) {
+        if (rc == 0 && keep[i])
+            b->gpus[b->n++] = b->gpus[i];
+        else
+            gpm_reader_free(&b->gpus[i].gpm, &b->lib);
+    }
+    free(ids);
+    free(keep);
+    return rc;
 }
 
 static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
@@ -116,12 +156,17 @@ static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
     }
     for (unsigned i = 0; i < count; i++) {
         nvml_gpu *g = &b->gpus[i];
-        b->n = (int)i + 1;
+        b->n = b->n_all = (int)i + 1;
+        g->nvml_index = i;
         /* A GPU without a handle (lost at start) keeps its index, with every metric unknown. */
         if (b->lib.device_handle(i, &g->dev) != NVML_SUCCESS)
             g->dev = NULL;
         else
             read_static(b, g);
+    }
+    if (keep_visible(b, err)) {
+        nvml_close(b);
+        return -1;
     }
     open_dcgm_if_needed(b);
     *out = b;
@@ -271,7 +316,7 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
     bool dcgm_ok = false;
     if (b->dcgm) {
         carma_err derr;
-        dcgm_ok = dcgm_reader_read(b->dcgm, b->dvals, b->n, &derr) == 0;
+        dcgm_ok = dcgm_reader_read(b->dcgm, b->dvals, b->n_all, &derr) == 0;
         if (!dcgm_ok)
             snprintf(b->activity_note, sizeof b->activity_note, "DCGM read failed: %s",
                      derr.msg);
@@ -279,7 +324,7 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
     for (int i = 0; i < b->n; i++) {
         nvml_gpu *g = &b->gpus[i];
         gpu_reading *r = &out[i];
-        if (!g->dev && b->lib.device_handle((unsigned)i, &g->dev) != NVML_SUCCESS)
+        if (!g->dev && b->lib.device_handle(g->nvml_index, &g->dev) != NVML_SUCCESS)
             g->dev = NULL; /* still no handle: try again next sample */
         if (g->dev)
             read_static(b, g);
@@ -294,7 +339,7 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
             continue;
         }
         if (dcgm_ok)
-            apply_dcgm(g, &b->dvals[i], r);
+            apply_dcgm(g, &b->dvals[g->nvml_index], r);
     }
     (void)err; /* per-GPU failures are unknowns, not errors */
     return 0;
@@ -303,6 +348,11 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
 const char *nvml_backend_activity_note(const gpu_backend *b)
 {
     return b->activity_note;
+}
+
+const char *nvml_backend_visible_note(const gpu_backend *b)
+{
+    return b->visible_note;
 }
 
 const gpu_backend_ops gpu_backend_nvml = {

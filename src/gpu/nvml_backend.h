@@ -13,4 +13,8 @@ extern const gpu_backend_ops gpu_backend_nvml;
  * or "" when every GPU has a source. For `carma gpus --gpu-backend nvml`. */
 const char *nvml_backend_activity_note(const gpu_backend *b);
 
+/* Which GPUs SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES left to carma, with their NVML indices and
+ * UUIDs (src/gpu/visible.h), or "" when neither is set and every GPU is used. */
+const char *nvml_backend_visible_note(const gpu_backend *b);
+
 #endif

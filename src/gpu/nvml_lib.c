@@ -56,6 +56,7 @@ static void resolve_all(nvml_lib *lib)
     RESOLVE(memory_v1, "nvmlDeviceGetMemoryInfo");
     RESOLVE(utilization, "nvmlDeviceGetUtilizationRates");
     RESOLVE(power_usage, "nvmlDeviceGetPowerUsage");
+    RESOLVE(minor_number, "nvmlDeviceGetMinorNumber");
     RESOLVE(total_energy, "nvmlDeviceGetTotalEnergyConsumption");
     RESOLVE(gpm_query_support, "nvmlGpmQueryDeviceSupport");
     RESOLVE(gpm_sample_alloc, "nvmlGpmSampleAlloc");

@@ -34,6 +34,7 @@ typedef struct nvml_lib {
     nvml_memory_v1_fn memory_v1;
     nvml_utilization_fn utilization;
     nvml_uint_fn power_usage;
+    nvml_uint_fn minor_number; /* /dev/nvidiaN of a GPU, for SLURM_JOB_GPUS (visible.h) */
     nvml_ull_fn total_energy;
     nvml_procs_fn compute_procs, mps_procs;
     nvml_proc_layout compute_layout, mps_layout;

@@ -1,8 +1,7 @@
 # daemon_lib.sh — helpers for the daemon's CLI tests, sourced by them. CTest runs every
 # tests/cli/*.sh, this one too: run on its own it does nothing and exits 0.
 # Provides: start_daemon, stop_daemon, kill_supervisors, wait_until, task_state, task_is,
-# quick_config, metrics_port, metrics_get, and
-# $tmp/$SOCK/$STATE.
+# use_fake_nvml, quick_config, metrics_port, metrics_get, and $tmp/$SOCK/$STATE.
 [ "${BASH_SOURCE[0]}" = "$0" ] && exit 0
 set -o pipefail
 
@@ -58,6 +57,14 @@ wait_until() {
 # task_state ID: the task's state as `show --json` gives it; task_is ID STATE: whether it is.
 task_state() { "$CARMA" show --json "$1" | jq -r .state; }
 task_is() { [ "$(task_state "$1")" = "$2" ]; }
+
+# use_fake_nvml [VARIANT]: the nvml backend on the fake libnvidia-ml.so.1 (tests/fake_nvml; full
+# unless named) and no DCGM; $FAKE_DIR is where the fake's builds are.
+use_fake_nvml() {
+    FAKE_DIR=$(dirname "$CARMA")/tests/fake_nvml
+    export CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4
+    export CARMA_NVML_LIBRARY=$FAKE_DIR/${1:-full}/libnvidia-ml.so.1
+}
 
 # quick_config: a config for fast tests (oracle-magm, short grace, sampling every 0.2 s).
 quick_config() { printf '%s\n' "policy = oracle-magm" "grace_s = 0.4" "sample_interval_s = 0.2" \

@@ -12,9 +12,7 @@ CARMA=$1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
-FAKE_DIR=$(dirname "$CARMA")/tests/fake_nvml
-export CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4
-export CARMA_NVML_LIBRARY=$FAKE_DIR/full/libnvidia-ml.so.1
+use_fake_nvml
 
 mkdir -p "$tmp/bin"
 ln -s "$(command -v sleep)" "$tmp/bin/nvidia-cuda-mps-server"

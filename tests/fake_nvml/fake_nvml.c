@@ -5,6 +5,9 @@
  * Scenario lines ('#' starts a comment; values may be "quoted"):
  *   gpu uuid=U name=N total=MiB used=MiB reserved=MiB util=PCT power=MW energy=MJ
  *       gpm=0|1 smact=PCT smocc=PCT drama=PCT      (util/power/energy/sm*: "na" = not supported)
+ *       minor=N                                    (/dev/nvidiaN; default: the GPU's line number
+ *                                                   from 0, as on a machine whose minor numbers
+ *                                                   follow NVML's order)
  *   proc gpu=I pid=P used=MiB|na                   (compute process list)
  *   proc gpu=I match=TEXT used=MiB|na              (every live process whose command line,
  *                                                   arguments joined by spaces, contains TEXT)
@@ -61,6 +64,7 @@ typedef struct fake_gpu {
     double total, used, reserved; /* MiB */
     double util, power_mw, energy_mj, smact, smocc, drama; /* NA: not supported */
     int gpm, lost;
+    unsigned minor; /* nvmlDeviceGetMinorNumber */
 } fake_gpu;
 
 typedef struct fake_fail {
@@ -116,6 +120,7 @@ static void parse_gpu(char *rest)
     snprintf(g->uuid, sizeof g->uuid, "GPU-fake-%d", S.ngpus - 1);
     snprintf(g->name, sizeof g->name, "Fake GPU");
     g->total = 40960;
+    g->minor = (unsigned)(S.ngpus - 1);
     for (char *t; (t = next_token(&rest));) {
         char *eq = strchr(t, '=');
         if (!eq)
@@ -134,6 +139,7 @@ static void parse_gpu(char *rest)
         else if (!strcmp(k, "smact")) g->smact = num_or_na(v);
         else if (!strcmp(k, "smocc")) g->smocc = num_or_na(v);
         else if (!strcmp(k, "drama")) g->drama = num_or_na(v);
+        else if (!strcmp(k, "minor")) g->minor = (unsigned)strtoul(v, NULL, 10);
     }
 }
 
@@ -349,6 +355,16 @@ EXPORT int nvmlDeviceGetName(nvmlDevice_t dev, char *buf, unsigned len)
 {
     ENTER(dev);
     return copy_string(g->name, buf, len);
+}
+
+/* The N of the GPU's device file /dev/nvidiaN (an old entry point: in the old build too). */
+EXPORT int nvmlDeviceGetMinorNumber(nvmlDevice_t dev, unsigned *minor)
+{
+    ENTER(dev);
+    if (!minor)
+        return E_INVALID_ARGUMENT;
+    *minor = g->minor;
+    return OK;
 }
 
 /* nvmlMemory_t: three unsigned long long. v1 `used` includes the reserved part. */

@@ -40,6 +40,8 @@ static int setup(void **state)
     memset(&F, 0, sizeof F);
     setenv("CARMA_DCGM_LIBRARY", "/nonexistent/libdcgm.so.4", 1); /* DCGM absent, always */
     unsetenv("CARMA_NVML_LIBRARY");
+    unsetenv("SLURM_JOB_GPUS"); /* every GPU: the allocation filter has its own tests */
+    unsetenv("CUDA_VISIBLE_DEVICES");
     return 0;
 }
 

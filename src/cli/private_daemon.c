@@ -1,0 +1,183 @@
+/* private_daemon.c — the daemon `carma run` starts for itself (see private_daemon.h). */
+#include "cli/private_daemon.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/connect.h"
+#include "util/clock.h"
+
+#define POLL_NS 100000000L /* 0.1 s between looks at a starting daemon */
+#define STOP_WAIT_S 15.0   /* SIGTERM, then SIGKILL after this long */
+#define MAX_ARGS 64
+
+static void nap(void)
+{
+    struct timespec ts = {0, POLL_NS};
+    nanosleep(&ts, NULL);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* The directory and everything in it (the daemon's database, the tasks' logs). */
+static int remove_dir(private_daemon *p, carma_err *err)
+{
+    if (!p->dir[0])
+        return 0;
+    int rc = nftw(p->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (rc && errno != ENOENT)
+        return carma_err_set(err, "cannot remove the private daemon's directory %s: %s", p->dir,
+                             strerror(errno));
+    p->dir[0] = '\0';
+    return 0;
+}
+
+/* Stops the daemon: SIGTERM, then SIGKILL when it has not gone after STOP_WAIT_S. */
+static void stop_process(private_daemon *p)
+{
+    if (p->pid <= 0)
+        return;
+    kill(p->pid, SIGTERM);
+    double give_up = clock_mono_s() + STOP_WAIT_S;
+    while (waitpid(p->pid, NULL, WNOHANG) == 0) {
+        if (clock_mono_s() > give_up) {
+            kill(p->pid, SIGKILL);
+            waitpid(p->pid, NULL, 0);
+            break;
+        }
+        nap();
+    }
+    p->pid = 0;
+}
+
+int private_daemon_stop(private_daemon *p, carma_err *err)
+{
+    stop_process(p);
+    return remove_dir(p, err);
+}
+
+static int make_dir(private_daemon *p, carma_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    int len = snprintf(p->dir, sizeof p->dir, "%s/carma-run-XXXXXX", tmp);
+    if (len < 0 || (size_t)len >= sizeof p->dir) {
+        p->dir[0] = '\0';
+        return carma_err_set(err, "TMPDIR %s is too long a path", tmp);
+    }
+    if (!mkdtemp(p->dir)) { /* mkdtemp makes it 0700: the socket and logs are this user's */
+        int e = errno;
+        p->dir[0] = '\0';
+        return carma_err_set(err, "cannot make a private directory under %s: %s", tmp,
+                             strerror(e));
+    }
+    snprintf(p->socket, sizeof p->socket, "%s/carma.sock", p->dir);
+    if (strlen(p->socket) >= sizeof ((struct sockaddr_un *)0)->sun_path)
+        return carma_err_set(err, "the private socket %s is too long for a Unix socket; set "
+                                  "TMPDIR to a shorter directory",
+                             p->socket);
+    return 0;
+}
+
+static void spawn(private_daemon *p, const private_daemon_opts *o, const char *state)
+{
+    const char *argv[MAX_ARGS];
+    int n = 0;
+    argv[n++] = "carma";
+    argv[n++] = "daemon";
+    argv[n++] = "--socket";
+    argv[n++] = p->socket;
+    argv[n++] = "--state";
+    argv[n++] = state;
+    if (o->gpu_backend) {
+        argv[n++] = "--gpu-backend";
+        argv[n++] = o->gpu_backend;
+    }
+    if (o->sim_gpus) {
+        argv[n++] = "--sim-gpus";
+        argv[n++] = o->sim_gpus;
+    }
+    if (o->config->path) {
+        argv[n++] = "--config";
+        argv[n++] = o->config->path;
+    }
+    for (int i = 0; i < o->config->nsets && n + 3 < MAX_ARGS; i++) {
+        argv[n++] = "--set";
+        argv[n++] = o->config->sets[i];
+    }
+    argv[n] = NULL;
+    p->pid = fork();
+    if (p->pid != 0)
+        return;
+    setpgid(0, 0);
+    dup2(STDERR_FILENO, STDOUT_FILENO); /* carma run's stdout is its report (--json) alone */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    execv("/proc/self/exe", (char *const *)argv);
+    fprintf(stderr, "carma run: cannot run the private daemon (/proc/self/exe): %s\n",
+            strerror(errno));
+    _exit(127);
+}
+
+int private_daemon_start(private_daemon *p, const private_daemon_opts *o, carma_err *err)
+{
+    memset(p, 0, sizeof *p);
+    char state[PATH_MAX + 16];
+    if (make_dir(p, err)) {
+        carma_err ignored;
+        remove_dir(p, &ignored);
+        return -1;
+    }
+    snprintf(state, sizeof state, "%s/state", p->dir);
+    fflush(NULL); /* the child must not write our buffered output again */
+    spawn(p, o, state);
+    if (p->pid < 0) {
+        int e = errno;
+        p->pid = 0;
+        carma_err ignored;
+        remove_dir(p, &ignored);
+        return carma_err_set(err, "cannot start a private daemon: fork: %s", strerror(e));
+    }
+    double give_up = clock_mono_s() + o->start_timeout_s;
+    for (;;) {
+        carma_err why;
+        int fd = daemon_connect(p->socket, &why);
+        if (fd >= 0) {
+            close(fd);
+            return 0;
+        }
+        int status;
+        const char *problem = NULL;
+        if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+            p->pid = 0;
+            problem = "exited before it answered (its messages are above)";
+        } else if (*o->stop) {
+            problem = "was interrupted by a signal while it started";
+        } else if (clock_mono_s() > give_up) {
+            problem = "did not answer in time";
+        }
+        if (problem) {
+            carma_err_set(err, "the private daemon (socket %s) %s", p->socket, problem);
+            carma_err ignored;
+            private_daemon_stop(p, &ignored);
+            return -1;
+        }
+        nap();
+    }
+}

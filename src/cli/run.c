@@ -1,0 +1,348 @@
+/* run.c — `carma run TASKFILE...`: submit task files, wait for all of them, report how each
+ * ended; a Slurm job script in one line. It uses the daemon the other commands use or, inside a
+ * job or when none answers, a private one it starts and stops itself (private_daemon.h). The
+ * task files are read by `carma submit`'s code (submit.h) and the ends judged by `carma wait`'s
+ * (wait.h), so the three commands agree on files and exit codes. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/private_daemon.h"
+#include "cli/request.h"
+#include "cli/submit.h"
+#include "cli/wait.h"
+#include "daemon/connect.h"
+#include "util/clock.h"
+#include "util/strutil.h"
+
+#define POLL_S 0.5            /* between looks at the live tasks, as carma wait */
+#define CANCEL_WAIT_S 120.0   /* after cancelling: how long the tasks may take to end */
+#define DAEMON_START_S 60.0   /* how long a private daemon may take to answer */
+#define MAX_FILES 1000
+
+enum { OPT_PRIVATE = 0x300, OPT_GPU_BACKEND, OPT_SIM_GPUS, OPT_TIMEOUT };
+
+static const char usage[] =
+    "usage: carma run [--private] [--gpu-backend sim|nvml] [--sim-gpus SPEC]\n"
+    "                 [--timeout SECONDS] [--socket PATH] [--json] TASKFILE...\n\n"
+    "Submits every task file (carma .yaml or CARMA .rad, read as `carma submit TASKFILE`\n"
+    "reads them), waits until all have ended, printing a line as each ends (task ID STATE\n"
+    "FILE), and exits as `carma wait` does: 0 when all ended done; else the worst of 3 (one\n"
+    "was cancelled), 4 (one ran past its time limit), 5 (one failed); 124 when --timeout ran\n"
+    "out; 1 on an error; 2 on a usage error; 128+N after signal N. Every file is read and\n"
+    "checked before anything is submitted.\n\n"
+    "It uses the daemon the other commands would use. It starts a private daemon of its own\n"
+    "instead when none answers there, with --private, or inside a Slurm job (SLURM_JOB_ID\n"
+    "set) unless --socket or $CARMA_SOCKET names a daemon: its socket and state live in a\n"
+    "fresh directory carma-run-XXXXXX (mode 0700) under $TMPDIR or /tmp, removed with the\n"
+    "daemon when the tasks have ended. Its nvml backend uses only the job's GPUs\n"
+    "(SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES). On SIGINT, SIGTERM or SIGHUP, and when\n"
+    "--timeout runs out, carma run cancels its tasks before it exits.\n\n"
+    "  --private           always start a private daemon\n"
+    "  --gpu-backend NAME  a private daemon's GPU backend: sim or nvml (default: the config's\n"
+    "                      `gpu_backend`, nvml)\n"
+    "  --sim-gpus SPEC     a private sim daemon's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
+    "  --timeout SECONDS   cancel the tasks still live after this long, and exit 124\n"
+    REQUEST_USAGE;
+
+static const struct option longopts[] = {
+    {"private", no_argument, NULL, OPT_PRIVATE},
+    {"gpu-backend", required_argument, NULL, OPT_GPU_BACKEND},
+    {"sim-gpus", required_argument, NULL, OPT_SIM_GPUS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {NULL, 0, NULL, 0},
+};
+
+static volatile sig_atomic_t stop_signal, signals_seen;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+    signals_seen++;
+}
+
+typedef struct run_opts {
+    bool private_daemon;
+    const char *gpu_backend, *sim_gpus;
+    double timeout_s;
+} run_opts;
+
+/* Reads the options; true when the command ends now with *status (--help, usage error). */
+static bool read_options(request_args *a, run_opts *o, int *status)
+{
+    int opt;
+    o->timeout_s = INFINITY;
+    while ((opt = request_next_option(a)) > 0) {
+        switch (opt) {
+        case OPT_PRIVATE:
+            o->private_daemon = true;
+            break;
+        case OPT_GPU_BACKEND:
+            o->gpu_backend = a->arg;
+            break;
+        case OPT_SIM_GPUS:
+            o->sim_gpus = a->arg;
+            break;
+        case OPT_TIMEOUT:
+            if (parse_double(a->arg, &o->timeout_s) || !(o->timeout_s >= 0)) {
+                *status = cli_usage_error("run", "--timeout: expected seconds, got '%s'",
+                                          a->arg);
+                return true;
+            }
+            break;
+        }
+    }
+    *status = a->status;
+    if (opt < 0)
+        return true;
+    int n = a->argc - a->operands;
+    if (n < 1 || n > MAX_FILES) {
+        *status = cli_usage_error("run", "expected 1 to %d task files", MAX_FILES);
+        return true;
+    }
+    return false;
+}
+
+/* Every file read and checked before any is submitted: a bad one stops the run with nothing
+ * queued. tasks gets one {"file", "task"} per file. */
+static int read_task_files(const request_args *a, json_t *tasks)
+{
+    int bad = 0;
+    for (int i = a->operands; i < a->argc; i++) {
+        json_t *task;
+        carma_err err;
+        if (submit_task_file_json(a->argv[i], &task, &err)) {
+            fprintf(stderr, "carma run: %s\n", err.msg);
+            bad++;
+            continue;
+        }
+        json_array_append_new(tasks, json_pack("{ssso}", "file", a->argv[i], "task", task));
+    }
+    if (bad)
+        fprintf(stderr, "carma run: %d of %d task file(s) cannot be run; nothing was submitted\n",
+                bad, a->argc - a->operands);
+    return bad ? 1 : 0;
+}
+
+/* Whether a daemon answers on the sockets these options lead to. */
+static bool daemon_answers(const request_args *a)
+{
+    char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
+    carma_err err;
+    int n = request_socket_paths(&a->opts, paths, &err);
+    if (n < 1)
+        return false;
+    const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
+    int fd = daemon_connect_first(tried, n, NULL, &err);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+/* Inside a Slurm job the tasks belong on the job's GPUs, not on a shared daemon's, unless the
+ * script points at a daemon on purpose. */
+static bool wants_private(const request_args *a, const run_opts *o)
+{
+    if (o->private_daemon)
+        return true;
+    bool named = (a->opts.socket && *a->opts.socket) ||
+                 (getenv("CARMA_SOCKET") && *getenv("CARMA_SOCKET"));
+    const char *job = getenv("SLURM_JOB_ID");
+    if (!named && job && *job)
+        return true;
+    return !daemon_answers(a);
+}
+
+static const char *task_state(const json_t *t)
+{
+    return json_string_value(json_object_get(t, "state"));
+}
+
+static void print_end(const request_args *a, const json_t *t)
+{
+    fprintf(a->opts.json ? stderr : stdout, "task %lld %s %s\n",
+            (long long)json_integer_value(json_object_get(t, "id")), task_state(t),
+            json_string_value(json_object_get(t, "file")));
+    fflush(a->opts.json ? stderr : stdout);
+}
+
+/* Submits every task; on a failure the ones already queued are kept in `tasks` (with their
+ * ids) so that the caller cancels and reports them. */
+static int submit_all(const request_args *a, json_t *tasks)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(tasks, i, t) {
+        json_int_t id;
+        if (stop_signal)
+            return 128 + stop_signal;
+        int rc = submit_send(a, json_object_get(t, "task"), &id);
+        if (rc)
+            return rc; /* this one and the rest: reported as not submitted */
+        json_object_del(t, "task");
+        json_object_set_new(t, "id", json_integer(id));
+        json_object_set_new(t, "state", json_string("queued"));
+    }
+    return 0;
+}
+
+/* One look at every live task; prints those that ended, raising *worst. *left: still live. */
+static int refresh_all(const request_args *a, json_t *tasks, int *left, int *worst)
+{
+    size_t i;
+    json_t *t;
+    *left = 0;
+    json_array_foreach(tasks, i, t) {
+        if (!json_object_get(t, "id") || !wait_state_live(task_state(t)))
+            continue;
+        bool ended;
+        int rc = wait_refresh(a, t, &ended);
+        if (rc)
+            return rc;
+        if (!ended) {
+            (*left)++;
+            continue;
+        }
+        print_end(a, t);
+        int s = wait_state_status(task_state(t));
+        *worst = s > *worst ? s : *worst;
+    }
+    return 0;
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, (long)(POLL_S * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Cancels every live task, then waits (a while) until they have ended: tasks of a job that
+ * is going away must not outlive it. A second signal stops the waiting, not the cancels. */
+static void cancel_and_drain(const request_args *a, json_t *tasks, int *worst)
+{
+    size_t i;
+    json_t *t, *reply;
+    int left = 0;
+    json_array_foreach(tasks, i, t) {
+        if (!json_object_get(t, "id") || !wait_state_live(task_state(t)))
+            continue;
+        json_int_t id = json_integer_value(json_object_get(t, "id"));
+        if (request_send(a, json_pack("{sssI}", "verb", "cancel", "id", id), &reply) == 0)
+            json_decref(reply);
+        left++;
+    }
+    if (!left)
+        return;
+    fprintf(stderr, "carma run: cancelled %d task(s); waiting for them to end\n", left);
+    int seen = signals_seen;
+    double give_up = clock_mono_s() + CANCEL_WAIT_S;
+    while (refresh_all(a, tasks, &left, worst) == 0 && left > 0) {
+        if (clock_mono_s() > give_up || signals_seen != seen) {
+            fprintf(stderr, "carma run: %d task(s) still live\n", left);
+            return;
+        }
+        nap();
+    }
+}
+
+static void print_report(const request_args *a, json_t *tasks)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(tasks, i, t) {
+        if (json_object_get(t, "task")) { /* never sent: said, not left out */
+            json_object_del(t, "task");
+            json_object_set_new(t, "state", json_string("unsubmitted"));
+            fprintf(stderr, "carma run: %s: not submitted\n",
+                    json_string_value(json_object_get(t, "file")));
+        }
+    }
+    if (a->opts.json)
+        cli_print_json(tasks);
+}
+
+/* Submits, waits, and on a signal, --timeout or error cancels what is still live. */
+static int submit_and_wait(const request_args *a, const run_opts *o, json_t *tasks)
+{
+    int rc = submit_all(a, tasks), worst = 0, left = 0;
+    double deadline = clock_mono_s() + o->timeout_s;
+    while (rc == 0) {
+        if ((rc = refresh_all(a, tasks, &left, &worst)) != 0 || left == 0)
+            break;
+        if (stop_signal) {
+            rc = 128 + stop_signal;
+            fprintf(stderr, "carma run: signal %d\n", (int)stop_signal);
+        } else if (clock_mono_s() + POLL_S > deadline) {
+            rc = EXIT_WAIT_TIMEOUT;
+            fprintf(stderr, "carma run: --timeout %g s ran out\n", o->timeout_s);
+        } else {
+            nap();
+        }
+    }
+    if (rc)
+        cancel_and_drain(a, tasks, &worst);
+    print_report(a, tasks);
+    return rc ? rc : worst;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: a wait in progress ends at once */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int run(request_args *a)
+{
+    run_opts o;
+    memset(&o, 0, sizeof o);
+    int status;
+    if (read_options(a, &o, &status))
+        return status;
+    json_t *tasks = json_array();
+    if (read_task_files(a, tasks)) {
+        json_decref(tasks);
+        return 1;
+    }
+    catch_signals();
+    private_daemon pd;
+    memset(&pd, 0, sizeof pd);
+    carma_err err;
+    int rc = 0;
+    if (wants_private(a, &o)) {
+        private_daemon_opts po = {o.gpu_backend, o.sim_gpus, &a->opts.config, DAEMON_START_S,
+                                  &stop_signal};
+        if (private_daemon_start(&pd, &po, &err)) {
+            json_decref(tasks);
+            fprintf(stderr, "carma run: %s\n", err.msg);
+            return stop_signal ? 128 + stop_signal : 1;
+        }
+        fprintf(stderr, "carma run: started a private daemon (socket %s)\n", pd.socket);
+        a->opts.socket = pd.socket;
+    } else if (o.gpu_backend || o.sim_gpus) {
+        fprintf(stderr, "carma run: warning: --gpu-backend and --sim-gpus are for a private "
+                        "daemon; a daemon already answers (--private starts one anyway)\n");
+    }
+    rc = submit_and_wait(a, &o, tasks);
+    json_decref(tasks);
+    if (pd.dir[0]) {
+        if (private_daemon_stop(&pd, &err)) {
+            fprintf(stderr, "carma run: %s\n", err.msg);
+            rc = rc ? rc : 1;
+        }
+    }
+    return rc;
+}
+
+const request_cmd cmd_run = {.usage = usage, .shortopts = "", .longopts = longopts, .run = run};

@@ -1,0 +1,25 @@
+/* wait.h — what `carma wait` and `carma run` share: the exit status each way a task can end,
+ * and one look at a task's state. */
+#ifndef CARMA_CLI_WAIT_H
+#define CARMA_CLI_WAIT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "cli/request.h"
+
+#define EXIT_WAIT_TIMEOUT 124 /* as timeout(1) */
+
+/* 0 for done (or a live state), 3 cancelled, 4 timeout, 5 failed: the worst is the exit
+ * status. */
+int wait_state_status(const char *state);
+
+/* queued or running: not ended yet. */
+bool wait_state_live(const char *state);
+
+/* t is {"id": N, "state": S}. While S is live (queued, running), asks the daemon for the task
+ * and stores its state in t. 0 with *ended telling whether it has ended, or the exit status
+ * of a failed request (printed). */
+int wait_refresh(const request_args *a, json_t *t, bool *ended);
+
+#endif

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# `carma run TASKFILE...`: submits task files, waits for all, prints a line as each ends and
+# exits as `carma wait` does (0 all done, 5 one failed). With no daemon answering, or inside a
+# Slurm job (SLURM_JOB_ID without CARMA_SOCKET), it starts a private daemon in a 0700
+# carma-run-XXXXXX directory under $TMPDIR and leaves no process or directory behind; SIGTERM
+# and --timeout cancel its tasks; a bad task file stops it before anything is submitted; a
+# daemon named by $CARMA_SOCKET is used as it is.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+export TMPDIR=$tmp/tmpdir
+mkdir -p "$TMPDIR"
+unset CARMA_SOCKET SLURM_JOB_ID SLURM_JOB_GPUS CUDA_VISIBLE_DEVICES
+
+cd "$tmp"
+printf 'name: quick\ncommand: sleep 0.5\nmemory: 1000\n' >quick.yaml
+printf 'name: quick2\ncommand: [sh, -c, "sleep 1; echo second"]\nmemory: 1000\n' >quick2.yaml
+printf 'name: broken\ncommand: sh -c "exit 3"\nmemory: 1000\n' >broken.yaml
+# A long task that records its pid, so that the test can see it die.
+printf 'name: long\ncommand: sh -c "echo $$ >%s/long.pid; exec sleep 60"\nmemory: 1000\n' \
+    "$tmp" >long.yaml
+printf 'command: sleep 1\nmemory: lots\n' >bad.yaml
+no_leftovers() { # what a private daemon must not leave: its directory, its process
+    [ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in \$TMPDIR: $(ls -A "$TMPDIR")"
+    ! pgrep -f "$TMPDIR/carma-run" >/dev/null || fail "$1: a private daemon still runs"
+}
+
+# All done: 0, a line each, a private daemon (nothing answers), gone afterwards.
+out=$("$CARMA" run --gpu-backend sim quick.yaml quick2.yaml 2>"$tmp/err")
+rc=$?
+[ $rc -eq 0 ] || fail "all done: exit $rc: $(cat "$tmp/err")"
+grep -qx 'task [0-9]* done quick.yaml' <<<"$out" || fail "no line for quick.yaml: $out"
+grep -qx 'task [0-9]* done quick2.yaml' <<<"$out" || fail "no line for quick2.yaml: $out"
+[ "$(wc -l <<<"$out")" -eq 2 ] || fail "expected two lines: $out"
+grep -q "started a private daemon (socket $TMPDIR/carma-run-" "$tmp/err" \
+    || fail "no private daemon announced: $(cat "$tmp/err")"
+no_leftovers "all done"
+
+# The private directory is 0700 while it lives (looked at during a run).
+"$CARMA" run --gpu-backend sim quick2.yaml >/dev/null 2>&1 &
+run_pid=$!
+has_dir() { compgen -G "$TMPDIR/carma-run-*" >/dev/null; }
+wait_until 10 has_dir || fail "no private directory during the run"
+d=$(compgen -G "$TMPDIR/carma-run-*" | head -1)
+[ "$(stat -c %a "$d")" = 700 ] || fail "private directory mode $(stat -c %a "$d")"
+wait "$run_pid"
+no_leftovers "mode check"
+
+# One failing task: 5 (carma wait's code), the others still reported; --json for scripts.
+out=$("$CARMA" run --gpu-backend sim --json quick.yaml broken.yaml 2>"$tmp/err")
+rc=$?
+[ $rc -eq 5 ] || fail "one failed: exit $rc"
+[ "$(jq -r 'map(.file + "=" + .state) | join(",")' <<<"$out")" = "quick.yaml=done,broken.yaml=failed" ] \
+    || fail "--json: $out"
+grep -q 'task [0-9]* failed broken.yaml' "$tmp/err" || fail "--json: no progress line on stderr"
+no_leftovers "one failed"
+
+# SIGTERM: its tasks are cancelled (the task's process is gone), then the daemon and directory.
+rm -f "$tmp/long.pid"
+"$CARMA" run --gpu-backend sim long.yaml >"$tmp/out" 2>"$tmp/err" &
+run_pid=$!
+wait_until 15 test -s "$tmp/long.pid" || fail "the long task never started: $(cat "$tmp/err")"
+task_pid=$(cat "$tmp/long.pid")
+kill -TERM "$run_pid"
+wait "$run_pid"
+rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM: exit $rc (expected 128+15)"
+grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "SIGTERM: $(cat "$tmp/out" "$tmp/err")"
+! kill -0 "$task_pid" 2>/dev/null || fail "SIGTERM: the task's process $task_pid outlived carma run"
+no_leftovers "SIGTERM"
+
+# A file the daemon refuses (more GPUs than the private daemon's two): the tasks already queued
+# are cancelled and reported, the rest named as not submitted; 1.
+printf 'name: big\ncommand: sleep 1\ngpus: 3\nmemory: 1000\n' >big.yaml
+"$CARMA" run --gpu-backend sim long.yaml big.yaml quick.yaml >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "refused submission: exit $rc"
+grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "refused submission: $(cat "$tmp/out")"
+grep -q 'asks for 3 GPUs but this server has 2' "$tmp/err" || fail "no reason: $(cat "$tmp/err")"
+grep -q 'big.yaml: not submitted' "$tmp/err" && grep -q 'quick.yaml: not submitted' "$tmp/err" \
+    || fail "unsubmitted files not named: $(cat "$tmp/err")"
+no_leftovers "refused submission"
+
+# --timeout: the tasks still live are cancelled; 124.
+"$CARMA" run --gpu-backend sim --timeout 1 long.yaml >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 124 ] || fail "--timeout: exit $rc"
+grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "--timeout: $(cat "$tmp/out")"
+no_leftovers "--timeout"
+
+# An existing daemon named by $CARMA_SOCKET is used, even inside a Slurm job.
+export CARMA_SOCKET=$SOCK
+start_daemon
+out=$(SLURM_JOB_ID=42 "$CARMA" run quick.yaml 2>"$tmp/err")
+rc=$?
+[ $rc -eq 0 ] || fail "existing daemon: exit $rc: $(cat "$tmp/err")"
+id=$(sed -n 's/^task \([0-9]*\) done quick.yaml$/\1/p' <<<"$out")
+[ -n "$id" ] && [ "$("$CARMA" show --json "$id" | jq -r .name)" = quick ] \
+    || fail "the task did not run on the daemon at \$CARMA_SOCKET: $out"
+! grep -q 'private daemon' "$tmp/err" || fail "a private daemon was started beside \$CARMA_SOCKET's"
+no_leftovers "existing daemon"
+
+# An invalid task file: an error naming it and the problem, nothing submitted.
+before=$("$CARMA" queue --all --json | jq length)
+out=$("$CARMA" run quick.yaml bad.yaml nothere.yaml 2>&1)
+rc=$?
+[ $rc -eq 1 ] || fail "bad file: exit $rc"
+grep -q "bad.yaml:2: memory: expected a memory size" <<<"$out" || fail "bad file: $out"
+grep -q "nothere.yaml" <<<"$out" || fail "missing file not named: $out"
+grep -q "nothing was submitted" <<<"$out" || fail "bad file: $out"
+[ "$("$CARMA" queue --all --json | jq length)" = "$before" ] || fail "bad file: something was submitted"
+
+# Inside a Slurm job without $CARMA_SOCKET: a private daemon, not the one that answers.
+unset CARMA_SOCKET
+printf 'socket = %s\n' "$SOCK" >"$tmp/carma.conf"
+out=$(SLURM_JOB_ID=42 "$CARMA" run --config "$tmp/carma.conf" --gpu-backend sim quick.yaml 2>"$tmp/err")
+rc=$?
+[ $rc -eq 0 ] || fail "Slurm job: exit $rc: $(cat "$tmp/err")"
+grep -q 'started a private daemon' "$tmp/err" || fail "Slurm job: no private daemon"
+[ "$("$CARMA" queue --all --json --socket "$SOCK" | jq length)" = "$before" ] \
+    || fail "Slurm job: the task went to the shared daemon"
+no_leftovers "Slurm job"
+
+# The command's help and usage errors; `carma help` (and so the bash completion) lists it.
+"$CARMA" help | grep -q '^  run ' || fail "carma help does not list run"
+"$CARMA" run --help | grep -q 'usage: carma run' || fail "no --help"
+"$CARMA" run >/dev/null 2>&1
+[ $? -eq 2 ] || fail "no task file: not a usage error"
+
+[ $fails -eq 0 ] && echo "all run checks passed"
+exit $((fails > 0))
