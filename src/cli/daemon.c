@@ -25,7 +25,9 @@ static const char *const usage =
     "                      CUDA_VISIBLE_DEVICES is set (docs/slurm-allocation.md)\n"
     "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
     "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`);\n"
-    "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists\n";
+    "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists\n\n"
+    "Prometheus metrics (GPUs, tasks, waits, OOM crashes): --set metrics_listen=HOST:PORT\n"
+    "serves them read-only at http://HOST:PORT/metrics (off by default; docs/metrics.md).\n";
 
 static volatile sig_atomic_t stop_requested;
 

@@ -6,7 +6,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "cli/commands.h"
+#include "cli/logs.h"
 #include "cli/request.h"
 #include "util/strutil.h"
 
@@ -17,9 +22,8 @@ static const char usage[] =
     "  --follow, -f    keep printing as the task writes, until it ends\n"
     "  --attempt N     this attempt's output (1 is the first launch)\n" REQUEST_USAGE;
 
-/* Reads one chunk of a stream from offset; *eof when the attempt ended and all was read. */
-static int fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
-                 int *attempt, bool *eof, json_t **data, int64_t which)
+int logs_fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
+               int *attempt, bool *eof, json_t **data, int64_t which)
 {
     json_t *reply, *req = json_pack("{sssIsssI}", "verb", "logs", "id", (json_int_t)id, "stream",
                                     stream, "offset", *offset);
@@ -44,6 +48,48 @@ static int fetch(const request_args *a, long long id, const char *stream, json_i
     *data = json_incref(json_object_get(reply, "data"));
     json_decref(reply);
     return 0;
+}
+
+/* One stream of an ended task's latest attempt into a new file of ours (never through a link,
+ * never over an existing file). */
+static int save_stream(const request_args *a, long long id, const char *stream, const char *path,
+                       carma_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return carma_err_set(err, "cannot create %s: %s", path, strerror(errno));
+    json_int_t offset = 0;
+    int attempt = 0, rc = 0;
+    bool eof = false;
+    while (!eof && rc == 0) {
+        json_t *data = NULL;
+        if (logs_fetch(a, id, stream, &offset, &attempt, &eof, &data, 0)) {
+            rc = carma_err_set(err, "cannot read task %lld's %s from the daemon", id, stream);
+            break;
+        }
+        size_t n = json_string_length(data);
+        const char *p = json_string_value(data);
+        for (size_t done = 0; done < n && rc == 0;) {
+            ssize_t w = write(fd, p + done, n - done);
+            if (w < 0 && errno != EINTR)
+                rc = carma_err_set(err, "cannot write %s: %s", path, strerror(errno));
+            done += w > 0 ? (size_t)w : 0;
+        }
+        json_decref(data);
+        if (n == 0)
+            break; /* nothing more now; an ended task's log does not grow */
+    }
+    if (close(fd) && rc == 0)
+        rc = carma_err_set(err, "cannot write %s: %s", path, strerror(errno));
+    return rc;
+}
+
+int logs_save(const request_args *a, long long id, const char *out_path, const char *err_path,
+              carma_err *err)
+{
+    if (save_stream(a, id, "stdout", out_path, err))
+        return -1;
+    return save_stream(a, id, "stderr", err_path, err);
 }
 
 static const struct option longopts[] = {
@@ -78,8 +124,8 @@ static int run(request_args *a)
         for (int s = 0; s < 2; s++) {
             while (!eof[s]) {
                 json_t *data = NULL;
-                if ((rc = fetch(a, id, streams[s], &offset[s], &attempt[s], &eof[s], &data,
-                                which))) {
+                if ((rc = logs_fetch(a, id, streams[s], &offset[s], &attempt[s], &eof[s],
+                                     &data, which))) {
                     json_decref(collected);
                     return rc;
                 }

@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/logs.h"
 #include "cli/private_daemon.h"
 #include "cli/request.h"
 #include "cli/submit.h"
@@ -25,11 +28,12 @@
 #define DAEMON_START_S 60.0   /* how long a private daemon may take to answer */
 #define MAX_FILES 1000
 
-enum { OPT_PRIVATE = 0x300, OPT_GPU_BACKEND, OPT_SIM_GPUS, OPT_TIMEOUT };
+enum { OPT_PRIVATE = 0x300, OPT_GPU_BACKEND, OPT_SIM_GPUS, OPT_TIMEOUT, OPT_OUTPUT_DIR };
 
 static const char usage[] =
     "usage: carma run [--private] [--gpu-backend sim|nvml] [--sim-gpus SPEC]\n"
-    "                 [--timeout SECONDS] [--socket PATH] [--json] TASKFILE...\n\n"
+    "                 [--output-dir DIR] [--timeout SECONDS] [--socket PATH] [--json]\n"
+    "                 TASKFILE...\n\n"
     "Submits every task file (carma .yaml or CARMA .rad, read as `carma submit TASKFILE`\n"
     "reads them), waits until all have ended, printing a line as each ends (task ID STATE\n"
     "FILE), and exits as `carma wait` does: 0 when all ended done; else the worst of 3 (one\n"
@@ -40,13 +44,17 @@ static const char usage[] =
     "instead when none answers there, with --private, or inside a Slurm job (SLURM_JOB_ID\n"
     "set) unless --socket or $CARMA_SOCKET names a daemon: its socket and state live in a\n"
     "fresh directory carma-run-XXXXXX (mode 0700) under $TMPDIR or /tmp, removed with the\n"
-    "daemon when the tasks have ended. Its nvml backend uses only the job's GPUs\n"
+    "daemon when the tasks have ended; each task's output (its last attempt's stdout and\n"
+    "stderr) is kept first, as carma-RUN-ID.out and .err in --output-dir (RUN: the Slurm\n"
+    "job's id, else carma run's pid). Its nvml backend uses only the job's GPUs\n"
     "(SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES). On SIGINT, SIGTERM or SIGHUP, and when\n"
     "--timeout runs out, carma run cancels its tasks before it exits.\n\n"
     "  --private           always start a private daemon\n"
     "  --gpu-backend NAME  a private daemon's GPU backend: sim or nvml (default: the config's\n"
     "                      `gpu_backend`, nvml)\n"
     "  --sim-gpus SPEC     a private sim daemon's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
+    "  --output-dir DIR    where a private daemon's task output is kept (default: the\n"
+    "                      current directory, as Slurm's slurm-JOBID.out)\n"
     "  --timeout SECONDS   cancel the tasks still live after this long, and exit 124\n"
     REQUEST_USAGE;
 
@@ -55,6 +63,7 @@ static const struct option longopts[] = {
     {"gpu-backend", required_argument, NULL, OPT_GPU_BACKEND},
     {"sim-gpus", required_argument, NULL, OPT_SIM_GPUS},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
     {NULL, 0, NULL, 0},
 };
 
@@ -69,6 +78,9 @@ static void on_signal(int sig)
 typedef struct run_opts {
     bool private_daemon;
     const char *gpu_backend, *sim_gpus;
+    const char *output_dir; /* where a private daemon's task output is kept */
+    bool keep_logs;         /* a private daemon: its logs go with it unless kept */
+    char run_id[32];        /* names the kept files: the Slurm job's id, else our pid */
     double timeout_s;
 } run_opts;
 
@@ -87,6 +99,9 @@ static bool read_options(request_args *a, run_opts *o, int *status)
             break;
         case OPT_SIM_GPUS:
             o->sim_gpus = a->arg;
+            break;
+        case OPT_OUTPUT_DIR:
+            o->output_dir = a->arg;
             break;
         case OPT_TIMEOUT:
             if (parse_double(a->arg, &o->timeout_s) || !(o->timeout_s >= 0)) {
@@ -164,12 +179,36 @@ static const char *task_state(const json_t *t)
     return json_string_value(json_object_get(t, "state"));
 }
 
-static void print_end(const request_args *a, const json_t *t)
+/* Keeps an ended task's output before the private daemon takes it away; the files are named
+ * in t ("stdout_file", "stderr_file"). A failure is said, and the run goes on. */
+static void keep_logs(const request_args *a, const run_opts *o, json_t *t)
 {
-    fprintf(a->opts.json ? stderr : stdout, "task %lld %s %s\n",
-            (long long)json_integer_value(json_object_get(t, "id")), task_state(t),
-            json_string_value(json_object_get(t, "file")));
-    fflush(a->opts.json ? stderr : stdout);
+    long long id = (long long)json_integer_value(json_object_get(t, "id"));
+    char out[PATH_MAX], errp[PATH_MAX];
+    int n1 = snprintf(out, sizeof out, "%s/carma-%s-%lld.out", o->output_dir, o->run_id, id);
+    int n2 = snprintf(errp, sizeof errp, "%s/carma-%s-%lld.err", o->output_dir, o->run_id, id);
+    carma_err err;
+    if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof out || (size_t)n2 >= sizeof errp)
+        carma_err_set(&err, "--output-dir %s is too long a path", o->output_dir);
+    else if (logs_save(a, id, out, errp, &err) == 0) {
+        json_object_set_new(t, "stdout_file", json_string(out));
+        json_object_set_new(t, "stderr_file", json_string(errp));
+        return;
+    }
+    fprintf(stderr, "carma run: task %lld's output is not kept: %s\n", id, err.msg);
+}
+
+static void print_end(const request_args *a, const run_opts *o, json_t *t)
+{
+    if (o->keep_logs)
+        keep_logs(a, o, t);
+    FILE *f = a->opts.json ? stderr : stdout;
+    fprintf(f, "task %lld %s %s", (long long)json_integer_value(json_object_get(t, "id")),
+            task_state(t), json_string_value(json_object_get(t, "file")));
+    if (json_object_get(t, "stdout_file"))
+        fprintf(f, " (output: %s)", json_string_value(json_object_get(t, "stdout_file")));
+    fputc('\n', f);
+    fflush(f);
 }
 
 /* Submits every task; on a failure the ones already queued are kept in `tasks` (with their
@@ -193,7 +232,8 @@ static int submit_all(const request_args *a, json_t *tasks)
 }
 
 /* One look at every live task; prints those that ended, raising *worst. *left: still live. */
-static int refresh_all(const request_args *a, json_t *tasks, int *left, int *worst)
+static int refresh_all(const request_args *a, const run_opts *o, json_t *tasks, int *left,
+                       int *worst)
 {
     size_t i;
     json_t *t;
@@ -209,7 +249,7 @@ static int refresh_all(const request_args *a, json_t *tasks, int *left, int *wor
             (*left)++;
             continue;
         }
-        print_end(a, t);
+        print_end(a, o, t);
         int s = wait_state_status(task_state(t));
         *worst = s > *worst ? s : *worst;
     }
@@ -224,7 +264,8 @@ static void nap(void)
 
 /* Cancels every live task, then waits (a while) until they have ended: tasks of a job that
  * is going away must not outlive it. A second signal stops the waiting, not the cancels. */
-static void cancel_and_drain(const request_args *a, json_t *tasks, int *worst)
+static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *tasks,
+                             int *worst)
 {
     size_t i;
     json_t *t, *reply;
@@ -242,7 +283,7 @@ static void cancel_and_drain(const request_args *a, json_t *tasks, int *worst)
     fprintf(stderr, "carma run: cancelled %d task(s); waiting for them to end\n", left);
     int seen = signals_seen;
     double give_up = clock_mono_s() + CANCEL_WAIT_S;
-    while (refresh_all(a, tasks, &left, worst) == 0 && left > 0) {
+    while (refresh_all(a, o, tasks, &left, worst) == 0 && left > 0) {
         if (clock_mono_s() > give_up || signals_seen != seen) {
             fprintf(stderr, "carma run: %d task(s) still live\n", left);
             return;
@@ -273,7 +314,7 @@ static int submit_and_wait(const request_args *a, const run_opts *o, json_t *tas
     int rc = submit_all(a, tasks), worst = 0, left = 0;
     double deadline = clock_mono_s() + o->timeout_s;
     while (rc == 0) {
-        if ((rc = refresh_all(a, tasks, &left, &worst)) != 0 || left == 0)
+        if ((rc = refresh_all(a, o, tasks, &left, &worst)) != 0 || left == 0)
             break;
         if (stop_signal) {
             rc = 128 + stop_signal;
@@ -286,7 +327,7 @@ static int submit_and_wait(const request_args *a, const run_opts *o, json_t *tas
         }
     }
     if (rc)
-        cancel_and_drain(a, tasks, &worst);
+        cancel_and_drain(a, o, tasks, &worst);
     print_report(a, tasks);
     return rc ? rc : worst;
 }
@@ -310,6 +351,13 @@ static int run(request_args *a)
     int status;
     if (read_options(a, &o, &status))
         return status;
+    const char *job = getenv("SLURM_JOB_ID");
+    if (job && *job && strlen(job) < sizeof o.run_id && strspn(job, "0123456789_") == strlen(job))
+        snprintf(o.run_id, sizeof o.run_id, "%s", job);
+    else
+        snprintf(o.run_id, sizeof o.run_id, "%ld", (long)getpid());
+    if (!o.output_dir)
+        o.output_dir = ".";
     json_t *tasks = json_array();
     if (read_task_files(a, tasks)) {
         json_decref(tasks);
@@ -321,6 +369,13 @@ static int run(request_args *a)
     carma_err err;
     int rc = 0;
     if (wants_private(a, &o)) {
+        struct stat st; /* checked now: the tasks' output is kept there at their ends */
+        if (stat(o.output_dir, &st) || !S_ISDIR(st.st_mode) || access(o.output_dir, W_OK | X_OK)) {
+            fprintf(stderr, "carma run: --output-dir %s: not a directory you can write in\n",
+                    o.output_dir);
+            json_decref(tasks);
+            return 1;
+        }
         private_daemon_opts po = {o.gpu_backend, o.sim_gpus, &a->opts.config, DAEMON_START_S,
                                   &stop_signal};
         if (private_daemon_start(&pd, &po, &err)) {
@@ -330,6 +385,7 @@ static int run(request_args *a)
         }
         fprintf(stderr, "carma run: started a private daemon (socket %s)\n", pd.socket);
         a->opts.socket = pd.socket;
+        o.keep_logs = true;
     } else if (o.gpu_backend || o.sim_gpus) {
         fprintf(stderr, "carma run: warning: --gpu-backend and --sim-gpus are for a private "
                         "daemon; a daemon already answers (--private starts one anyway)\n");

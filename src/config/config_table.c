@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "config/config.h"
+#include "util/hostport.h"
 
 /* ---- the daemon's defaults and bounds (the daemon has no checks of its own) ------------------ */
 
@@ -23,6 +24,7 @@ static const daemon_config daemon_default = {
     .on_finish = "",
     .on_finish_timeout_s = 60.0,
     .keep_attempt_logs_days = 30,
+    .metrics_listen = "",
 };
 
 static const struct daemon_bounds {
@@ -57,6 +59,16 @@ static int check_on_finish(const carma_config *cfg, carma_err *err)
     const char *p = cfg->daemon.on_finish;
     if (p[0] && p[0] != '/')
         return carma_err_set(err, "on_finish: '%s' is not an absolute path", p);
+    return 0;
+}
+
+/* The metrics endpoint's address is checked with the rest of the file, so that a bad one
+ * stops the daemon before it starts (a port in use is found when it listens). */
+static int check_metrics_listen(const carma_config *cfg, carma_err *err)
+{
+    hostport hp;
+    if (cfg->daemon.metrics_listen[0] && hostport_parse(cfg->daemon.metrics_listen, &hp, err))
+        return carma_err_prefix(err, "metrics_listen");
     return 0;
 }
 
@@ -211,6 +223,11 @@ const config_row config_rows[] = {
      .check = check_on_finish},
     {OPT_DOUBLE("on_finish_timeout_s", DAEMON, on_finish_timeout_s,
                 "daemon: seconds the on_finish program may run before it is killed")},
+    {OPT_STRING("metrics_listen", DAEMON, metrics_listen,
+                "daemon: serve Prometheus metrics (GET /metrics, read-only HTTP) on HOST:PORT, "
+                "[IPV6]:PORT or :PORT (every address); port 0 takes a free one, named in the "
+                "log; docs/metrics.md (empty: off)"),
+     .check = check_metrics_listen},
 
     /* ---- the simulator ---- */
     {OPT_STRING("sim_server", SIM, server,

@@ -20,6 +20,7 @@ int d_cancel(daemon_state *d, dtask *t, carma_err *err)
         if (!d_save_task(d, t) || !d_event(d, t, "cancelled", t->end_reason[0] ? t->end_reason : "while queued"))
             return carma_err_set(err, "%s", d->fatal.msg);
         d->need_schedule = true;
+        d_metrics_task_ended(d, t);
         d_on_finish(d, t);
         return 0;
     }

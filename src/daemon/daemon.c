@@ -79,6 +79,7 @@ int daemon_client_sockets(const char *opt, const carma_config *cfg,
 
 static void shutdown_daemon(daemon_state *d)
 {
+    d_metrics_close(d);
     d_server_close(d);
     d_mps_stop(d);
     if (d->in_txn)
@@ -115,7 +116,7 @@ static int start(daemon_state *d, carma_err *err)
     if (d_restore(d, err))
         return -1;
     d_purge_logs(d, clock_mono_s()); /* at start, before any client (then hourly: the loop) */
-    if (d_listen(d, err))
+    if (d_listen(d, err) || d_metrics_open(d, err))
         return -1;
     dlog(d, "serving %s with %d %s GPU(s), policy %s, state in %s", d->opts->socket_path,
          d->ngpus, d->ops->name, policy_name(d->cfg.sched.policy), d->opts->state_dir);
@@ -130,6 +131,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
     d->opts = opts;
     d->cfg = opts->cfg;
     d->listen_fd = -1;
+    d->started_wall = daemon_wall_now();
     d->state_fd = d->lock_fd = d->attempts_fd = -1;
     /* Everything the daemon writes is private (the database holds every task's environment);
      * the tasks get the umask it was started with back. */

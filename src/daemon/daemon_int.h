@@ -22,6 +22,8 @@
  *     statedir.c   the state directory (private, locked) and the socket's directory, checked
  *     handlers.c   one function per protocol verb
  *     server.c     the socket: peers, framing, group commit
+ *     metrics.c    the counters of placements, OOM crashes, waits; the Prometheus exposition
+ *                  and its HTTP endpoint (http.c, which stands alone)
  *     daemon.c     start-up, the loop, shutdown
  *
  * registry.h and journal.h declare the first two, tasks.h a task's steps (task_view.c,
@@ -101,6 +103,7 @@ typedef struct dtask {
     int priority;        /* stored; the main queue is ordered by it, then by queue_seq */
     bool timed_out;      /* its attempt ran past the time limit and is being cancelled */
     char end_reason[128]; /* why carma ended it (a dependency, the time limit); "" none */
+    bool oom_seen;       /* this daemon saw one of its attempts crash out of memory */
     int running_idx;     /* index in d->running, -1 when not running */
     size_t live_idx;     /* index in d->tasks */
     attempt att;         /* the current (or last) attempt */
@@ -123,6 +126,20 @@ typedef struct peer {
     double last_active;
 } peer;
 
+/* What the daemon counted since it started (metrics.c): the Prometheus counters. */
+#define D_WAIT_BOUNDS 10
+typedef struct d_counters {
+    uint64_t placements;      /* attempts placed */
+    uint64_t collocated;      /* ... of them on a GPU that already held a task */
+    uint64_t oom_crashes;     /* attempts ended out of memory */
+    uint64_t oom_recoveries;  /* tasks done after an out-of-memory crash */
+    uint64_t ended[DS_COUNT]; /* tasks ended for good, by state */
+    uint64_t wait[D_WAIT_BOUNDS + 1]; /* queue waits of placed attempts, per histogram bucket */
+    double wait_sum;          /* seconds */
+} d_counters;
+
+struct http_server;
+
 typedef struct daemon_state {
     const daemon_options *opts;
     carma_config cfg;
@@ -135,6 +152,7 @@ typedef struct daemon_state {
     int ngpus;
     gpu_reading *readings;
     bool have_sample;
+    bool sample_ok;      /* the last sample read every GPU (else readings are not current) */
     metric_window *windows;
     gpu_view *views;
     dtask **tasks;       /* the live tasks (queued, running; ended ones until the commit
@@ -160,6 +178,9 @@ typedef struct daemon_state {
     int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */
     int attempts_fd;     /* STATE/attempts, where the attempt directories are created */
     mode_t task_umask;   /* the umask the daemon started with (its own is 077): the tasks' */
+    d_counters counters;
+    double started_wall; /* when the daemon started (wall clock) */
+    struct http_server *http; /* the metrics endpoint; NULL when metrics_listen is empty */
     /* mps = on */
     bool mps_on;
     bool mps_started;    /* this daemon started the control daemon */
@@ -194,6 +215,23 @@ void d_purge_logs(daemon_state *d, double now_mono);
 int d_listen(daemon_state *d, carma_err *err);
 void d_server_close(daemon_state *d);
 int d_serve_once(daemon_state *d, int timeout_ms);
+
+/* metrics.c: the counters' hooks, called where the daemon places and ends attempts; the
+ * exposition; the endpoint's start (a bad address or a port in use is an error naming
+ * metrics_listen) and stop. */
+void d_metrics_placed(daemon_state *d, bool collocated, double wait_s);
+void d_metrics_attempt_ended(daemon_state *d, dtask *t, task_outcome outcome);
+void d_metrics_task_ended(daemon_state *d, const dtask *t);
+/* The exposition (heap; NULL when out of memory). */
+char *d_metrics_render(const daemon_state *d, size_t *len);
+int d_metrics_open(daemon_state *d, carma_err *err);
+void d_metrics_close(daemon_state *d);
+/* The endpoint in the loop: its poll entries (at most D_METRICS_MAX_FDS, 0 when off) with the
+ * earliest connection deadline folded into *deadline (clock_mono_s()), then what poll found. */
+#define D_METRICS_MAX_FDS 17
+struct pollfd;
+int d_metrics_pollfds(const daemon_state *d, struct pollfd *fds, double *deadline);
+void d_metrics_serve(daemon_state *d, const struct pollfd *fds, int nfds);
 
 /* handlers.c */
 json_t *d_handle(daemon_state *d, peer *p, const char *line, size_t len);

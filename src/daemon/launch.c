@@ -131,8 +131,11 @@ void d_schedule(daemon_state *d)
     double now = clock_mono_s();
     while (n < MAX_LAUNCHES_PER_TURN && sched_next(d->core, now, d->views, &dec)) {
         dtask *t = (dtask *)dec.task; /* st is the first member */
+        /* queued since its submission, or since its last attempt ended (a retry) */
+        double queued_since = t->att.n > 0 && t->att.ended > 0 ? t->att.ended : t->submitted_at;
         if (!new_attempt(d, t, &dec))
             break;
+        d_metrics_placed(d, dec.collocated, t->att.started - queued_since);
         d_save_attempt(d, t, true);
         d_save_task(d, t);
         char detail[320], gpus[128];

@@ -134,6 +134,7 @@ void d_monitor_tick(daemon_state *d)
     double now = clock_mono_s();
     if (d->ops->sample(d->backend, d->readings, &err)) {
         dlog(d, "GPU sample failed: %s", err.msg);
+        d->sample_ok = false;
         for (int g = 0; g < d->ngpus; g++) {
             d->views[g].free_known = false;
             window_push(&d->windows[g], (activity_sample){NAN, NAN, NAN});
@@ -151,7 +152,7 @@ void d_monitor_tick(daemon_state *d)
             .idle = gpu_reading_idle(r, PROC_ROOT), /* MPS servers do not make a GPU busy */
         };
     }
-    d->have_sample = true;
+    d->have_sample = d->sample_ok = true;
     track_tasks(d, now);
     d->need_schedule = true;
 }

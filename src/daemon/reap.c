@@ -17,6 +17,7 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
     snprintf(t->outcome, sizeof t->outcome, "%s", timeout ? "timeout" : task_outcome_name(outcome));
     t->att.ended = daemon_wall_now();
     d_running_remove(d, t);
+    d_metrics_attempt_ended(d, t, outcome);
     /* What the monitor saw it hold teaches the carma policy its figure (sched_task_oom). */
     sched_oom_seen seen = {t->att.peak_mib >= 0, t->att.peak_mib >= 0 ? (uint64_t)t->att.peak_mib
                                                                       : 0};
@@ -55,8 +56,10 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
     dlog(d, "task %llu %s (%s)", (unsigned long long)t->st.id,
          end == SCHED_END_RETRY ? "to the recovery queue" : dstate_name(t->state), detail);
     d->need_schedule = true;
-    if (end != SCHED_END_RETRY)
+    if (end != SCHED_END_RETRY) {
+        d_metrics_task_ended(d, t);
         d_on_finish(d, t);
+    }
 }
 
 void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)

@@ -8,9 +8,14 @@
  * connections, some are kept for root and the daemon's own user, idle peers are dropped
  * sooner as the table fills, and running out of file descriptors drops the longest-idle
  * peer to make room, or else rests the listener (a readable listener that cannot be accepted
- * from would make the loop spin). */
+ * from would make the loop spin).
+ *
+ * The same poll also waits on the metrics endpoint's sockets when metrics_listen is set
+ * (metrics.c, http.c): its entries follow the peers', and its connections' deadlines shorten
+ * the wait. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +28,7 @@
 
 #include "daemon/journal.h"
 #include "util/array.h"
+#include "util/nbsend.h"
 
 #define MAX_PEERS 1024
 #define RESERVED_PEERS 32  /* of the table, kept for root and the daemon's own user */
@@ -317,13 +323,10 @@ static bool read_peer(daemon_state *d, peer *p)
 /* Sends pending output; returns false when the peer is gone. */
 static bool flush_peer(peer *p)
 {
-    while (p->out_off < p->out_len) {
-        ssize_t w = send(p->fd, p->out + p->out_off, p->out_len - p->out_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-        p->out_off += (size_t)w;
-    }
+    if (!nb_send(p->fd, p->out, p->out_len, &p->out_off))
+        return false;
+    if (p->out_off < p->out_len)
+        return true;
     p->out_off = p->out_len = 0;
     return !p->closing;
 }
@@ -331,12 +334,16 @@ static bool flush_peer(peer *p)
 int d_serve_once(daemon_state *d, int timeout_ms)
 {
     int n = d->npeers;
-    struct pollfd *fds = calloc((size_t)n + 1, sizeof *fds);
+    struct pollfd *fds = calloc((size_t)n + 1 + D_METRICS_MAX_FDS, sizeof *fds);
     if (!fds)
         return -1;
-    double rest = d->accept_paused_until - clock_mono_s();
+    double now0 = clock_mono_s(), rest = d->accept_paused_until - now0, deadline = INFINITY;
     if (rest > 0 && timeout_ms > (int)(rest * 1000) + 1)
         timeout_ms = (int)(rest * 1000) + 1;
+    /* the metrics endpoint's entries follow the peers' */
+    int nm = d_metrics_pollfds(d, fds + n + 1, &deadline);
+    if (deadline - now0 < timeout_ms / 1000.0)
+        timeout_ms = deadline <= now0 ? 0 : (int)((deadline - now0) * 1000) + 1;
     /* a negative fd is skipped by poll: the listener resting */
     fds[0] = (struct pollfd){rest > 0 ? -1 : d->listen_fd, POLLIN, 0};
     for (int i = 0; i < n; i++) {
@@ -344,7 +351,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
         fds[i + 1] = (struct pollfd){p->fd, (short)((p->closing ? 0 : POLLIN) |
                                                     (p->out_len > p->out_off ? POLLOUT : 0)), 0};
     }
-    int r = poll(fds, (nfds_t)n + 1, timeout_ms);
+    int r = poll(fds, (nfds_t)(n + 1 + nm), timeout_ms);
     if (r < 0) {
         free(fds);
         return errno == EINTR ? 0 : -1;
@@ -377,6 +384,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     }
     if (fds[0].revents & POLLIN)
         accept_peers(d, now);
+    d_metrics_serve(d, fds + n + 1, nm);
     free(fds);
     free(gone);
     return 0;

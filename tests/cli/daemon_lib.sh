@@ -1,7 +1,7 @@
 # daemon_lib.sh — helpers for the daemon's CLI tests, sourced by them. CTest runs every
 # tests/cli/*.sh, this one too: run on its own it does nothing and exits 0.
 # Provides: start_daemon, stop_daemon, kill_supervisors, wait_until, task_state, task_is,
-# use_fake_nvml, and $tmp/$SOCK/$STATE.
+# use_fake_nvml, quick_config, metrics_port, metrics_get, and $tmp/$SOCK/$STATE.
 [ "${BASH_SOURCE[0]}" = "$0" ] && exit 0
 set -o pipefail
 
@@ -65,3 +65,12 @@ use_fake_nvml() {
     export CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4
     export CARMA_NVML_LIBRARY=$FAKE_DIR/${1:-full}/libnvidia-ml.so.1
 }
+
+# quick_config: a config for fast tests (oracle-magm, short grace, sampling every 0.2 s).
+quick_config() { printf '%s\n' "policy = oracle-magm" "grace_s = 0.4" "sample_interval_s = 0.2" \
+    "kill_grace_s = 1" "window = 3"; }
+
+# metrics_port: the port the daemon's metrics endpoint took (metrics_listen = 127.0.0.1:0), as
+# its log names it; metrics_get PATH: that path's reply body (http_probe.py).
+metrics_port() { sed -nE 's#.*serving metrics on http://[^ ]*:([0-9]+)/metrics$#\1#p' "$tmp/daemon.log" | tail -1; }
+metrics_get() { python3 "$(dirname "${BASH_SOURCE[0]}")/http_probe.py" "$(metrics_port)" "$1" | sed '1,/^\r$/d'; }

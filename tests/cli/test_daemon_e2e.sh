@@ -9,13 +9,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
 
-cat >"$tmp/carma.conf" <<CONF
-policy = oracle-magm
-grace_s = 0.4
-sample_interval_s = 0.2
-kill_grace_s = 1
-window = 3
-CONF
+quick_config >"$tmp/carma.conf"
 start_daemon --sim-gpus 4xA100-40GB --config "$tmp/carma.conf"
 RUNS=$tmp/runs.txt
 : >"$RUNS"

@@ -19,7 +19,8 @@ out=$(DESTDIR=$root cmake --install "$BUILD" 2>&1) || { echo "FAIL: cmake --inst
 for f in bin/carma share/carma/workloads.csv share/carma/carma.conf share/carma/python/carma_trace \
     share/carma/gpumemnet/weights share/carma/traces share/man/man1/carma.1 \
     share/bash-completion/completions/carma lib/systemd/system/carma.service \
-    share/doc/carma/README.md share/doc/carma/protocol.md share/doc/carma/examples/resnet18.yaml; do
+    share/doc/carma/README.md share/doc/carma/protocol.md share/doc/carma/examples/resnet18.yaml \
+    share/doc/carma/metrics.md share/doc/carma/grafana/carma-dashboard.json; do
     [ -e "$P/$f" ] || fail "make install did not install PREFIX/$f"
 done
 [ -x "$P/bin/carma" ] || fail "the installed carma is not executable"

@@ -2,7 +2,8 @@
 # `carma run TASKFILE...`: submits task files, waits for all, prints a line as each ends and
 # exits as `carma wait` does (0 all done, 5 one failed). With no daemon answering, or inside a
 # Slurm job (SLURM_JOB_ID without CARMA_SOCKET), it starts a private daemon in a 0700
-# carma-run-XXXXXX directory under $TMPDIR and leaves no process or directory behind; SIGTERM
+# carma-run-XXXXXX directory under $TMPDIR and leaves no process or directory behind, but keeps
+# each task's output (carma-RUN-ID.out/.err in --output-dir, RUN the Slurm job id); SIGTERM
 # and --timeout cancel its tasks; a bad task file stops it before anything is submitted; a
 # daemon named by $CARMA_SOCKET is used as it is.
 set -u
@@ -31,8 +32,14 @@ no_leftovers() { # what a private daemon must not leave: its directory, its proc
 out=$("$CARMA" run --gpu-backend sim quick.yaml quick2.yaml 2>"$tmp/err")
 rc=$?
 [ $rc -eq 0 ] || fail "all done: exit $rc: $(cat "$tmp/err")"
-grep -qx 'task [0-9]* done quick.yaml' <<<"$out" || fail "no line for quick.yaml: $out"
-grep -qx 'task [0-9]* done quick2.yaml' <<<"$out" || fail "no line for quick2.yaml: $out"
+grep -qx 'task [0-9]* done quick.yaml (output: ./carma-[0-9]*-[0-9]*.out)' <<<"$out" \
+    || fail "no line for quick.yaml: $out"
+line=$(grep 'done quick2.yaml' <<<"$out")
+grep -qx 'task [0-9]* done quick2.yaml (output: ./carma-[0-9]*-[0-9]*.out)' <<<"$line" \
+    || fail "no line for quick2.yaml: $out"
+kept=$(sed 's/.*(output: \(.*\))/\1/' <<<"$line")
+[ "$(cat "$kept" 2>/dev/null)" = second ] || fail "quick2's output not kept in $kept"
+[ "$(stat -c %a "$kept")" = 600 ] && [ -e "${kept%.out}.err" ] || fail "kept files: $(ls -l carma-*)"
 [ "$(wc -l <<<"$out")" -eq 2 ] || fail "expected two lines: $out"
 grep -q "started a private daemon (socket $TMPDIR/carma-run-" "$tmp/err" \
     || fail "no private daemon announced: $(cat "$tmp/err")"
@@ -115,9 +122,16 @@ grep -q "nothing was submitted" <<<"$out" || fail "bad file: $out"
 # Inside a Slurm job without $CARMA_SOCKET: a private daemon, not the one that answers.
 unset CARMA_SOCKET
 printf 'socket = %s\n' "$SOCK" >"$tmp/carma.conf"
-out=$(SLURM_JOB_ID=42 "$CARMA" run --config "$tmp/carma.conf" --gpu-backend sim quick.yaml 2>"$tmp/err")
+mkdir "$tmp/outdir"
+out=$(SLURM_JOB_ID=42 "$CARMA" run --config "$tmp/carma.conf" --gpu-backend sim \
+      --output-dir "$tmp/outdir" quick2.yaml 2>"$tmp/err")
 rc=$?
 [ $rc -eq 0 ] || fail "Slurm job: exit $rc: $(cat "$tmp/err")"
+[ "$(cat "$tmp/outdir/carma-42-1.out" 2>/dev/null)" = second ] \
+    || fail "Slurm job: output not kept as carma-42-1.out: $(ls "$tmp/outdir") $out"
+SLURM_JOB_ID=42 "$CARMA" run --gpu-backend sim --output-dir "$tmp/nodir" quick.yaml \
+    >/dev/null 2>"$tmp/err2" && fail "a missing --output-dir was accepted"
+grep -q -- "--output-dir $tmp/nodir: not a directory" "$tmp/err2" || fail "--output-dir: $(cat "$tmp/err2")"
 grep -q 'started a private daemon' "$tmp/err" || fail "Slurm job: no private daemon"
 [ "$("$CARMA" queue --all --json --socket "$SOCK" | jq length)" = "$before" ] \
     || fail "Slurm job: the task went to the shared daemon"

@@ -1,0 +1,25 @@
+/* logs.h — reading a task's output through the daemon: what `carma logs` and `carma run` (which
+ * keeps a private daemon's task logs before the daemon and its directory go) share. */
+#ifndef CARMA_CLI_LOGS_H
+#define CARMA_CLI_LOGS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/request.h"
+#include "util/err.h"
+
+/* Reads one chunk of a stream ("stdout", "stderr") of task id's latest attempt (or attempt
+ * `which`, when not 0) from *offset; *eof when the attempt ended and all was read. A relaunch
+ * (a new attempt number) restarts *offset at 0 and gives an empty chunk. 0, or the failed
+ * request's exit status (printed). */
+int logs_fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
+               int *attempt, bool *eof, json_t **data, int64_t which);
+
+/* Writes an ended task's latest attempt's stdout and stderr into two new files (mode 0600;
+ * an existing file or a link there is an error, not overwritten). */
+int logs_save(const request_args *a, long long id, const char *out_path, const char *err_path,
+              carma_err *err);
+
+#endif
