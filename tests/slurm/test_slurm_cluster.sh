@@ -215,7 +215,7 @@ jr=$(CARMA_NVML_LIBRARY=$(dirname "$CARMA")/tests/fake_nvml/full/libnvidia-ml.so
      CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4 FAKE_NVML_SCENARIO=$A/scenario TMPDIR=$A/tmp \
      submit --gres=gpu:2 "$A/job.sh") || fail "carma run job: $(cat "$SD/submit.err")"
 slurm_wait_job "$jr" 90 || fail "carma run job $jr: $(job_field "$jr" JobState): $(cat "$SD/out/$jr.out")"
-grep -q '^task [0-9]* done a.yaml$' "$SD/out/$jr.out" && grep -q '^task [0-9]* done b.yaml$' "$SD/out/$jr.out" ||
+grep -Eq '^task [0-9]+ done a\.yaml( |$)' "$SD/out/$jr.out" && grep -Eq '^task [0-9]+ done b\.yaml( |$)' "$SD/out/$jr.out" ||
     fail "carma run job $jr: tasks not both done: $(cat "$SD/out/$jr.out")"
 jobgpus=$(sed -n 's/^jobgpus=//p' "$SD/out/$jr.out")
 [ -n "$jobgpus" ] || fail "carma run job $jr: no SLURM_JOB_GPUS"
