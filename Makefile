@@ -11,12 +11,16 @@ PREFIX   ?= /usr/local
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps configure build run test install asan fuzz bench clean
+.PHONY: all deps deps-test configure build run test install asan fuzz bench clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+# What only the tests use (Prometheus, Slurm, munge), installed without starting their services.
+deps-test:
+	@scripts/deps.sh test
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
@@ -35,7 +39,7 @@ run: configure
 	@echo "== carma $(RUN_ARGS)"
 	@$(BUILD)/carma $(RUN_ARGS)
 
-test: build
+test: deps-test build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The binary, its data, docs, man page, bash completion, systemd unit, and /etc/carma/carma.conf
