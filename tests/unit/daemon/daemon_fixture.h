@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,13 +56,17 @@ static inline pid_t fork_test_daemon(const char *sock, const char *state_dir, do
         }
         _exit(1);
     }
+    /* Up to 30 s: a loaded machine (the suite under ASan, two tests per core) has taken more
+     * than 5 s to start one. A child that died is not waited for. */
     carma_err err;
-    for (int i = 0; pid > 0 && i < 500; i++) {
+    for (int i = 0; pid > 0 && i < 3000; i++) {
         int fd = daemon_connect(sock, &err);
         if (fd >= 0) {
             close(fd);
             return pid;
         }
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            return -1;
         sleep_ms(10);
     }
     return -1;
