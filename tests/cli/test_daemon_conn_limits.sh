@@ -18,11 +18,13 @@ source "$(dirname "$0")/daemon_lib.sh"
 holder=
 trap '[ -n "$holder" ] && kill "$holder" 2>/dev/null; cleanup' EXIT
 HOLD=$(realpath "$(dirname "$0")/hold_conns.py")
-# Root's request is answered within a second.
+# Root's request is answered at once: within 2.5 s, as the slowest seen on a loaded machine
+# was over 1 s, and without the slots kept for root it waits for an idle peer to be dropped
+# (5 s with the table nearly full, else 600 s).
 root_answered() {
     local t0=$(date +%s%N)
     timeout 5 "$CARMA" queue >/dev/null || return 1
-    [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 1000 ]
+    [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 2500 ]
 }
 
 # The per-user cap (default 64): nobody's 100 connections, 64 held and 36 refused.
@@ -33,7 +35,7 @@ wait_until 10 grep -q open= "$tmp/hold.out" || fail "holder: $(cat "$tmp/hold.ou
 grep -q "open=64 closed=36" "$tmp/hold.out" || fail "per-user cap: $(cat "$tmp/hold.out")"
 grep -q "too many connections from uid 65534: 64 open (max_conns_per_uid = 64)" "$tmp/hold.out" \
     || fail "refusal reason: $(cat "$tmp/hold.out")"
-root_answered || fail "root was not answered within a second"
+root_answered || fail "root was not answered at once"
 out=$(as_nobody "$CARMA" queue 2>&1) && fail "nobody's 65th connection was served"
 grep -q "too many connections" <<<"$out" || fail "nobody's client should say why: $out"
 kill "$holder"; wait "$holder" 2>/dev/null
@@ -48,7 +50,7 @@ holder=$!
 wait_until 15 grep -q open= "$tmp/hold.out" || fail "holder: $(cat "$tmp/hold.out")"
 grep -q "open=992 closed=108" "$tmp/hold.out" || fail "slots for users: $(cat "$tmp/hold.out")"
 grep -q "every connection open to users is in use" "$tmp/hold.out" || fail "reason: $(cat "$tmp/hold.out")"
-root_answered || fail "root was not answered within a second with the table full"
+root_answered || fail "root was not answered at once with the table full"
 wait_until 10 as_nobody "$CARMA" queue || fail "idle connections were not dropped under pressure"
 kill "$holder"; wait "$holder" 2>/dev/null
 stop_daemon
