@@ -31,7 +31,7 @@ const carma_command carma_commands[] = {
      CMD_TALKS_TO_DAEMON, .request = &cmd_gpus},
     {"top", "a live view: the GPUs with their tasks, the queue with reasons",
      CMD_TALKS_TO_DAEMON, .request = &cmd_top},
-    {"estimate", "estimate a training task's peak GPU memory from its model summary",
+    {"estimate", "estimate a task's peak GPU memory: trace its script (--run) or a summary",
      .run = cmd_estimate},
     {"simulate", "replay a job trace on a simulated server through the scheduling core",
      .run = cmd_simulate},
