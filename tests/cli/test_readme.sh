@@ -49,7 +49,8 @@ chmod 755 "$tmp/bin/python3"
 
 # run_block NAME DIR: runs the block's lines in one shell in DIR (its exports carry on)
 run_block() {
-    local name=$1 script=$tmp/$1.sh n=0 line
+    # DPID local: the caller's DPID (the system daemon of the user block) must survive
+    local name=$1 script=$tmp/$1.sh n=0 line DPID=
     [ -n "$(block "$name")" ] || { fail "README.md has no block marked readme-test: $name"; return; }
     {
         echo 'set -u'
@@ -74,7 +75,6 @@ run_block() {
     cat "$tmp/$name.fails" >>"$tmp/fails"
     cat "$tmp/$name.fails"
     [ -f "$tmp/$name.pid" ] && source "$tmp/$name.pid" && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-    DPID=
     true
 }
 
