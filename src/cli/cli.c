@@ -8,6 +8,7 @@
 
 #include "cli/request.h"
 #include "util/datadir.h"
+#include "util/safefs.h"
 
 int cli_run_command(const carma_command *c, int argc, char **argv)
 {
@@ -61,12 +62,20 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
         if (*path && access(path, F_OK) != 0)
             path = NULL;
     }
+    if (path && *path && a->trusted && safefs_trusted_file(path, "config", err))
+        return -1;
     if (path && *path && config_load_file(cfg, path, err))
         return -1;
     for (int i = 0; i < a->nsets; i++)
         if (config_set_pair(cfg, a->sets[i], err))
             return carma_err_prefix(err, "--set");
-    return config_validate(cfg, err);
+    if (config_validate(cfg, err))
+        return -1;
+    /* It runs as every task's owner: nobody else may have put code there. */
+    if (a->trusted && cfg->daemon.on_finish[0] &&
+        safefs_trusted_file(cfg->daemon.on_finish, "on_finish program", err))
+        return -1;
+    return 0;
 }
 
 void cli_print_json(const json_t *j)

@@ -50,6 +50,8 @@ typedef struct cli_config_args {
     const char *path;
     const char *sets[64];
     int nsets;
+    bool trusted; /* the daemon: the file must be one only its user or root could write
+                   * (safefs_trusted_file), and so must the on_finish program it names */
 } cli_config_args;
 int cli_add_set(const char *cmd, cli_config_args *a, const char *pair);
 int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err);

@@ -25,7 +25,9 @@ static const char *const usage =
     "                      CUDA_VISIBLE_DEVICES is set (docs/slurm-allocation.md)\n"
     "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
     "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`);\n"
-    "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists\n\n"
+    "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists;\n"
+    "                      it, and its on_finish program, must be writable only by this\n"
+    "                      user or root (their directories too, unless sticky)\n\n"
     "Prometheus metrics (GPUs, tasks, waits, OOM crashes): --set metrics_listen=HOST:PORT\n"
     "serves them read-only at http://HOST:PORT/metrics (off by default; docs/metrics.md).\n";
 
@@ -54,7 +56,7 @@ int cmd_daemon(int argc, char **argv)
         {"gpu-backend", required_argument, NULL, 'b'}, {"sim-gpus", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
     };
-    cli_config_args cargs = {0};
+    cli_config_args cargs = {.trusted = true};
     const char *socket_opt = NULL, *state_opt = NULL, *backend_opt = NULL, *fake_gpus_opt = NULL;
     int opt;
     opterr = 0;

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -96,5 +98,44 @@ int safefs_private_file(int dirfd, const char *name, const char *path, carma_err
                              (unsigned)geteuid());
     if ((sb.st_mode & 0777) != 0600 && fchmodat(dirfd, name, 0600, 0))
         return carma_err_set(err, "%s: chmod: %s", path, strerror(errno));
+    return 0;
+}
+
+/* Whether a file (not a directory) is one only the effective uid or root could have written. */
+static bool trusted_file_stat(const struct stat *sb)
+{
+    return (sb->st_uid == geteuid() || sb->st_uid == 0) && !(sb->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+int safefs_trusted_file(const char *path, const char *what, carma_err *err)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        return carma_err_set(err, "%s %s: %s", what, path, strerror(errno));
+    struct stat sb;
+    if (stat(real, &sb))
+        return carma_err_set(err, "%s %s: %s", what, real, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return carma_err_set(err, "%s %s is not a regular file", what, real);
+    if (!trusted_file_stat(&sb))
+        return carma_err_set(err, "%s %s is owned by uid %u with mode %04o; refusing it: it must "
+                                  "be owned by uid %u or root and writable by nobody else",
+                             what, real, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
+                             (unsigned)geteuid());
+    /* Every directory above: whoever can write in one could swap the file for another. */
+    for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
+        *slash = '\0';
+        const char *dir = real[0] ? real : "/";
+        if (stat(dir, &sb))
+            return carma_err_set(err, "%s: directory %s: %s", what, dir, strerror(errno));
+        if (!trusted(&sb, SAFEFS_SHARED))
+            return carma_err_set(err, "%s %s is in directory %s, owned by uid %u with mode %04o; "
+                                      "refusing it: every directory above it must be owned by "
+                                      "uid %u or root and writable by nobody else unless sticky",
+                                 what, path, dir, (unsigned)sb.st_uid,
+                                 (unsigned)(sb.st_mode & 07777), (unsigned)geteuid());
+        if (!real[0])
+            break;
+    }
     return 0;
 }

@@ -29,6 +29,13 @@ int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma
  * names it in errors. Returns 0, or -1 with err. */
 int safefs_private_file(int dirfd, const char *name, const char *path, carma_err *err);
 
+/* Whether a file a privileged process reads or runs (its config, a hook program) is one only
+ * it or root could have written: path (symlinks resolved) is a regular file owned by the
+ * effective uid or root and writable by nobody else, and so is every directory above it (a
+ * sticky one may be writable by others: they cannot replace what is not theirs). `what` names
+ * the file in err. Returns 0, or -1 with err naming the culprit, its owner and mode. */
+int safefs_trusted_file(const char *path, const char *what, carma_err *err);
+
 /* openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode). */
 int safefs_openat(int dirfd, const char *name, int flags, mode_t mode);
 
