@@ -200,7 +200,8 @@ static void keep_logs(const request_args *a, const run_opts *o, json_t *t)
 
 static void print_end(const request_args *a, const run_opts *o, json_t *t)
 {
-    if (o->keep_logs)
+    /* a task cancelled before it ever started has no output to keep */
+    if (o->keep_logs && json_integer_value(json_object_get(t, "attempts")) > 0)
         keep_logs(a, o, t);
     FILE *f = a->opts.json ? stderr : stdout;
     fprintf(f, "task %lld %s %s", (long long)json_integer_value(json_object_get(t, "id")),

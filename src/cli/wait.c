@@ -54,8 +54,10 @@ int wait_refresh(const request_args *a, json_t *t, bool *ended)
                           &reply);
     if (rc)
         return rc;
-    json_t *state = json_object_get(json_object_get(reply, "task"), "state");
+    json_t *task = json_object_get(reply, "task");
+    json_t *state = json_object_get(task, "state");
     json_object_set(t, "state", state);
+    json_object_set(t, "attempts", json_object_get(task, "attempts"));
     *ended = !wait_state_live(json_string_value(state));
     json_decref(reply);
     return 0;

@@ -78,6 +78,24 @@ grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "SIGTERM: $(cat "$t
 ! kill -0 "$task_pid" 2>/dev/null || fail "SIGTERM: the task's process $task_pid outlived carma run"
 no_leftovers "SIGTERM"
 
+# SIGTERM with a task still queued (it cannot fit beside the long one on one GPU): both are
+# cancelled, and only the one that ran has its output kept.
+printf 'name: big\ncommand: sleep 30\nmemory: 39000\n' >big.yaml
+printf 'name: big2\ncommand: sleep 30\nmemory: 39000\n' >big2.yaml
+mkdir "$tmp/o2"
+"$CARMA" run --gpu-backend sim --sim-gpus 1xA100-40GB --output-dir "$tmp/o2" big.yaml big2.yaml \
+    >"$tmp/out" 2>"$tmp/err" &
+run_pid=$!
+wait_until 15 grep -q 'task 1: attempt 1 on GPUs' "$tmp/err" || fail "big never started: $(cat "$tmp/err")"
+kill -TERM "$run_pid"
+wait "$run_pid"
+grep -qx 'task 1 cancelled big.yaml (output: .*carma-[0-9]*-1.out)' "$tmp/out" \
+    || fail "queued cancel: big: $(cat "$tmp/out")"
+grep -qx 'task 2 cancelled big2.yaml' "$tmp/out" || fail "queued cancel: big2: $(cat "$tmp/out")"
+[ "$(ls "$tmp/o2")" = "$(cd "$tmp/o2" && ls carma-*-1.out carma-*-1.err 2>/dev/null)" ] \
+    || fail "queued cancel: kept files $(ls "$tmp/o2")"
+no_leftovers "queued cancel"
+
 # A file the daemon refuses (more GPUs than the private daemon's two): the tasks already queued
 # are cancelled and reported, the rest named as not submitted; 1.
 printf 'name: big\ncommand: sleep 1\ngpus: 3\nmemory: 1000\n' >big.yaml
