@@ -63,7 +63,10 @@ if [ -n "$own_policy" ] && command -v systemctl >/dev/null 2>&1; then
     for svc in $TEST_SERVICES; do
         case " $had_services " in *" $svc "*) continue ;; esac
         [ -e "/lib/systemd/system/$svc.service" ] || continue
-        systemctl disable "$svc" >/dev/null 2>&1 || true
-        echo "deps: $svc installed for the tests; its service is not enabled" >&2
+        if systemctl disable "$svc" >/dev/null 2>&1; then
+            echo "deps: $svc installed for the tests; its service is not enabled" >&2
+        else
+            echo "deps: $svc installed for the tests; could not disable its service" >&2
+        fi
     done
 fi
