@@ -70,7 +70,8 @@ static const char *const shown[] = {
     "id", "name", "user", "uid", "state", "queue", "reason", "reason_code", "attempts",
     "ngpus", "gpus", "mem_mib", "mem_source", "peak_mib", "outcome", "submitted_at",
     "started_at", "ended_at", "wait_s", "elapsed_s", "gpu_hours", "command", "cwd",
-    "max_retries", "mem", "last_attempt", "attempt_list", NULL,
+    "max_retries", "mem", "last_attempt", "attempt_list", "runtime_est_s", "runtime_source",
+    "solo_smact", "solo_drama", NULL,
 };
 
 static bool is_shown(const char *key)
@@ -126,6 +127,18 @@ static void print_task(const json_t *t)
     snprintf(b, sizeof b, "%.3f", json_is_number(v) ? json_number_value(v) : 0.0);
     line("gpu_hours", b);
     line("outcome", str_of(t, "outcome") ? str_of(t, "outcome") : TIME_UNKNOWN);
+    fmt_duration(json_object_get(t, "runtime_est_s"), b, sizeof b);
+    if (str_of(t, "runtime_source"))
+        snprintf(b + strlen(b), sizeof b - strlen(b), " (%s)", str_of(t, "runtime_source"));
+    line("runtime_est", b);
+    const json_t *sm = json_object_get(t, "solo_smact"), *dr = json_object_get(t, "solo_drama");
+    if (json_is_number(sm) && json_is_number(dr)) { /* recorded together */
+        snprintf(b, sizeof b, "SM activity %.2f, DRAM activity %.2f (history)",
+                 json_number_value(sm), json_number_value(dr));
+    } else {
+        snprintf(b, sizeof b, "%s", TIME_UNKNOWN);
+    }
+    line("solo_profile", b);
     print_value("command", json_object_get(t, "command"), 0);
     print_value("cwd", json_object_get(t, "cwd"), 0);
     v = json_object_get(t, "max_retries");

@@ -72,6 +72,10 @@ typedef struct attempt {
     bool collocated;                /* placed next to other tasks (MPS caps it) */
     bool seen[SCHED_MAX_TASK_GPUS]; /* its processes were seen on gpus[k] */
     bool peak_lost;                 /* a matched process's memory was unknown: no peak */
+    bool not_solo;                  /* not seen with its GPUs to itself throughout: placed
+                                       beside others, joined, or adopted after a restart */
+    double act_smact, act_drama;    /* summed GPU activity of the samples it had them alone */
+    int act_n;                      /* ... how many samples */
     bool cancel_sent;               /* its supervisor was asked to cancel */
 } attempt;
 
@@ -97,6 +101,8 @@ typedef struct dtask {
     double submitted_at, ended_at; /* wall clock */
     char outcome[16];    /* last attempt's class: done, oom, failed, cancelled; "" none */
     int64_t history_mib; /* memory figure learned from an earlier identical run; -1 none */
+    store_run run_hist;  /* the last solo run of an identical task (run_history); runtime_s
+                            NaN none. Read at submission and at restart, not stored. */
     bool cancel_requested;
     bool held;           /* held by its owner or root (stored): not given to the core */
     bool parked;         /* queued but not in the core: held, or its dependencies not met */

@@ -95,6 +95,27 @@ static void track_task(daemon_state *d, dtask *t, const task_gpu_usage *u, doubl
     }
 }
 
+/* Whether the task still has its GPUs to itself (no other task placed there, no process there
+ * but its own and MPS servers), and while it does, their mean activity in this sample: its
+ * solo profile once it ends done (reap.c). */
+static void track_solo(daemon_state *d, dtask *t, const pid_set *pids)
+{
+    double smact = 0, drama = 0;
+    for (int k = 0; k < t->att.ngpus && !t->att.not_solo; k++) {
+        int g = t->att.gpus[k];
+        const gpu_reading *r = &d->readings[g];
+        t->att.not_solo = sched_gpu_ledger(d->core, g).ntasks > 1 ||
+                          !gpu_reading_only(r, pids, PROC_ROOT);
+        smact += r->smact / t->att.ngpus;
+        drama += r->drama / t->att.ngpus;
+    }
+    if (!t->att.not_solo && !isnan(smact) && !isnan(drama)) {
+        t->att.act_smact += smact;
+        t->att.act_drama += drama;
+        t->att.act_n++;
+    }
+}
+
 static void track_tasks(daemon_state *d, double now)
 {
     if (d->nrunning == 0)
@@ -123,6 +144,7 @@ static void track_tasks(daemon_state *d, double now)
         task_gpu_usage u;
         proc_match_task(&pids, d->readings, d->ngpus, &u);
         track_task(d, t, &u, now);
+        track_solo(d, t, &pids);
     }
     pid_set_free(&pids);
     proc_table_free(&pt);

@@ -1,8 +1,10 @@
 /* reap.c — the running attempts: each loop looks at every one's supervisor (supervisor.h),
  * ends the attempts that ended (classified by oomclass.h; the core's recovery rules send an
- * out-of-memory crash back to the recovery queue), and sends the cancels that were requested,
- * after the commit that recorded them. */
+ * out-of-memory crash back to the recovery queue), records what a done run measured (its peak;
+ * with its GPUs to itself, its run time and activity), and sends the cancels that were
+ * requested, after the commit that recorded them. */
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +45,17 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
         carma_err err;
         if (store_history_put(d->db, t->sub.command, t->sub.batch, t->sub.ngpus,
                               (uint64_t)t->att.peak_mib, daemon_wall_now(), &err))
+            d_fail(d, &err);
+    }
+    if (outcome == TASK_DONE && !t->att.not_solo && t->att.ended > t->att.started &&
+        d_txn(d)) {
+        /* with its GPUs to itself throughout: its run time and activity are its own */
+        carma_err err;
+        int n = t->att.act_n;
+        store_run r = {t->att.ended - t->att.started, n ? t->att.act_smact / n : NAN,
+                       n ? t->att.act_drama / n : NAN};
+        if (store_run_put(d->db, t->sub.command, t->sub.batch, t->sub.ngpus, &r,
+                          daemon_wall_now(), &err))
             d_fail(d, &err);
     }
     char detail[200];

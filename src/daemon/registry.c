@@ -39,6 +39,7 @@ dtask *d_new_task(void)
         submission_init(&t->sub);
         t->running_idx = -1;
         t->history_mib = -1;
+        t->run_hist = (store_run){NAN, NAN, NAN};
         t->att.peak_mib = -1;
     }
     return t;
@@ -113,12 +114,18 @@ void d_fill_sched_task(dtask *t)
     if (t->history_mib >= 0 && !mem_figures_get(&t->st.mem, MEM_ORACLE, &mib))
         mem_figures_set(&t->st.mem, MEM_ORACLE, (uint64_t)t->history_mib);
     t->st.max_retries = t->sub.max_retries;
-    /* its time limit is the longest it can run: the carma policy's backfill plans with it
-     * (and its longest-first order does not take the submitter's word for it) */
-    if (t->sub.time_limit_s > 0) {
+    /* The last solo run of an identical task is its runtime estimate and solo profile. Its
+     * time limit is the longest it can run: the carma policy's backfill plans with it when it
+     * is shorter (and its longest-first order does not take the submitter's word for it). */
+    t->st.runtime_est_s = t->run_hist.runtime_s;
+    t->st.runtime_is_limit = false;
+    if (t->sub.time_limit_s > 0 &&
+        !((double)t->sub.time_limit_s >= t->run_hist.runtime_s)) { /* NaN: no history */
         t->st.runtime_est_s = (double)t->sub.time_limit_s;
         t->st.runtime_is_limit = true;
     }
+    t->st.solo_smact = t->run_hist.smact;
+    t->st.solo_drama = t->run_hist.drama;
     t->st.profiled_util = NAN; /* no solo profile: horus and lucid place it on idle GPUs only */
     t->st.lucid_class = LUCID_UNKNOWN;
 }

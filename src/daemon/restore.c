@@ -73,6 +73,7 @@ static int attempt_from_row(attempt *at, const store_attempt_row *a, carma_err *
     at->ended = a->ended_at;
     at->exit = (exit_status){a->exited, a->exit_code, a->term_signal};
     at->peak_mib = a->peak_mib;
+    at->not_solo = true; /* this daemon did not watch all of it */
     return 0;
 }
 
@@ -187,6 +188,13 @@ static int restore_row(void *ctx, const store_task_row *row, const store_attempt
     dtask *t = task_from_rows(row, a, err);
     if (!t)
         return -1;
+    if (t->state == DS_QUEUED || t->state == DS_RUNNING) {
+        if (d_take_run_history(rc->d, t, err)) {
+            d_free_task(t);
+            return -1;
+        }
+        d_fill_sched_task(t);
+    }
     if (d_put_task(rc->d, t, err)) {
         d_free_task(t);
         return -1;

@@ -1,9 +1,12 @@
 /* submit.c — a new task: checked against the server, given the memory figure an earlier
- * identical run measured (when none was submitted), stored, and queued in the core. */
+ * identical run measured (when none was submitted) and the run time and activity of its last
+ * solo run, stored, and queued in the core. */
 #include <assert.h>
+#include <math.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "daemon/journal.h"
@@ -35,12 +38,24 @@ static dtask *new_submitted(const peer *p, submission *sub)
     return t;
 }
 
+int d_take_run_history(daemon_state *d, dtask *t, carma_err *err)
+{
+    store_run r;
+    int found = store_run_get(d->db, t->sub.command, t->sub.batch, t->sub.ngpus, &r, err);
+    if (found > 0)
+        t->run_hist = r;
+    return found < 0 ? -1 : 0;
+}
+
 /* The history's figure for this command, batch and GPU count, when no measured one was
- * submitted. Opens the iteration's transaction (the read is part of it). */
+ * submitted, and its last solo run. Opens the iteration's transaction (the reads are part of
+ * it). */
 static int take_history(daemon_state *d, dtask *t, carma_err *err)
 {
     if (!d_txn(d))
         return carma_err_set(err, "%s", d->fatal.msg);
+    if (d_take_run_history(d, t, err))
+        return -1;
     uint64_t mib;
     if (mem_figures_get(&t->sub.mem, MEM_ORACLE, &mib))
         return 0;
@@ -170,10 +185,14 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
         return -1;
     }
     assert(d->failed || d_task_ok(d, t));
-    char detail[96] = "";
+    char detail[160] = "";
     if (t->history_mib >= 0)
         snprintf(detail, sizeof detail, "memory figure %lld MiB from an earlier identical run",
                  (long long)t->history_mib);
+    if (!isnan(t->run_hist.runtime_s))
+        snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
+                 "%sruntime estimate %.0f s from an earlier solo run", detail[0] ? "; " : "",
+                 t->run_hist.runtime_s);
     d_event(d, t, "submitted", detail);
     d->need_schedule = true;
     *id = row.id;

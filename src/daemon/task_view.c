@@ -226,6 +226,16 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     json_object_set_new(j, "time_limit_s", t->sub.time_limit_s > 0
                                                ? json_integer(t->sub.time_limit_s)
                                                : json_null());
+    /* what the carma policy plans with: a solo run's measurements, or the time limit */
+    bool est = !isnan(t->st.runtime_est_s);
+    json_object_set_new(j, "runtime_est_s", est ? json_real(t->st.runtime_est_s) : json_null());
+    json_object_set_new(j, "runtime_source", !est ? json_null()
+                                             : json_string(t->st.runtime_is_limit ? "time limit"
+                                                                                  : "history"));
+    json_object_set_new(j, "solo_smact", isnan(t->st.solo_smact) ? json_null()
+                                                                 : json_real(t->st.solo_smact));
+    json_object_set_new(j, "solo_drama", isnan(t->st.solo_drama) ? json_null()
+                                                                 : json_real(t->st.solo_drama));
     json_object_set_new(j, "array_index", t->sub.array_index >= 0
                                               ? json_integer(t->sub.array_index)
                                               : json_null());

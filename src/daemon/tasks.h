@@ -19,6 +19,9 @@
  * reply makes no second task). */
 int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
              bool *repeat, carma_err *err);
+/* Reads the last solo run of an identical task (store_runs.c) into t->run_hist, when there is
+ * one; call d_fill_sched_task after. Also at restart: the history is not kept in the task. */
+int d_take_run_history(daemon_state *d, dtask *t, carma_err *err);
 
 /* launch.c: places what the core allows, writes the attempts, commits, then starts their
  * supervisors. */

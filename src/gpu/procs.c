@@ -215,12 +215,18 @@ void proc_match_task(const pid_set *pids, const gpu_reading *readings, int n,
         out->total_known = false; /* nothing seen: no figure */
 }
 
-bool gpu_reading_idle(const gpu_reading *r, const char *proc_root)
+bool gpu_reading_only(const gpu_reading *r, const pid_set *pids, const char *proc_root)
 {
     if (!r->procs_known)
         return false;
     for (int i = 0; i < r->nprocs; i++)
-        if (!mps_is_server_process(proc_root, r->procs[i].pid))
+        if (!(pids && pid_set_has(pids, r->procs[i].pid)) &&
+            !mps_is_server_process(proc_root, r->procs[i].pid))
             return false;
     return true;
+}
+
+bool gpu_reading_idle(const gpu_reading *r, const char *proc_root)
+{
+    return gpu_reading_only(r, NULL, proc_root);
 }

@@ -71,5 +71,8 @@ void proc_match_task(const pid_set *pids, const gpu_reading *readings, int n,
 /* True when the GPU's process list is known and holds no process but MPS servers (which hold a
  * context on every GPU they serve whether or not an MPS client runs). */
 bool gpu_reading_idle(const gpu_reading *r, const char *proc_root);
+/* True when the GPU's process list is known and holds no process but those in pids (NULL: none)
+ * and MPS servers: a task's GPU that it has to itself. */
+bool gpu_reading_only(const gpu_reading *r, const pid_set *pids, const char *proc_root);
 
 #endif

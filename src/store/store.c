@@ -52,7 +52,11 @@ static const char *const schema =
     " detail TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS mem_history("
     " command TEXT NOT NULL, batch INTEGER NOT NULL, ngpus INTEGER NOT NULL,"
-    " peak_mib INTEGER NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY(command, batch, ngpus));";
+    " peak_mib INTEGER NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY(command, batch, ngpus));"
+    "CREATE TABLE IF NOT EXISTS run_history("
+    " command TEXT NOT NULL, batch INTEGER NOT NULL, ngpus INTEGER NOT NULL,"
+    " runtime_s REAL NOT NULL, smact REAL, drama REAL, updated_at REAL NOT NULL,"
+    " PRIMARY KEY(command, batch, ngpus));";
 
 /* Columns added after the first release: added to an older database when missing. */
 static const char *const added_columns[][2] = {
@@ -486,7 +490,7 @@ int64_t store_count(store *s, const char *table)
 {
     char q[96];
     if (strcmp(table, "tasks") && strcmp(table, "attempts") && strcmp(table, "events") &&
-        strcmp(table, "mem_history"))
+        strcmp(table, "mem_history") && strcmp(table, "run_history"))
         return -1;
     snprintf(q, sizeof q, "SELECT count(*) FROM %s", table);
     sqlite3_stmt *st;

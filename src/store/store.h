@@ -6,8 +6,10 @@
  * one launch: 'starting' (written, supervisor not yet forked), 'running' or 'ended'; one found
  * never started after a crash is deleted (an event records it). The memory history keeps the
  * largest peak GPU memory measured for a task (command, batch size, GPU count) that ran to
- * completion, so a later identical submission can be placed with it. A task may carry its
- * client's idempotency key (submit_key): a retried submission finds the task it made. */
+ * completion, so a later identical submission can be placed with it; the run history keeps
+ * the last run of each that had its GPUs to itself: its run time and mean activity. A task
+ * may carry its client's idempotency key (submit_key): a retried submission finds the task it
+ * made. */
 #ifndef CARMA_STORE_STORE_H
 #define CARMA_STORE_STORE_H
 
@@ -79,6 +81,22 @@ int store_history_put(store *s, const char *command, int batch, int ngpus, uint6
 int store_history_get(store *s, const char *command, int batch, int ngpus, uint64_t *peak_mib,
                       carma_err *err);
 
+/* A run of a task that ended done with its GPUs to itself throughout (store_runs.c): what the
+ * carma policy plans with (its runtime estimate, its pressure on co-runners). */
+typedef struct store_run {
+    double runtime_s;    /* wall seconds from placement to its end */
+    double smact, drama; /* its GPUs' mean SM and DRAM activity over the run, 0..1; NaN unknown */
+} store_run;
+
+/* Records the solo run of (command, batch, ngpus), replacing the one before; a known activity
+ * is kept when this run's is unknown. */
+int store_run_put(store *s, const char *command, int batch, int ngpus, const store_run *r,
+                  double at, carma_err *err);
+/* The last solo run recorded for (command, batch, ngpus): 1 and *r, 0 when none, -1 on a
+ * database error. */
+int store_run_get(store *s, const char *command, int batch, int ngpus, store_run *r,
+                  carma_err *err);
+
 /* The task this uid submitted with this idempotency key: 1 and *id when there is one, 0 when
  * not, -1 on a database error. */
 int store_find_submit_key(store *s, uint32_t uid, const char *key, uint64_t *id,
@@ -112,8 +130,8 @@ int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, c
 typedef int (*store_attempt_fn)(void *ctx, const store_attempt_row *a, carma_err *err);
 int store_attempts(store *s, uint64_t task_id, store_attempt_fn fn, void *ctx, carma_err *err);
 
-/* Counts rows of a table ("tasks", "attempts", "events", "mem_history") — for tests and
- * benchmarks. */
+/* Counts rows of a table ("tasks", "attempts", "events", "mem_history", "run_history") — for
+ * tests and benchmarks. */
 int64_t store_count(store *s, const char *table);
 
 #endif

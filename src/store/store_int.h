@@ -1,5 +1,5 @@
-/* store_int.h — what the store's files share (store.c, store_attempts.c): the database handle,
- * its error message, and reading rows. Internal to src/store. */
+/* store_int.h — what the store's files share (store.c, store_attempts.c, store_runs.c): the
+ * database handle, its error message, and reading rows. Internal to src/store. */
 #ifndef CARMA_STORE_STORE_INT_H
 #define CARMA_STORE_STORE_INT_H
 

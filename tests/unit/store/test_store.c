@@ -1,7 +1,9 @@
 /* test_store.c — the SQLite store: rows written in a transaction are there after a reopen,
  * a rolled-back transaction leaves nothing, the load joins each task's latest attempt, and
  * queue sequence numbers keep growing across reopenings; the memory history keeps the largest
- * peak per (command, batch, GPUs); a database from before the history columns is upgraded. */
+ * peak per (command, batch, GPUs), the run history the last solo run; a database from before
+ * the history columns is upgraded. */
+#include <math.h>
 #include <sqlite3.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -116,6 +118,36 @@ static void history_keeps_the_largest_peak(void **state)
 }
 
 /* A database written before the history columns existed opens, and reads them as unknown. */
+/* The run history keeps the last solo run per (command, batch, GPUs); a run whose activity was
+ * not seen keeps the activity known before; unknown is NULL in the database, NaN here. */
+static void run_history_keeps_the_last_run(void **state)
+{
+    (void)state;
+    store *s;
+    carma_err err;
+    store_run r = {0};
+    assert_int_equal(store_open(&s, path, &err), 0);
+    assert_int_equal(store_run_get(s, "python t.py", 32, 1, &r, &err), 0);
+    assert_int_equal(store_begin(s, &err), 0);
+    assert_int_equal(store_run_put(s, "python t.py", 32, 1, &(store_run){600, 0.8, 0.3}, 1.0,
+                                   &err), 0);
+    assert_int_equal(store_run_put(s, "python t.py", 32, 1, &(store_run){500, NAN, NAN}, 2.0,
+                                   &err), 0);
+    assert_int_equal(store_run_put(s, "python t.py", 64, 2, &(store_run){900, NAN, NAN}, 2.0,
+                                   &err), 0);
+    assert_int_equal(store_commit(s, &err), 0);
+    store_close(s);
+
+    assert_int_equal(store_open(&s, path, &err), 0);
+    assert_int_equal(store_run_get(s, "python t.py", 32, 1, &r, &err), 1);
+    assert_true(r.runtime_s == 500 && r.smact == 0.8 && r.drama == 0.3);
+    assert_int_equal(store_run_get(s, "python t.py", 64, 2, &r, &err), 1);
+    assert_true(r.runtime_s == 900 && isnan(r.smact) && isnan(r.drama));
+    assert_int_equal(store_run_get(s, "python t.py", 64, 1, &r, &err), 0);
+    assert_int_equal(store_count(s, "run_history"), 2);
+    store_close(s);
+}
+
 static void old_database_gains_the_new_columns(void **state)
 {
     (void)state;
@@ -303,6 +335,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(durable_tasks_attempts_events, setup, teardown),
         cmocka_unit_test_setup_teardown(history_keeps_the_largest_peak, setup, teardown),
+        cmocka_unit_test_setup_teardown(run_history_keeps_the_last_run, setup, teardown),
         cmocka_unit_test_setup_teardown(old_database_gains_the_new_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(queue_controls_are_stored, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_database_is_a_clear_error, setup, teardown),

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The run history (sim backend, one 40 GB GPU, the carma policy): a task that ran done with its
+# GPU to itself leaves its run time and mean activity, and a later identical task is planned
+# with them (`show`: runtime_est, solo_profile, "history"); runs beside another task leave
+# nothing; a time limit shorter than the history is what backfill plans with; the figures come
+# back after a restart; and longest-first orders two waiting tasks by their histories (the
+# longer one starts first, though submitted second), which first come, first served would not.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+
+cat >"$tmp/carma.conf" <<CONF
+policy = carma
+margin_mib = 512
+sample_interval_s = 0.2
+kill_grace_s = 1
+CONF
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+job() { # MEM SECONDS [fakejob args...]
+    "$CARMA" submit "${SUBMIT_ARGS[@]}" --mem "$1" -- "$FAKEJOB" --mem "$1" --seconds "$2" "${@:3}"
+}
+SUBMIT_ARGS=()
+field() { "$CARMA" show "$1" --json | jq -r ".$2"; }
+in_range() { jq -e -n "$1 >= $2 and $1 <= $3" >/dev/null 2>&1; }
+all_done() { for id in "$@"; do task_is "$id" done || return 1; done; }
+
+# 1. alone, done: recorded; the first run had no history
+a1=$(job 1G 2 --smact 0.8 --drama 0.3)
+wait_until 20 task_is "$a1" done || fail "task $a1 did not end done: $(task_state "$a1")"
+[ "$(field "$a1" runtime_source)" = null ] || fail "the first run has no history: $("$CARMA" show "$a1" --json)"
+a2=$(job 1G 2 --smact 0.8 --drama 0.3)
+js=$("$CARMA" show "$a2" --json)
+[ "$(jq -r .runtime_source <<<"$js")" = history ] || fail "a2 should be planned with a1's run: $js"
+in_range "$(jq .runtime_est_s <<<"$js")" 2 5 || fail "a2's runtime estimate should be a1's ~2 s run: $js"
+# the samples before the job registers read 0: the mean is below 0.8, never above
+in_range "$(jq .solo_smact <<<"$js")" 0.3 0.8001 || fail "a2's solo SM activity from a1's run: $js"
+in_range "$(jq .solo_drama <<<"$js")" 0.1 0.3001 || fail "a2's solo DRAM activity from a1's run: $js"
+out=$("$CARMA" show "$a2")
+echo "$out" | grep -Eq '^runtime_est +[0-9]+s \(history\)$' || fail "show: runtime_est line: $out"
+echo "$out" | grep -Eq '^solo_profile +SM activity 0\.[0-9]{2}, DRAM activity 0\.[0-9]{2} \(history\)$' \
+    || fail "show: solo_profile line: $out"
+"$CARMA" show "$a1" | grep -Eq '^solo_profile +-$' || fail "show: no profile is '-': $("$CARMA" show "$a1")"
+wait_until 20 task_is "$a2" done || fail "task $a2 did not end done"
+
+# 2. side by side: nothing recorded for either
+c1=$(job 2G 3 --smact 0.2)
+c2=$(job 3G 3 --smact 0.2)
+wait_until 20 all_done "$c1" "$c2" || fail "c1, c2 did not end done"
+[ "$("$CARMA" show "$c1" --json | jq '.attempt_list | length')" = 1 ] || fail "c1 ran more than once"
+c3=$(job 2G 3 --smact 0.2)
+[ "$(field "$c3" runtime_source)" = null ] \
+    || fail "a run beside another task must not be recorded: $("$CARMA" show "$c3" --json)"
+wait_until 20 task_is "$c3" done || fail "task $c3 did not end done"
+
+# 3. a time limit shorter than the history is what is planned with; a longer one is not
+SUBMIT_ARGS=(--time 0:01)
+t1=$(job 1G 2 --smact 0.8 --drama 0.3)
+js=$("$CARMA" show "$t1" --json)
+[ "$(jq -r .runtime_source <<<"$js")" = "time limit" ] && jq -e ".runtime_est_s == 1" <<<"$js" >/dev/null \
+    || fail "a 1 s limit under a 2 s history: $js"
+"$CARMA" cancel "$t1" >/dev/null
+SUBMIT_ARGS=(--time 10:00)
+t2=$(job 1G 2 --smact 0.8 --drama 0.3)
+[ "$(field "$t2" runtime_source)" = history ] || fail "a 10 min limit over a 2 s history: $("$CARMA" show "$t2" --json)"
+"$CARMA" cancel "$t2" >/dev/null
+SUBMIT_ARGS=()
+ended() { ! task_is "$1" queued && ! task_is "$1" running; }
+wait_until 20 ended "$t1" && wait_until 20 ended "$t2" || fail "t1, t2 did not end"
+
+# 4. after a restart, a queued task still has its history's figures
+SUBMIT_ARGS=(--hold)
+h=$(job 1G 2 --smact 0.8 --drama 0.3)
+SUBMIT_ARGS=()
+stop_daemon
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+js=$("$CARMA" show "$h" --json)
+[ "$(jq -r .runtime_source <<<"$js")" = history ] && [ "$(jq .solo_smact <<<"$js")" != null ] \
+    || fail "after a restart, the held task's history: $js"
+"$CARMA" cancel "$h" >/dev/null
+
+# 5. longest-first by history: S (1 s) and L (4 s), 20 GB each (two do not fit together),
+# wait behind a 30 GB task; L, submitted second, starts first.
+s0=$(job 20G 1)
+wait_until 20 task_is "$s0" done || fail "task $s0 did not end done"
+l0=$(job 20G 4 --stdout long)
+wait_until 20 task_is "$l0" done || fail "task $l0 did not end done"
+b=$(job 30G 3)
+wait_until 10 task_is "$b" running || fail "task $b did not start"
+s=$(job 20G 1)
+l=$(job 20G 4 --stdout long)
+[ "$(field "$s" runtime_source)/$(field "$l" runtime_source)" = history/history ] \
+    || fail "S and L should have histories: $("$CARMA" queue --json)"
+wait_until 30 all_done "$b" "$s" "$l" || fail "b, s, l did not end done: $("$CARMA" queue --all --json | jq -c '[.[] | {id, state}]')"
+ss=$(field "$s" last_attempt.started_at)
+ls=$(field "$l" last_attempt.started_at)
+[ "$(jq -n "$ls < $ss")" = true ] || fail "longest first: L ($ls) should start before S ($ss)"
+
+stop_daemon
+[ $fails -eq 0 ] && echo "ok: run history (runtime estimate, solo profile) in the daemon"
+exit $((fails > 0))
