@@ -142,6 +142,9 @@ const config_row config_rows[] = {
                 "horus: a GPU takes a task while the summed profiled utilization of its tasks "
                 "stays at or below this (1 = 100 %)")},
     {OPT_INT("lucid_max_jobs", SCHED, lucid_max_jobs, "lucid: at most this many tasks per GPU")},
+    {OPT_INT("max_tasks_per_gpu", SCHED, max_tasks_per_gpu,
+             "every policy: a GPU running this many tasks takes no more until one ends (0: no "
+             "cap)")},
     {OPT_INT("lucid_class_capacity", SCHED, lucid_class_capacity,
              "lucid: the sharing classes (Tiny 0, Medium 1, Jumbo 2) of a GPU's tasks sum to at "
              "most this")},

@@ -165,6 +165,10 @@ void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size
     case SCHED_REASON_DEPENDENCY:
         snprintf(buf, cap, "dependency");
         return;
+    case SCHED_REASON_TASK_CAP:
+        snprintf(buf, cap, "GPU %d already runs max_tasks_per_gpu = %d tasks", r->gpu,
+                 sched_get_config(d->core)->max_tasks_per_gpu);
+        return;
     case SCHED_REASON_COUNT:
         break;
     }

@@ -204,7 +204,7 @@ static int pick(sched *s, const gpu_view *views, const sched_task *t, const carm
                 c[n++] = (ledger_cand){g, INT64_MIN, 0};
             continue;
         }
-        if (f->idle_only || !known || room < f->need)
+        if (f->idle_only || !known || room < f->need || ledger_full(&s->ledger, &s->cfg, g))
             continue;
         int64_t key = 0;
         if (s->cfg.carma_interference) {
@@ -242,7 +242,8 @@ static bool takes_head_at(const sched *s, int g, const carma_fit *f, double at, 
 {
     if (s->left[g] == 0)
         return !f->learned || f->figure <= usable_mib(s, s->total_mib[g]);
-    if (f->idle_only || s->room[g] < f->need)
+    if (f->idle_only || s->room[g] < f->need ||
+        (s->cfg.max_tasks_per_gpu > 0 && s->left[g] >= s->cfg.max_tasks_per_gpu))
         return false;
     return head_gains_at(s, g, f, at, now, NAN);
 }
@@ -315,8 +316,9 @@ static double reservation(sched *s, const gpu_view *views, const sched_task *h,
 }
 
 /* Whether starting b on gpus now leaves the head's reservation whole. On every reserved GPU
- * it uses, b must end by the reserved start or leave the head's need there (and the head still
- * gaining beside it), and slow none of the tasks there that were to end by then past it. */
+ * it uses, b must end by the reserved start or leave the head's need there (and a place under
+ * max_tasks_per_gpu, and the head still gaining beside it), and slow none of the tasks there
+ * that were to end by then past it. Reads room/left as the reservation left them. */
 static bool vouched(const sched *s, const sched_task *b, const carma_fit *fb, const int *gpus,
                     double shadow, double now, const int64_t *spare, const carma_fit *fh)
 {
@@ -331,7 +333,10 @@ static bool vouched(const sched *s, const sched_task *b, const carma_fit *fb, co
         int64_t left = spare[g];
         if (left < 0)
             continue; /* not reserved */
-        if (b_end > shadow && (!fb->known || (int64_t)fb->need > left ||
+        /* past the reserved start, b must leave the head its memory and a place under the cap */
+        int cap = s->cfg.max_tasks_per_gpu;
+        bool no_slot = cap > 0 && s->left[g] + 2 > cap;
+        if (b_end > shadow && (!fb->known || (int64_t)fb->need > left || no_slot ||
                                !head_gains_at(s, g, fh, shadow, now, fb->pressure)))
             return false;
         for (const sched_task *r = ledger_first(&s->ledger, g); r; r = ledger_next(r, g))

@@ -24,6 +24,7 @@ static const char *const reason_names[SCHED_REASON_COUNT] = {
     [SCHED_REASON_RESERVED] = "reserved",
     [SCHED_REASON_HELD] = "held",
     [SCHED_REASON_DEPENDENCY] = "dependency",
+    [SCHED_REASON_TASK_CAP] = "task_cap",
 };
 
 const char *sched_reason_name(sched_reason_kind k)
@@ -34,8 +35,8 @@ const char *sched_reason_name(sched_reason_kind k)
 /* The filters in the order a policy applies them; a GPU's verdict is the first it fails
  * (SCHED_REASON_NONE: it passes them all). */
 static const sched_reason_kind filter_order[] = {
-    SCHED_REASON_MEMORY, SCHED_REASON_IDLE_GPUS, SCHED_REASON_GATE, SCHED_REASON_INTERFERENCE,
-    SCHED_REASON_LEDGER, SCHED_REASON_GRACE,
+    SCHED_REASON_MEMORY,       SCHED_REASON_IDLE_GPUS, SCHED_REASON_TASK_CAP, SCHED_REASON_GATE,
+    SCHED_REASON_INTERFERENCE, SCHED_REASON_LEDGER,    SCHED_REASON_GRACE,
 };
 
 /* From the GPUs' verdicts: NONE when at least n pass, else the reason, with the first GPU
@@ -142,8 +143,9 @@ static void explain_fifo(const sched *s, const sched_task *t, const gpu_view *vi
                       ? ledger_pick_horus(l, &s->cfg, s->grace, t, gpus)
                       : ledger_pick_lucid(l, &s->cfg, s->grace, views, t, gpus);
         for (int g = 0; g < s->ngpus; g++)
-            verdict[g] = s->grace[g].state != GPU_AVAILABLE ? SCHED_REASON_GRACE
-                                                            : SCHED_REASON_LEDGER;
+            verdict[g] = ledger_full(&s->ledger, &s->cfg, g)    ? SCHED_REASON_TASK_CAP
+                         : s->grace[g].state != GPU_AVAILABLE ? SCHED_REASON_GRACE
+                                                              : SCHED_REASON_LEDGER;
         from_verdicts(verdict, s->ngpus, n, out);
         if (got)
             out->kind = SCHED_REASON_STARTING;
@@ -160,6 +162,8 @@ static void explain_fifo(const sched *s, const sched_task *t, const gpu_view *vi
         if (p->memory != PMEM_NONE &&
             (!sched_available_mib(&s->cfg, &views[g], &avail) || avail < need))
             verdict[g] = SCHED_REASON_MEMORY;
+        else if (ledger_full(&s->ledger, &s->cfg, g))
+            verdict[g] = SCHED_REASON_TASK_CAP;
         else if (p->gate && !sched_gate_passes(&s->cfg, &views[g]))
             verdict[g] = SCHED_REASON_GATE;
         else if (s->grace[g].state != GPU_AVAILABLE)
@@ -193,6 +197,8 @@ static void carma_fits(const sched *s, const sched_task *t, const gpu_view *view
             verdict[g] = SCHED_REASON_IDLE_GPUS;
         else if (!known || room < f.need)
             verdict[g] = SCHED_REASON_MEMORY;
+        else if (ledger_full(&s->ledger, &s->cfg, g))
+            verdict[g] = SCHED_REASON_TASK_CAP;
         else if (s->cfg.carma_interference) {
             if (!(carma_gain(s, g, f.pressure, now) > s->cfg.carma_min_gain))
                 verdict[g] = SCHED_REASON_INTERFERENCE;

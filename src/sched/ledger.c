@@ -11,7 +11,9 @@
  *
  * Both: ties by GPU index (AEGIS's stable sort over GPUs in index order). Unlike AEGIS, which
  * read a missing figure as 0, an unknown figure (the task's, or one on the GPU) makes the GPU
- * infeasible: the task can then only go to idle GPUs through the exclusive-first rule. */
+ * infeasible: the task can then only go to idle GPUs through the exclusive-first rule.
+ *
+ * Every policy: a GPU that runs max_tasks_per_gpu tasks is no candidate (ledger_full). */
 #include "sched/ledger.h"
 
 #include <math.h>
@@ -210,6 +212,11 @@ int ledger_take_best(ledger_cand *c, int ncand, int n, int *out)
     return n;
 }
 
+bool ledger_full(const ledger *l, const sched_config *cfg, int gpu)
+{
+    return cfg->max_tasks_per_gpu > 0 && l->gpu[gpu].ntasks >= cfg->max_tasks_per_gpu;
+}
+
 int ledger_pick_horus(ledger *l, const sched_config *cfg, const gpu_grace *grace,
                       const sched_task *t, int *out)
 {
@@ -220,7 +227,7 @@ int ledger_pick_horus(ledger *l, const sched_config *cfg, const gpu_grace *grace
     int ncand = 0;
     for (int i = 0; i < l->ngpus; i++) {
         const gpu_ledger *g = &l->gpu[i];
-        if (grace[i].state != GPU_AVAILABLE || g->util_unknown)
+        if (grace[i].state != GPU_AVAILABLE || g->util_unknown || ledger_full(l, cfg, i))
             continue;
         int64_t projected = g->util_ppb + mine;
         if ((double)projected <= budget)
@@ -238,7 +245,8 @@ int ledger_pick_lucid(ledger *l, const sched_config *cfg, const gpu_grace *grace
     int ncand = 0;
     for (int i = 0; i < l->ngpus; i++) {
         const gpu_ledger *g = &l->gpu[i];
-        if (grace[i].state != GPU_AVAILABLE || g->class_unknown || g->oracle_unknown)
+        if (grace[i].state != GPU_AVAILABLE || g->class_unknown || g->oracle_unknown ||
+            ledger_full(l, cfg, i))
             continue;
         if (g->ntasks + 1 > cfg->lucid_max_jobs)
             continue;

@@ -51,6 +51,10 @@ int ledger_take_best(ledger_cand *c, int ncand, int n, int *out);
  * counts add up to `charged`. */
 bool ledger_consistent(const ledger *l);
 
+/* Whether the GPU runs cfg->max_tasks_per_gpu tasks already (never when the cap is 0): no
+ * policy places a task there. */
+bool ledger_full(const ledger *l, const sched_config *cfg, int gpu);
+
 /* The picks. `grace` has l->ngpus entries; only GPU_AVAILABLE GPUs are candidates. Each fills
  * out[0..t->ngpus) and returns t->ngpus, or returns 0 when fewer GPUs are feasible. */
 int ledger_pick_horus(ledger *l, const sched_config *cfg, const gpu_grace *grace,

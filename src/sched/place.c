@@ -129,7 +129,7 @@ int place_round_robin(sched *s, int n, int *out)
     while (looked < s->ngpus && found < n) {
         int g = (s->rr_cursor + looked) % s->ngpus;
         looked++;
-        if (s->grace[g].state == GPU_AVAILABLE)
+        if (s->grace[g].state == GPU_AVAILABLE && !ledger_full(&s->ledger, &s->cfg, g))
             out[found++] = g;
     }
     s->rr_cursor = (s->rr_cursor + looked) % s->ngpus;
@@ -170,7 +170,7 @@ int place_by_policy(sched *s, const gpu_view *views, uint64_t need, int n, int *
         }
         if (s->policy->gate && !sched_gate_passes(&s->cfg, v))
             continue;
-        if (s->grace[g].state != GPU_AVAILABLE)
+        if (s->grace[g].state != GPU_AVAILABLE || ledger_full(&s->ledger, &s->cfg, g))
             continue;
         cand[ncand++] = g;
     }

@@ -130,6 +130,8 @@ typedef struct sched_config {
     int retry_cap;           /* 3: out-of-memory relaunches per task before it fails for good */
     double horus_util_budget;/* 1.0 (100 %): horus's cap on a GPU's summed profiled_util */
     int lucid_max_jobs;      /* 2: lucid's cap on tasks per GPU, the new one included */
+    int max_tasks_per_gpu;   /* 0: no cap; else no policy places a task on a GPU that runs
+                                this many already */
     int lucid_class_capacity;/* 2: lucid's cap on a GPU's summed lucid_class */
     /* The carma policy's parts, each switchable so it can be measured alone (docs/policy.md).
      * With all four off it places as est-magm does. */
@@ -442,6 +444,8 @@ typedef enum sched_reason_kind {
                                   was passed backfill_max_skips times already) */
     SCHED_REASON_HELD,         /* driver's: held by its user */
     SCHED_REASON_DEPENDENCY,   /* driver's: waits for another task */
+    SCHED_REASON_TASK_CAP,     /* the GPUs that would take it run max_tasks_per_gpu tasks (gpu:
+                                  the first) */
     SCHED_REASON_COUNT
 } sched_reason_kind;
 

@@ -42,6 +42,7 @@ const sched_config sched_config_default = {
     .horus_util_budget = 1.0,
     .lucid_max_jobs = 2,
     .lucid_class_capacity = 2,
+    .max_tasks_per_gpu = 0,
     .carma_ledger = true,
     .carma_backfill = true,
     .backfill_max_skips = 8,
@@ -73,6 +74,7 @@ const sched_config_bounds sched_config_limits = {
     .horus_util_budget = {SCHED_UNIT_NUMBER, 0.0, INFINITY, true},
     .lucid_max_jobs = AT_LEAST(SCHED_UNIT_INTEGER, 1),
     .lucid_class_capacity = AT_LEAST(SCHED_UNIT_INTEGER, 0),
+    .max_tasks_per_gpu = AT_LEAST(SCHED_UNIT_INTEGER, 0),
     .backfill_max_skips = AT_LEAST(SCHED_UNIT_INTEGER, 0),
     .backfill_depth = AT_LEAST(SCHED_UNIT_INTEGER, 0),
     .carma_min_gain = {SCHED_UNIT_NUMBER, -1.0, 1.0, false},
@@ -140,6 +142,8 @@ int sched_config_validate(const sched_config *cfg, carma_err *err)
         sched_bounds_check(&b->lucid_max_jobs, cfg->lucid_max_jobs, "lucid_max_jobs", err) ||
         sched_bounds_check(&b->lucid_class_capacity, cfg->lucid_class_capacity,
                            "lucid_class_capacity", err) ||
+        sched_bounds_check(&b->max_tasks_per_gpu, cfg->max_tasks_per_gpu, "max_tasks_per_gpu",
+                           err) ||
         sched_bounds_check(&b->backfill_max_skips, cfg->backfill_max_skips,
                            "backfill_max_skips", err) ||
         sched_bounds_check(&b->backfill_depth, cfg->backfill_depth, "backfill_depth", err) ||

@@ -49,7 +49,7 @@ typedef struct sched_config_bounds {
     sched_bounds grace_s;
     sched_bounds retry_cap;
     sched_bounds horus_util_budget;
-    sched_bounds lucid_max_jobs, lucid_class_capacity;
+    sched_bounds lucid_max_jobs, lucid_class_capacity, max_tasks_per_gpu;
     sched_bounds backfill_max_skips, backfill_depth;
     sched_bounds carma_min_gain, carma_unknown_pressure, carma_max_wait_s;
     struct {
