@@ -126,7 +126,8 @@ void d_fill_sched_task(dtask *t)
     }
     t->st.solo_smact = t->run_hist.smact;
     t->st.solo_drama = t->run_hist.drama;
-    t->st.profiled_util = NAN; /* no solo profile: horus and lucid place it on idle GPUs only */
+    /* no profiled utilization or class: horus and lucid place it on idle GPUs only */
+    t->st.profiled_util = NAN;
     t->st.lucid_class = LUCID_UNKNOWN;
 }
 

@@ -234,7 +234,7 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     bool est = !isnan(t->st.runtime_est_s);
     json_object_set_new(j, "runtime_est_s", est ? json_real(t->st.runtime_est_s) : json_null());
     json_object_set_new(j, "runtime_source", !est ? json_null()
-                                             : json_string(t->st.runtime_is_limit ? "time limit"
+                                             : json_string(t->st.runtime_is_limit ? "time_limit"
                                                                                   : "history"));
     json_object_set_new(j, "solo_smact", isnan(t->st.solo_smact) ? json_null()
                                                                  : json_real(t->st.solo_smact));

@@ -58,7 +58,7 @@ wait_until 20 task_is "$c3" done || fail "task $c3 did not end done"
 SUBMIT_ARGS=(--time 0:01)
 t1=$(job 1G 2 --smact 0.8 --drama 0.3)
 js=$("$CARMA" show "$t1" --json)
-[ "$(jq -r .runtime_source <<<"$js")" = "time limit" ] && jq -e ".runtime_est_s == 1" <<<"$js" >/dev/null \
+[ "$(jq -r .runtime_source <<<"$js")" = time_limit ] && jq -e ".runtime_est_s == 1" <<<"$js" >/dev/null \
     || fail "a 1 s limit under a 2 s history: $js"
 "$CARMA" cancel "$t1" >/dev/null
 SUBMIT_ARGS=(--time 10:00)
