@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,21 +33,26 @@ static int private_dir(int dirfd, const char *name, const char *what, carma_err 
     return fd;
 }
 
-/* Takes the state directory's lock, and writes our pid in it for the next one to name. */
+/* Takes the state directory's lock, and writes our pid in it for the next one to name. A
+ * POSIX record lock, not flock: it belongs to this process alone, so it is gone the moment the
+ * daemon exits. A flock is shared with every child forked while it is held, and a supervisor
+ * forked just before the daemon stopped kept it until it closed its copy: a daemon restarted
+ * at once was refused. */
 static int lock_state(daemon_state *d, carma_err *err)
 {
     const char *dir = d->opts->state_dir;
     int fd = safefs_openat(d->state_fd, LOCK_NAME, O_RDWR | O_CREAT, 0600);
     if (fd < 0)
         return carma_err_set(err, "%s/%s: %s", dir, LOCK_NAME, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
+    struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    if (fcntl(fd, F_SETLK, &whole)) {
         int e = errno;
         char pid[32] = "";
         ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
         pid[n > 0 ? n : 0] = '\0';
         pid[strcspn(pid, "\n")] = '\0';
         close(fd);
-        if (e != EWOULDBLOCK)
+        if (e != EAGAIN && e != EACCES)
             return carma_err_set(err, "%s/%s: lock: %s", dir, LOCK_NAME, strerror(e));
         return carma_err_set(err, "state directory %s is in use by another carma daemon (pid %s); "
                                   "one state directory serves one daemon",

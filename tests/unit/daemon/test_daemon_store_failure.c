@@ -71,8 +71,15 @@ static void start_daemon(void)
     kill_daemon(NULL);
     unlink(err_path);
     daemon_pid = fork_test_daemon(sock, state_dir, 0.05, err_path);
-    if (daemon_pid < 0)
-        fail_msg("the daemon did not start");
+    if (daemon_pid < 0) {
+        char msg[600] = "(no error written)";
+        FILE *f = fopen(err_path, "r");
+        if (f && !fgets(msg, sizeof msg, f))
+            snprintf(msg, sizeof msg, "(no error written)");
+        if (f)
+            fclose(f);
+        fail_msg("the daemon did not start: %s", msg);
+    }
 }
 
 /* Waits for the daemon to exit on its own; returns its exit status. */
