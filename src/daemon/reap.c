@@ -54,8 +54,7 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
         int n = t->att.act_n;
         store_run r = {t->att.ended - t->att.started, n ? t->att.act_smact / n : NAN,
                        n ? t->att.act_drama / n : NAN};
-        if (store_run_put(d->db, t->sub.command, t->sub.batch, t->sub.ngpus, &r,
-                          daemon_wall_now(), &err))
+        if (store_run_put(d->db, &(store_run_key)D_RUN_KEY(t), &r, daemon_wall_now(), &err))
             d_fail(d, &err);
     }
     char detail[200];

@@ -41,7 +41,7 @@ static dtask *new_submitted(const peer *p, submission *sub)
 int d_take_run_history(daemon_state *d, dtask *t, carma_err *err)
 {
     store_run r;
-    int found = store_run_get(d->db, t->sub.command, t->sub.batch, t->sub.ngpus, &r, err);
+    int found = store_run_get(d->db, &(store_run_key)D_RUN_KEY(t), &r, err);
     if (found > 0)
         t->run_hist = r;
     return found < 0 ? -1 : 0;

@@ -54,9 +54,9 @@ static const char *const schema =
     " command TEXT NOT NULL, batch INTEGER NOT NULL, ngpus INTEGER NOT NULL,"
     " peak_mib INTEGER NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY(command, batch, ngpus));"
     "CREATE TABLE IF NOT EXISTS run_history("
-    " command TEXT NOT NULL, batch INTEGER NOT NULL, ngpus INTEGER NOT NULL,"
-    " runtime_s REAL NOT NULL, smact REAL, drama REAL, updated_at REAL NOT NULL,"
-    " PRIMARY KEY(command, batch, ngpus));";
+    " uid INTEGER NOT NULL, cwd TEXT NOT NULL, command TEXT NOT NULL, batch INTEGER NOT NULL,"
+    " ngpus INTEGER NOT NULL, runtime_s REAL NOT NULL, smact REAL, drama REAL,"
+    " updated_at REAL NOT NULL, PRIMARY KEY(uid, cwd, command, batch, ngpus));";
 
 /* Columns added after the first release: added to an older database when missing. */
 static const char *const added_columns[][2] = {

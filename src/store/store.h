@@ -6,8 +6,9 @@
  * one launch: 'starting' (written, supervisor not yet forked), 'running' or 'ended'; one found
  * never started after a crash is deleted (an event records it). The memory history keeps the
  * largest peak GPU memory measured for a task (command, batch size, GPU count) that ran to
- * completion, so a later identical submission can be placed with it; the run history keeps
- * the last run of each that had its GPUs to itself: its run time and mean activity. A task
+ * completion, so a later identical submission can be placed with it; the run history keeps,
+ * per user and directory, the last run that had its GPUs to itself: its run time and mean
+ * activity. A task
  * may carry its client's idempotency key (submit_key): a retried submission finds the task it
  * made. */
 #ifndef CARMA_STORE_STORE_H
@@ -88,14 +89,20 @@ typedef struct store_run {
     double smact, drama; /* its GPUs' mean SM and DRAM activity over the run, 0..1; NaN unknown */
 } store_run;
 
-/* Records the solo run of (command, batch, ngpus), replacing the one before; a known activity
- * is kept when this run's is unknown. */
-int store_run_put(store *s, const char *command, int batch, int ngpus, const store_run *r,
-                  double at, carma_err *err);
-/* The last solo run recorded for (command, batch, ngpus): 1 and *r, 0 when none, -1 on a
- * database error. */
-int store_run_get(store *s, const char *command, int batch, int ngpus, store_run *r,
+/* What makes two tasks identical for the run history: the same user (another user's runs must
+ * not steer how this one's tasks are planned), directory, command, batch size and GPU count. */
+typedef struct store_run_key {
+    uint32_t uid;
+    const char *cwd, *command;
+    int batch, ngpus;
+} store_run_key;
+
+/* Records the solo run of k, replacing the one before; a known activity is kept when this
+ * run's is unknown. */
+int store_run_put(store *s, const store_run_key *k, const store_run *r, double at,
                   carma_err *err);
+/* The last solo run recorded for k: 1 and *r, 0 when none, -1 on a database error. */
+int store_run_get(store *s, const store_run_key *k, store_run *r, carma_err *err);
 
 /* The task this uid submitted with this idempotency key: 1 and *id when there is one, 0 when
  * not, -1 on a database error. */

@@ -1,5 +1,5 @@
-/* store_runs.c — the run history: each task's (command, batch, GPU count) last run that ended
- * done with its GPUs to itself, its run time and mean activity. The daemon fills a later
+/* store_runs.c — the run history: each task's (user, directory, command, batch, GPU count) last
+ * run that ended done with its GPUs to itself, its run time and mean activity. The daemon fills a later
  * identical task's runtime estimate and solo profile from it, as the simulator does from the
  * workload catalog, so the carma policy's backfill, longest-first order and interference model
  * work from measurements rather than from none. */
@@ -31,43 +31,47 @@ static sqlite3_stmt *prepare(store *s, const char *q, carma_err *err, const char
     return st;
 }
 
-static void bind_key(sqlite3_stmt *st, const char *command, int batch, int ngpus)
+/* Binds the key to parameters 1..5. */
+static void bind_key(sqlite3_stmt *st, const store_run_key *k)
 {
-    sqlite3_bind_text(st, 1, command, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, batch);
-    sqlite3_bind_int(st, 3, ngpus);
+    sqlite3_bind_int64(st, 1, k->uid);
+    sqlite3_bind_text(st, 2, k->cwd, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, k->command, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, k->batch);
+    sqlite3_bind_int(st, 5, k->ngpus);
 }
 
-int store_run_put(store *s, const char *command, int batch, int ngpus, const store_run *r,
-                  double at, carma_err *err)
+int store_run_put(store *s, const store_run_key *k, const store_run *r, double at,
+                  carma_err *err)
 {
     static const char q[] =
-        "INSERT INTO run_history(command, batch, ngpus, runtime_s, smact, drama, updated_at)"
-        " VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(command, batch, ngpus) DO UPDATE SET"
+        "INSERT INTO run_history(uid, cwd, command, batch, ngpus, runtime_s, smact, drama,"
+        " updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(uid, cwd, command, batch, ngpus) DO UPDATE SET"
         " runtime_s = excluded.runtime_s, smact = ifnull(excluded.smact, smact),"
         " drama = ifnull(excluded.drama, drama), updated_at = excluded.updated_at";
     sqlite3_stmt *st = prepare(s, q, err, "record a solo run");
     if (!st)
         return -1;
-    bind_key(st, command, batch, ngpus);
-    sqlite3_bind_double(st, 4, r->runtime_s);
-    bind_or_null(st, 5, r->smact);
-    bind_or_null(st, 6, r->drama);
-    sqlite3_bind_double(st, 7, at);
+    bind_key(st, k);
+    sqlite3_bind_double(st, 6, r->runtime_s);
+    bind_or_null(st, 7, r->smact);
+    bind_or_null(st, 8, r->drama);
+    sqlite3_bind_double(st, 9, at);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_error(s, err, "record a solo run");
     sqlite3_finalize(st);
     return rc;
 }
 
-int store_run_get(store *s, const char *command, int batch, int ngpus, store_run *r,
-                  carma_err *err)
+int store_run_get(store *s, const store_run_key *k, store_run *r, carma_err *err)
 {
-    static const char q[] = "SELECT runtime_s, smact, drama FROM run_history"
-                            " WHERE command = ? AND batch = ? AND ngpus = ?";
+    static const char q[] =
+        "SELECT runtime_s, smact, drama FROM run_history"
+        " WHERE uid = ? AND cwd = ? AND command = ? AND batch = ? AND ngpus = ?";
     sqlite3_stmt *st = prepare(s, q, err, "read a solo run");
     if (!st)
         return -1;
-    bind_key(st, command, batch, ngpus);
+    bind_key(st, k);
     int step = sqlite3_step(st), found = 0;
     if (step == SQLITE_ROW) {
         *r = (store_run){sqlite3_column_double(st, 0), col_or_nan(st, 1), col_or_nan(st, 2)};

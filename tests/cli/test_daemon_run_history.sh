@@ -3,8 +3,9 @@
 # GPU to itself leaves its run time and mean activity, and a later identical task is planned
 # with them (`show`: runtime_est, solo_profile, "history"); runs beside another task leave
 # nothing; a time limit shorter than the history is what backfill plans with; the figures come
-# back after a restart; and longest-first orders two waiting tasks by their histories (the
-# longer one starts first, though submitted second), which first come, first served would not.
+# back after a restart; another user's identical command is not planned with them; and
+# longest-first orders two waiting tasks by their histories (the longer one starts first,
+# though submitted second), which first come, first served would not.
 set -u
 CARMA=$1
 fails=0
@@ -18,6 +19,7 @@ sample_interval_s = 0.2
 kill_grace_s = 1
 CONF
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
+cd "$tmp" # every task's directory (part of what makes two tasks identical), open to nobody
 job() { # MEM SECONDS [fakejob args...]
     "$CARMA" submit "${SUBMIT_ARGS[@]}" --mem "$1" -- "$FAKEJOB" --mem "$1" --seconds "$2" "${@:3}"
 }
@@ -80,7 +82,18 @@ js=$("$CARMA" show "$h" --json)
     || fail "after a restart, the held task's history: $js"
 "$CARMA" cancel "$h" >/dev/null
 
-# 5. longest-first by history: S (1 s) and L (4 s), 20 GB each (two do not fit together),
+# 5. another user's identical command (same directory) is another user's task: no history
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    n=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CARMA" submit --hold --mem 1G -- \
+        "$FAKEJOB" --mem 1G --seconds 2 --smact 0.8 --drama 0.3)
+    [ -n "$n" ] && [ "$(field "$n" runtime_source)" = null ] \
+        || fail "nobody's task must not be planned with root's runs: $("$CARMA" show "$n" --json)"
+    "$CARMA" cancel "$n" >/dev/null
+else
+    echo "note: not root or no setpriv: the other-user check is not run"
+fi
+
+# 6. longest-first by history: S (1 s) and L (4 s), 20 GB each (two do not fit together),
 # wait behind a 30 GB task; L, submitted second, starts first.
 s0=$(job 20G 1)
 wait_until 20 task_is "$s0" done || fail "task $s0 did not end done"

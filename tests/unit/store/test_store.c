@@ -1,8 +1,8 @@
 /* test_store.c — the SQLite store: rows written in a transaction are there after a reopen,
  * a rolled-back transaction leaves nothing, the load joins each task's latest attempt, and
  * queue sequence numbers keep growing across reopenings; the memory history keeps the largest
- * peak per (command, batch, GPUs), the run history the last solo run; a database from before
- * the history columns is upgraded. */
+ * peak per (command, batch, GPUs), the run history the last solo run per user and directory;
+ * a database from before the history columns is upgraded. */
 #include <math.h>
 #include <sqlite3.h>
 #include <setjmp.h>
@@ -118,33 +118,38 @@ static void history_keeps_the_largest_peak(void **state)
 }
 
 /* A database written before the history columns existed opens, and reads them as unknown. */
-/* The run history keeps the last solo run per (command, batch, GPUs); a run whose activity was
- * not seen keeps the activity known before; unknown is NULL in the database, NaN here. */
+/* The run history keeps the last solo run per (user, directory, command, batch, GPUs); a run
+ * whose activity was not seen keeps the activity known before; unknown is NULL in the
+ * database, NaN here; another user's or directory's identical command is another task. */
 static void run_history_keeps_the_last_run(void **state)
 {
     (void)state;
     store *s;
     carma_err err;
     store_run r = {0};
+    store_run_key ana = {1000, "/home/ana/p", "python t.py", 32, 1};
+    store_run_key ana2 = {1000, "/home/ana/p", "python t.py", 64, 2};
+    store_run_key bob = {1001, "/home/ana/p", "python t.py", 32, 1};
+    store_run_key elsewhere = {1000, "/home/ana/q", "python t.py", 32, 1};
     assert_int_equal(store_open(&s, path, &err), 0);
-    assert_int_equal(store_run_get(s, "python t.py", 32, 1, &r, &err), 0);
+    assert_int_equal(store_run_get(s, &ana, &r, &err), 0);
     assert_int_equal(store_begin(s, &err), 0);
-    assert_int_equal(store_run_put(s, "python t.py", 32, 1, &(store_run){600, 0.8, 0.3}, 1.0,
-                                   &err), 0);
-    assert_int_equal(store_run_put(s, "python t.py", 32, 1, &(store_run){500, NAN, NAN}, 2.0,
-                                   &err), 0);
-    assert_int_equal(store_run_put(s, "python t.py", 64, 2, &(store_run){900, NAN, NAN}, 2.0,
-                                   &err), 0);
+    assert_int_equal(store_run_put(s, &ana, &(store_run){600, 0.8, 0.3}, 1.0, &err), 0);
+    assert_int_equal(store_run_put(s, &ana, &(store_run){500, NAN, NAN}, 2.0, &err), 0);
+    assert_int_equal(store_run_put(s, &ana2, &(store_run){900, NAN, NAN}, 2.0, &err), 0);
+    assert_int_equal(store_run_put(s, &bob, &(store_run){5, 0.1, 0.1}, 3.0, &err), 0);
     assert_int_equal(store_commit(s, &err), 0);
     store_close(s);
 
     assert_int_equal(store_open(&s, path, &err), 0);
-    assert_int_equal(store_run_get(s, "python t.py", 32, 1, &r, &err), 1);
+    assert_int_equal(store_run_get(s, &ana, &r, &err), 1);
     assert_true(r.runtime_s == 500 && r.smact == 0.8 && r.drama == 0.3);
-    assert_int_equal(store_run_get(s, "python t.py", 64, 2, &r, &err), 1);
+    assert_int_equal(store_run_get(s, &ana2, &r, &err), 1);
     assert_true(r.runtime_s == 900 && isnan(r.smact) && isnan(r.drama));
-    assert_int_equal(store_run_get(s, "python t.py", 64, 1, &r, &err), 0);
-    assert_int_equal(store_count(s, "run_history"), 2);
+    assert_int_equal(store_run_get(s, &bob, &r, &err), 1);
+    assert_true(r.runtime_s == 5);
+    assert_int_equal(store_run_get(s, &elsewhere, &r, &err), 0);
+    assert_int_equal(store_count(s, "run_history"), 3);
     store_close(s);
 }
 
