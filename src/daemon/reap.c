@@ -43,8 +43,8 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
     d_save_task(d, t);
     if (outcome == TASK_DONE && t->att.peak_mib >= 0 && d_txn(d)) {
         carma_err err;
-        if (store_history_put(d->db, t->sub.command, t->sub.batch, t->sub.ngpus,
-                              (uint64_t)t->att.peak_mib, daemon_wall_now(), &err))
+        if (store_history_put(d->db, &(store_task_key)D_TASK_KEY(t), (uint64_t)t->att.peak_mib,
+                              daemon_wall_now(), &err))
             d_fail(d, &err);
     }
     if (outcome == TASK_DONE && !t->att.not_solo && t->att.ended > t->att.started &&
@@ -54,7 +54,7 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
         int n = t->att.act_n;
         store_run r = {t->att.ended - t->att.started, n ? t->att.act_smact / n : NAN,
                        n ? t->att.act_drama / n : NAN};
-        if (store_run_put(d->db, &(store_run_key)D_RUN_KEY(t), &r, daemon_wall_now(), &err))
+        if (store_run_put(d->db, &(store_task_key)D_TASK_KEY(t), &r, daemon_wall_now(), &err))
             d_fail(d, &err);
     }
     char detail[200];

@@ -41,7 +41,7 @@ static dtask *new_submitted(const peer *p, submission *sub)
 int d_take_run_history(daemon_state *d, dtask *t, carma_err *err)
 {
     store_run r;
-    int found = store_run_get(d->db, &(store_run_key)D_RUN_KEY(t), &r, err);
+    int found = store_run_get(d->db, &(store_task_key)D_TASK_KEY(t), &r, err);
     if (found > 0)
         t->run_hist = r;
     return found < 0 ? -1 : 0;
@@ -59,7 +59,7 @@ static int take_history(daemon_state *d, dtask *t, carma_err *err)
     uint64_t mib;
     if (mem_figures_get(&t->sub.mem, MEM_ORACLE, &mib))
         return 0;
-    int found = store_history_get(d->db, t->sub.command, t->sub.batch, t->sub.ngpus, &mib, err);
+    int found = store_history_get(d->db, &(store_task_key)D_TASK_KEY(t), &mib, err);
     if (found > 0)
         t->history_mib = (int64_t)mib;
     return found < 0 ? -1 : 0;

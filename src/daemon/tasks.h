@@ -22,8 +22,8 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
 /* Reads the last solo run of an identical task (store_runs.c) into t->run_hist, when there is
  * one; call d_fill_sched_task after. Also at restart: the history is not kept in the task. */
 int d_take_run_history(daemon_state *d, dtask *t, carma_err *err);
-/* The run history's key of task t (a store_run_key initializer). */
-#define D_RUN_KEY(t) {(t)->uid, (t)->sub.cwd, (t)->sub.command, (t)->sub.batch, (t)->sub.ngpus}
+/* The histories' key of task t (a store_task_key initializer). */
+#define D_TASK_KEY(t) {(t)->uid, (t)->sub.cwd, (t)->sub.command, (t)->sub.batch, (t)->sub.ngpus}
 
 /* launch.c: places what the core allows, writes the attempts, commits, then starts their
  * supervisors. */

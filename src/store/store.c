@@ -8,7 +8,7 @@
 #include <string.h>
 
 enum { Q_INS_TASK, Q_UPD_TASK, Q_INS_ATT, Q_UPD_ATT, Q_DEL_ATT, Q_EVENT, Q_BEGIN, Q_COMMIT,
-       Q_HIST_PUT, Q_HIST_GET, Q_KEY_GET, NQ };
+       Q_KEY_GET, NQ };
 
 static const char *const sql[NQ] = {
     [Q_INS_TASK] = "INSERT INTO tasks(uid, gid, user, spec, state, recovery, queue_seq, attempts,"
@@ -25,10 +25,6 @@ static const char *const sql[NQ] = {
     [Q_EVENT] = "INSERT INTO events(task_id, at, kind, detail) VALUES(?,?,?,?)",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
-    [Q_HIST_PUT] = "INSERT INTO mem_history(command, batch, ngpus, peak_mib, updated_at)"
-                   " VALUES(?,?,?,?,?) ON CONFLICT(command, batch, ngpus) DO UPDATE SET"
-                   " peak_mib=max(peak_mib, excluded.peak_mib), updated_at=excluded.updated_at",
-    [Q_HIST_GET] = "SELECT peak_mib FROM mem_history WHERE command=? AND batch=? AND ngpus=?",
     [Q_KEY_GET] = "SELECT id FROM tasks WHERE uid=? AND submit_key=?",
 };
 
@@ -50,9 +46,7 @@ static const char *const schema =
     "CREATE TABLE IF NOT EXISTS events("
     " seq INTEGER PRIMARY KEY, task_id INTEGER NOT NULL, at REAL NOT NULL, kind TEXT NOT NULL,"
     " detail TEXT NOT NULL DEFAULT '');"
-    "CREATE TABLE IF NOT EXISTS mem_history("
-    " command TEXT NOT NULL, batch INTEGER NOT NULL, ngpus INTEGER NOT NULL,"
-    " peak_mib INTEGER NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY(command, batch, ngpus));"
+    STORE_MEM_HISTORY_TABLE("mem_history") ";"
     "CREATE TABLE IF NOT EXISTS run_history("
     " uid INTEGER NOT NULL, cwd TEXT NOT NULL, command TEXT NOT NULL, batch INTEGER NOT NULL,"
     " ngpus INTEGER NOT NULL, runtime_s REAL NOT NULL, smact REAL, drama REAL,"
@@ -76,7 +70,7 @@ static const char *const indexes =
     " WHERE submit_key IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks(state);";
 
-static bool has_column(sqlite3 *db, const char *table, const char *column)
+bool store_has_column(sqlite3 *db, const char *table, const char *column)
 {
     char q[128];
     snprintf(q, sizeof q, "SELECT 1 FROM pragma_table_info('%s') WHERE name=?", table);
@@ -96,7 +90,7 @@ static int add_missing_columns(sqlite3 *db, char **msg)
         char column[64], q[160];
         snprintf(column, sizeof column, "%.*s", (int)strcspn(added_columns[i][1], " "),
                  added_columns[i][1]);
-        if (has_column(db, added_columns[i][0], column))
+        if (store_has_column(db, added_columns[i][0], column))
             continue;
         snprintf(q, sizeof q, "ALTER TABLE %s ADD COLUMN %s", added_columns[i][0],
                  added_columns[i][1]);
@@ -139,7 +133,7 @@ int store_open(store **out, const char *path, carma_err *err)
     sqlite3_busy_timeout(s->db, 5000);
     char *msg = NULL;
     if (sqlite3_exec(s->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
-        add_missing_columns(s->db, &msg) ||
+        add_missing_columns(s->db, &msg) || store_history_migrate(s->db, &msg) ||
         sqlite3_exec(s->db, indexes, NULL, NULL, &msg) != SQLITE_OK) {
         carma_err_set(err, "state database %s: %s", path, msg ? msg : "schema failed");
         sqlite3_free(msg);
@@ -325,38 +319,6 @@ int store_event(store *s, uint64_t task_id, double at, const char *kind, const c
     bind_text(st, 3, kind);
     bind_text(st, 4, detail);
     return run(s, Q_EVENT, err, "insert event");
-}
-
-int store_history_put(store *s, const char *command, int batch, int ngpus, uint64_t peak_mib,
-                      double at, carma_err *err)
-{
-    sqlite3_stmt *st = s->q[Q_HIST_PUT];
-    bind_text(st, 1, command);
-    sqlite3_bind_int(st, 2, batch);
-    sqlite3_bind_int(st, 3, ngpus);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)peak_mib);
-    sqlite3_bind_double(st, 5, at);
-    return run(s, Q_HIST_PUT, err, "record peak memory");
-}
-
-int store_history_get(store *s, const char *command, int batch, int ngpus, uint64_t *peak_mib,
-                      carma_err *err)
-{
-    sqlite3_stmt *st = s->q[Q_HIST_GET];
-    bind_text(st, 1, command);
-    sqlite3_bind_int(st, 2, batch);
-    sqlite3_bind_int(st, 3, ngpus);
-    int rc = sqlite3_step(st);
-    int found = 0;
-    if (rc == SQLITE_ROW) {
-        *peak_mib = (uint64_t)sqlite3_column_int64(st, 0);
-        found = 1;
-    } else if (rc != SQLITE_DONE) {
-        found = store_db_error(s, err, "read peak memory");
-    }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    return found;
 }
 
 int store_find_submit_key(store *s, uint32_t uid, const char *key, uint64_t *id,

@@ -5,12 +5,11 @@
  * A task row keeps the submission as JSON (spec) plus the mutable columns; an attempt row is
  * one launch: 'starting' (written, supervisor not yet forked), 'running' or 'ended'; one found
  * never started after a crash is deleted (an event records it). The memory history keeps the
- * largest peak GPU memory measured for a task (command, batch size, GPU count) that ran to
- * completion, so a later identical submission can be placed with it; the run history keeps,
- * per user and directory, the last run that had its GPUs to itself: its run time and mean
- * activity. A task
- * may carry its client's idempotency key (submit_key): a retried submission finds the task it
- * made. */
+ * largest peak GPU memory measured for a task (user, directory, command, batch size, GPU count)
+ * that ran to completion, so a later identical submission can be placed with it; the run
+ * history keeps the last run that had its GPUs to itself: its run time and mean activity. A
+ * task may carry its client's idempotency key (submit_key): a retried submission finds the
+ * task it made. */
 #ifndef CARMA_STORE_STORE_H
 #define CARMA_STORE_STORE_H
 
@@ -74,35 +73,35 @@ int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err);
 int store_delete_attempt(store *s, uint64_t task_id, int n, carma_err *err);
 int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
                 carma_err *err);
-/* Records a measured peak for (command, batch, ngpus); the history keeps the largest. */
-int store_history_put(store *s, const char *command, int batch, int ngpus, uint64_t peak_mib,
-                      double at, carma_err *err);
-/* The history's peak for (command, batch, ngpus): 1 and *peak_mib when there is one, 0 when
- * not, -1 on a database error. */
-int store_history_get(store *s, const char *command, int batch, int ngpus, uint64_t *peak_mib,
-                      carma_err *err);
+/* What makes two tasks identical for the histories (store_history.c): the same user (another
+ * user's runs must not steer how this one's tasks are placed or planned), directory, command,
+ * batch size and GPU count. */
+typedef struct store_task_key {
+    uint32_t uid;
+    const char *cwd, *command;
+    int batch, ngpus;
+} store_task_key;
 
-/* A run of a task that ended done with its GPUs to itself throughout (store_runs.c): what the
- * carma policy plans with (its runtime estimate, its pressure on co-runners). */
+/* Records a measured peak for k; the memory history keeps the largest. */
+int store_history_put(store *s, const store_task_key *k, uint64_t peak_mib, double at,
+                      carma_err *err);
+/* The memory history's peak for k: 1 and *peak_mib when there is one, 0 when not, -1 on a
+ * database error. */
+int store_history_get(store *s, const store_task_key *k, uint64_t *peak_mib, carma_err *err);
+
+/* A run of a task that ended done with its GPUs to itself throughout: what the carma policy
+ * plans with (its runtime estimate, its pressure on co-runners). */
 typedef struct store_run {
     double runtime_s;    /* wall seconds from placement to its end */
     double smact, drama; /* its GPUs' mean SM and DRAM activity over the run, 0..1; NaN unknown */
 } store_run;
 
-/* What makes two tasks identical for the run history: the same user (another user's runs must
- * not steer how this one's tasks are planned), directory, command, batch size and GPU count. */
-typedef struct store_run_key {
-    uint32_t uid;
-    const char *cwd, *command;
-    int batch, ngpus;
-} store_run_key;
-
 /* Records the solo run of k, replacing the one before; a known activity is kept when this
  * run's is unknown. */
-int store_run_put(store *s, const store_run_key *k, const store_run *r, double at,
+int store_run_put(store *s, const store_task_key *k, const store_run *r, double at,
                   carma_err *err);
 /* The last solo run recorded for k: 1 and *r, 0 when none, -1 on a database error. */
-int store_run_get(store *s, const store_run_key *k, store_run *r, carma_err *err);
+int store_run_get(store *s, const store_task_key *k, store_run *r, carma_err *err);
 
 /* The task this uid submitted with this idempotency key: 1 and *id when there is one, 0 when
  * not, -1 on a database error. */

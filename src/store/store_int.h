@@ -1,5 +1,6 @@
-/* store_int.h — what the store's files share (store.c, store_attempts.c, store_runs.c): the
- * database handle, its error message, and reading rows. Internal to src/store. */
+/* store_int.h — what the store's files share (store.c, store_attempts.c, store_history.c):
+ * the database handle, its error message, reading rows, and the schema's upgrades. Internal to
+ * src/store. */
 #ifndef CARMA_STORE_STORE_INT_H
 #define CARMA_STORE_STORE_INT_H
 
@@ -8,6 +9,18 @@
 #include "store/store.h"
 
 sqlite3 *store_db(store *s);
+bool store_has_column(sqlite3 *db, const char *table, const char *column);
+
+/* The memory history's table, per user and directory (store_history.c). */
+#define STORE_MEM_HISTORY_TABLE(name)                                                          \
+    "CREATE TABLE IF NOT EXISTS " name "("                                                     \
+    " uid INTEGER NOT NULL, cwd TEXT NOT NULL, command TEXT NOT NULL, batch INTEGER NOT NULL,"  \
+    " ngpus INTEGER NOT NULL, peak_mib INTEGER NOT NULL, updated_at REAL NOT NULL,"             \
+    " PRIMARY KEY(uid, cwd, command, batch, ngpus))"
+/* A memory history from before it was kept per user (one row per command, batch and GPU
+ * count) becomes one row for each user and directory that submitted that task. 0, or -1 with
+ * *msg (sqlite3_free it). */
+int store_history_migrate(sqlite3 *db, char **msg);
 /* "state database: WHAT: SQLite's message"; returns -1. */
 int store_db_error(store *s, carma_err *err, const char *what);
 /* Column i as text, "" for NULL. */

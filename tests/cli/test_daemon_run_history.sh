@@ -3,7 +3,7 @@
 # GPU to itself leaves its run time and mean activity, and a later identical task is planned
 # with them (`show`: runtime_est, solo_profile, "history"); runs beside another task leave
 # nothing; a time limit shorter than the history is what backfill plans with; the figures come
-# back after a restart; another user's identical command is not planned with them; and
+# back after a restart; another user's identical command gets neither history (run, peak); and
 # longest-first orders two waiting tasks by their histories (the longer one starts first,
 # though submitted second), which first come, first served would not.
 set -u
@@ -82,12 +82,18 @@ js=$("$CARMA" show "$h" --json)
     || fail "after a restart, the held task's history: $js"
 "$CARMA" cancel "$h" >/dev/null
 
-# 5. another user's identical command (same directory) is another user's task: no history
+# 5. another user's identical command (same directory) is another user's task: neither
+# history (run time, peak memory) is root's
+r=$("$CARMA" submit --hold -- "$FAKEJOB" --mem 1G --seconds 2 --smact 0.8 --drama 0.3)
+[ "$(field "$r" mem_source)" = history ] || fail "root's own peak: $("$CARMA" show "$r" --json)"
+"$CARMA" cancel "$r" >/dev/null
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-    n=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CARMA" submit --hold --mem 1G -- \
+    n=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CARMA" submit --hold -- \
         "$FAKEJOB" --mem 1G --seconds 2 --smact 0.8 --drama 0.3)
-    [ -n "$n" ] && [ "$(field "$n" runtime_source)" = null ] \
-        || fail "nobody's task must not be planned with root's runs: $("$CARMA" show "$n" --json)"
+    js=$("$CARMA" show "$n" --json)
+    [ -n "$n" ] && [ "$(jq -r .runtime_source <<<"$js")" = null ] \
+        && [ "$(jq -r .mem_source <<<"$js")" != history ] \
+        || fail "nobody's task must not be planned or placed with root's runs: $js"
     "$CARMA" cancel "$n" >/dev/null
 else
     echo "note: not root or no setpriv: the other-user check is not run"

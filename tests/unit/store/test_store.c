@@ -1,8 +1,8 @@
 /* test_store.c — the SQLite store: rows written in a transaction are there after a reopen,
  * a rolled-back transaction leaves nothing, the load joins each task's latest attempt, and
  * queue sequence numbers keep growing across reopenings; the memory history keeps the largest
- * peak per (command, batch, GPUs), the run history the last solo run per user and directory;
- * a database from before the history columns is upgraded. */
+ * peak and the run history the last solo run, per (user, directory, command, batch, GPUs); a
+ * database from before the history columns is upgraded, its memory history too. */
 #include <math.h>
 #include <sqlite3.h>
 #include <setjmp.h>
@@ -77,12 +77,16 @@ static void history_keeps_the_largest_peak(void **state)
     store *s;
     carma_err err;
     uint64_t mib = 0;
+    store_task_key k32 = {1000, "/p", "python t.py", 32, 1};
+    store_task_key k64 = {1000, "/p", "python t.py", 64, 1};
+    store_task_key k32x2 = {1000, "/p", "python t.py", 32, 2};
+    store_task_key bob32 = {1001, "/p", "python t.py", 32, 1};
     assert_int_equal(store_open(&s, path, &err), 0);
-    assert_int_equal(store_history_get(s, "python t.py", 32, 1, &mib, &err), 0);
+    assert_int_equal(store_history_get(s, &k32, &mib, &err), 0);
     assert_int_equal(store_begin(s, &err), 0);
-    assert_int_equal(store_history_put(s, "python t.py", 32, 1, 9000, 1.0, &err), 0);
-    assert_int_equal(store_history_put(s, "python t.py", 32, 1, 7000, 2.0, &err), 0);
-    assert_int_equal(store_history_put(s, "python t.py", 64, 1, 15000, 2.0, &err), 0);
+    assert_int_equal(store_history_put(s, &k32, 9000, 1.0, &err), 0);
+    assert_int_equal(store_history_put(s, &k32, 7000, 2.0, &err), 0);
+    assert_int_equal(store_history_put(s, &k64, 15000, 2.0, &err), 0);
     store_task_row t = task("queued");
     t.history_mib = 9000;
     assert_int_equal(store_insert_task(s, &t, &err), 0);
@@ -101,11 +105,12 @@ static void history_keeps_the_largest_peak(void **state)
     store_close(s);
 
     assert_int_equal(store_open(&s, path, &err), 0);
-    assert_int_equal(store_history_get(s, "python t.py", 32, 1, &mib, &err), 1);
+    assert_int_equal(store_history_get(s, &k32, &mib, &err), 1);
     assert_int_equal(mib, 9000); /* the larger of 9000 and 7000 */
-    assert_int_equal(store_history_get(s, "python t.py", 64, 1, &mib, &err), 1);
+    assert_int_equal(store_history_get(s, &k64, &mib, &err), 1);
     assert_int_equal(mib, 15000);
-    assert_int_equal(store_history_get(s, "python t.py", 32, 2, &mib, &err), 0);
+    assert_int_equal(store_history_get(s, &k32x2, &mib, &err), 0);
+    assert_int_equal(store_history_get(s, &bob32, &mib, &err), 0); /* per user */
     assert_int_equal(store_count(s, "mem_history"), 2);
     seen got = {0};
     assert_int_equal(store_load(s, collect, &got, &err), 0);
@@ -127,10 +132,10 @@ static void run_history_keeps_the_last_run(void **state)
     store *s;
     carma_err err;
     store_run r = {0};
-    store_run_key ana = {1000, "/home/ana/p", "python t.py", 32, 1};
-    store_run_key ana2 = {1000, "/home/ana/p", "python t.py", 64, 2};
-    store_run_key bob = {1001, "/home/ana/p", "python t.py", 32, 1};
-    store_run_key elsewhere = {1000, "/home/ana/q", "python t.py", 32, 1};
+    store_task_key ana = {1000, "/home/ana/p", "python t.py", 32, 1};
+    store_task_key ana2 = {1000, "/home/ana/p", "python t.py", 64, 2};
+    store_task_key bob = {1001, "/home/ana/p", "python t.py", 32, 1};
+    store_task_key elsewhere = {1000, "/home/ana/q", "python t.py", 32, 1};
     assert_int_equal(store_open(&s, path, &err), 0);
     assert_int_equal(store_run_get(s, &ana, &r, &err), 0);
     assert_int_equal(store_begin(s, &err), 0);
@@ -170,7 +175,20 @@ static void old_database_gains_the_new_columns(void **state)
         " tail TEXT NOT NULL DEFAULT '', PRIMARY KEY(task_id, n));"
         "INSERT INTO tasks VALUES(1, 1000, 1000, 'ana', '{}', 'running', 0, 1, 1, 1.0, NULL, '');"
         "INSERT INTO attempts VALUES(1, 1, '0', '/x', 'running', 0, 0, 1.0, NULL, NULL, NULL,"
-        " NULL, '', '');";
+        " NULL, '', '');"
+        /* the memory history before it was kept per user: ana and bob submitted the task */
+        "CREATE TABLE mem_history(command TEXT NOT NULL, batch INTEGER NOT NULL,"
+        " ngpus INTEGER NOT NULL, peak_mib INTEGER NOT NULL, updated_at REAL NOT NULL,"
+        " PRIMARY KEY(command, batch, ngpus));"
+        "INSERT INTO mem_history VALUES('python t.py', 32, 1, 9000, 1.0);"
+        "INSERT INTO mem_history VALUES('python u.py', 0, 1, 5000, 1.0);"
+        "INSERT INTO mem_history VALUES('python gone.py', 0, 1, 7000, 1.0);"
+        "INSERT INTO tasks VALUES(2, 1000, 1000, 'ana', '{\"command\":\"python t.py\","
+        "\"cwd\":\"/a\",\"ngpus\":1,\"batch\":32}', 'done', 0, 2, 1, 1.0, 2.0, 'done');"
+        "INSERT INTO tasks VALUES(3, 1001, 1001, 'bob', '{\"command\":\"python t.py\","
+        "\"cwd\":\"/b\",\"ngpus\":1,\"batch\":32}', 'done', 0, 3, 1, 1.0, 2.0, 'done');"
+        "INSERT INTO tasks VALUES(4, 1001, 1001, 'bob', '{\"command\":\"python u.py\","
+        "\"cwd\":\"/b\",\"ngpus\":1}', 'done', 0, 4, 1, 1.0, 2.0, 'done');";
     assert_int_equal(sqlite3_exec(db, old, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     store *s;
@@ -178,8 +196,20 @@ static void old_database_gains_the_new_columns(void **state)
     assert_int_equal(store_open(&s, path, &err), 0);
     seen got = {0};
     assert_int_equal(store_load(s, collect, &got, &err), 0);
-    assert_int_equal(got.n, 1);
+    assert_int_equal(got.n, 4);
     assert_int_equal(got.history[0], -1);
+    uint64_t mib = 0;
+    assert_int_equal(store_history_get(s, &(store_task_key){1000, "/a", "python t.py", 32, 1},
+                                       &mib, &err), 1);
+    assert_int_equal(mib, 9000);
+    assert_int_equal(store_history_get(s, &(store_task_key){1001, "/b", "python t.py", 32, 1},
+                                       &mib, &err), 1);
+    assert_int_equal(store_history_get(s, &(store_task_key){1001, "/b", "python u.py", 0, 1},
+                                       &mib, &err), 1);
+    assert_int_equal(mib, 5000);
+    assert_int_equal(store_history_get(s, &(store_task_key){1000, "/b", "python u.py", 0, 1},
+                                       &mib, &err), 0);
+    assert_int_equal(store_count(s, "mem_history"), 3); /* gone.py: no task explains it */
     assert_int_equal(got.peak[0], -1);
     assert_int_equal(got.held[0], 0); /* the queue controls' columns: their defaults */
     assert_int_equal(got.priority[0], 0);
