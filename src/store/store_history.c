@@ -49,6 +49,13 @@ static int write_done(store *s, sqlite3_stmt *st, carma_err *err, const char *wh
     return rc;
 }
 
+/* Steps a read: 1 on a row (read it, then finalize), 0 on none, -1 (err set) on an error. */
+static int read_row(store *s, sqlite3_stmt *st, carma_err *err, const char *what)
+{
+    int step = sqlite3_step(st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_db_error(s, err, what);
+}
+
 #define KEY_WHERE " WHERE uid = ? AND cwd = ? AND command = ? AND batch = ? AND ngpus = ?"
 #define KEY_COLS "uid, cwd, command, batch, ngpus"
 
@@ -73,13 +80,9 @@ int store_history_get(store *s, const store_task_key *k, uint64_t *peak_mib, car
                              "read peak memory");
     if (!st)
         return -1;
-    int step = sqlite3_step(st), found = 0;
-    if (step == SQLITE_ROW) {
+    int found = read_row(s, st, err, "read peak memory");
+    if (found > 0)
         *peak_mib = (uint64_t)sqlite3_column_int64(st, 0);
-        found = 1;
-    } else if (step != SQLITE_DONE) {
-        found = store_db_error(s, err, "read peak memory");
-    }
     sqlite3_finalize(st);
     return found;
 }
@@ -108,13 +111,9 @@ int store_run_get(store *s, const store_task_key *k, store_run *r, carma_err *er
                              err, "read a solo run");
     if (!st)
         return -1;
-    int step = sqlite3_step(st), found = 0;
-    if (step == SQLITE_ROW) {
+    int found = read_row(s, st, err, "read a solo run");
+    if (found > 0)
         *r = (store_run){sqlite3_column_double(st, 0), col_or_nan(st, 1), col_or_nan(st, 2)};
-        found = 1;
-    } else if (step != SQLITE_DONE) {
-        found = store_db_error(s, err, "read a solo run");
-    }
     sqlite3_finalize(st);
     return found;
 }
