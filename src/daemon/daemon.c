@@ -84,6 +84,9 @@ static void shutdown_daemon(daemon_state *d)
     d_mps_stop(d);
     if (d->in_txn)
         d_commit(d);
+    if (!d->failed && !d->in_txn)
+        d_on_finish_start(d);
+    d_on_finish_drop(d);
     d_free_tasks(d);
     free(d->running);
     sched_destroy(d->core);
@@ -165,8 +168,10 @@ int daemon_run(const daemon_options *opts, carma_err *err)
         if (d->need_schedule)
             d_schedule(d);
         d_commit(d);
-        if (!d->failed && !d->in_txn) /* their end is stored: the store answers for them */
+        if (!d->failed && !d->in_txn) { /* their end is stored: the store answers for them */
+            d_on_finish_start(d);
             d_forget_ended(d);
+        }
     }
     if (rc == 0 && d->failed)
         rc = carma_err_set(err, "%s", d->fatal.msg);

@@ -152,6 +152,8 @@ typedef struct daemon_state {
     char fakegpu_state_path[4096]; /* the fake-GPU backend's state file ("" for others) */
     store *db;
     bool in_txn;
+    struct d_hook *hooks;  /* on_finish hooks waiting for the commit of their task's end */
+    size_t nhooks, hooks_cap;
     sched *core;
     const gpu_backend_ops *ops;
     gpu_backend *backend;

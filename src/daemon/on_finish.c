@@ -7,7 +7,13 @@
  * in a process group of its own, with /dev/null as input, from /, and is killed (the whole
  * group) after on_finish_timeout_s. Its output goes to the daemon's log, a line at a time,
  * prefixed with the task's id. A watcher process (a child of the daemon, which the loop
- * reaps) does the reading and the timing, so that the daemon never waits for the hook. */
+ * reaps) does the reading and the timing, so that the daemon never waits for the hook.
+ *
+ * A hook is started only after the commit that stored its task's end (d_on_finish_start): a
+ * daemon that crashed before that commit ends the attempt again when it restarts, and the hook
+ * would otherwise run twice. At most once, then: a daemon killed between the commit and the
+ * start skips it. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -23,6 +29,7 @@
 #include "daemon/journal.h"
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
+#include "util/array.h"
 #include "util/clock.h"
 
 #define HOOK_MAX_GROUPS 256
@@ -35,6 +42,14 @@ typedef struct hook_user {
     gid_t groups[HOOK_MAX_GROUPS];
     int ngroups;
 } hook_user;
+
+/* A hook waiting for the commit of its task's end: everything it needs, taken when the task
+ * ended (the task itself may be freed by then). */
+struct d_hook {
+    uint64_t id;
+    hook_user u;
+    char vars[8][640];
+};
 
 /* The hook: its environment set, its privileges dropped, then exec. Never returns. */
 static void run_hook(const char *path, const hook_user *u, char **env, int out)
@@ -136,15 +151,23 @@ void d_on_finish(daemon_state *d, const dtask *t)
 {
     if (!d->cfg.daemon.on_finish[0])
         return;
-    hook_user u = {.switch_user = geteuid() == 0 && t->uid != 0, .uid = t->uid, .gid = t->gid,
-                   .ngroups = HOOK_MAX_GROUPS};
+    struct d_hook *hooks = array_grow(d->hooks, &d->hooks_cap, d->nhooks + 1, sizeof *hooks, 8);
+    if (!hooks) {
+        dlog(d, "on_finish for task %llu: out of memory; not run", (unsigned long long)t->st.id);
+        return;
+    }
+    d->hooks = hooks;
+    struct d_hook *h = &hooks[d->nhooks++];
+    h->id = t->st.id;
+    h->u = (hook_user){.switch_user = geteuid() == 0 && t->uid != 0, .uid = t->uid,
+                       .gid = t->gid, .ngroups = HOOK_MAX_GROUPS};
     /* looked up here, not after fork: the user database may take locks */
-    if (u.switch_user && getgrouplist(t->user, t->gid, u.groups, &u.ngroups) < 0) {
-        u.groups[0] = t->gid;
-        u.ngroups = 1;
+    if (h->u.switch_user && getgrouplist(t->user, t->gid, h->u.groups, &h->u.ngroups) < 0) {
+        h->u.groups[0] = t->gid;
+        h->u.ngroups = 1;
     }
     bool ended = t->att.n > 0 && t->att.ended > 0;
-    char vars[8][640];
+    char(*vars)[640] = h->vars;
     snprintf(vars[0], sizeof vars[0], "CARMA_TASK_ID=%llu", (unsigned long long)t->st.id);
     snprintf(vars[1], sizeof vars[1], "CARMA_TASK_NAME=%s", t->sub.name ? t->sub.name : "");
     snprintf(vars[2], sizeof vars[2], "CARMA_TASK_USER=%s", t->user);
@@ -157,11 +180,30 @@ void d_on_finish(daemon_state *d, const dtask *t)
     if (ended && !t->att.exit.exited)
         snprintf(vars[6], sizeof vars[6], "CARMA_TASK_SIGNAL=%d", t->att.exit.term_signal);
     snprintf(vars[7], sizeof vars[7], "PATH=/usr/local/bin:/usr/bin:/bin");
-    char *env[] = {vars[0], vars[1], vars[2], vars[3], vars[4], vars[5], vars[6], vars[7], NULL};
-    pid_t pid = fork();
-    if (pid == 0)
-        watch_hook(d, t->st.id, &u, env);
-    if (pid < 0)
-        dlog(d, "on_finish for task %llu: fork: %s", (unsigned long long)t->st.id,
-             strerror(errno));
+}
+
+void d_on_finish_start(daemon_state *d)
+{
+    assert(!d->in_txn);
+    for (size_t i = 0; i < d->nhooks; i++) {
+        struct d_hook *h = &d->hooks[i];
+        char *env[9];
+        for (int k = 0; k < 8; k++)
+            env[k] = h->vars[k];
+        env[8] = NULL;
+        pid_t pid = fork();
+        if (pid == 0)
+            watch_hook(d, h->id, &h->u, env);
+        if (pid < 0)
+            dlog(d, "on_finish for task %llu: fork: %s", (unsigned long long)h->id,
+                 strerror(errno));
+    }
+    d->nhooks = 0;
+}
+
+void d_on_finish_drop(daemon_state *d)
+{
+    free(d->hooks);
+    d->hooks = NULL;
+    d->nhooks = d->hooks_cap = 0;
 }

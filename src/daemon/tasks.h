@@ -48,9 +48,16 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
 /* Ends the running task's attempt as its supervisor's result tells (oomclass.h). */
 void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r);
 
-/* on_finish.c: runs the config's on_finish program for a task that has ended for good (its
- * state, outcome and exit status final), without waiting for it. */
+/* on_finish.c: the config's on_finish program for a task that has ended for good (its state,
+ * outcome and exit status final) is started by d_on_finish_start once that end is committed,
+ * so that a daemon restarted after a crash, which ends the attempt again, does not run it a
+ * second time (a daemon killed between the commit and the start skips it). Neither waits for
+ * the hook. */
 void d_on_finish(daemon_state *d, const dtask *t);
+/* Starts the hooks waiting, after a commit (not while a transaction is open). */
+void d_on_finish_start(daemon_state *d);
+/* Drops the hooks waiting (a daemon that failed: their ends were not stored). */
+void d_on_finish_drop(daemon_state *d);
 
 /* cancel.c: a queued task is cancelled now; a running one is marked, and d_reap signals it
  * after the commit. */

@@ -20,6 +20,8 @@ static inline void sleep_ms(int ms)
 }
 
 static volatile sig_atomic_t fixture_stop_flag;
+/* The on_finish program the next forked daemon runs (NULL: none). */
+static const char *fixture_on_finish;
 
 static inline void fixture_on_term(int sig)
 {
@@ -41,6 +43,9 @@ static inline pid_t fork_test_daemon(const char *sock, const char *state_dir, do
         daemon_options o = {0};
         config_defaults(&o.cfg);
         o.cfg.daemon.sample_interval_s = sample_s;
+        if (fixture_on_finish)
+            snprintf(o.cfg.daemon.on_finish, sizeof o.cfg.daemon.on_finish, "%s",
+                     fixture_on_finish);
         o.socket_path = sock;
         o.state_dir = state_dir;
         o.backend = "sim";

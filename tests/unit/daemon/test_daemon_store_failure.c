@@ -4,7 +4,9 @@
  * makes the transaction of a submission or of a cancel fail at COMMIT (a deferred foreign key
  * that cannot hold). The request is never answered (the connection just ends), the daemon
  * exits with the store's error, the database holds nothing of the failed request, and a
- * daemon started again on it serves on as if the request had never been made. */
+ * daemon started again on it serves on as if the request had never been made. A task's end
+ * whose commit fails runs no on_finish hook; the daemon started again ends it again and runs
+ * the hook once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -317,6 +320,52 @@ static void failed_commit_of_a_cancel_is_never_acknowledged(void **state)
     stop_daemon();
 }
 
+/* Lines in a file; 0 when it does not exist. */
+static int lines_in(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int n = 0, c;
+    while (f && (c = fgetc(f)) != EOF)
+        n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void on_finish_runs_only_after_the_end_is_stored(void **state)
+{
+    (void)state;
+    char hook[200], log[200], script[400];
+    snprintf(hook, sizeof hook, "%s/hook.sh", root);
+    snprintf(log, sizeof log, "%s/hook.log", root);
+    snprintf(script, sizeof script, "#!/bin/sh\necho \"$CARMA_TASK_ID $CARMA_TASK_STATE\" >>'%s'\n",
+             log);
+    FILE *f = fopen(hook, "w");
+    assert_non_null(f);
+    fputs(script, f);
+    fclose(f);
+    assert_int_equal(chmod(hook, 0700), 0);
+    fixture_on_finish = hook;
+    start_daemon();
+    db_exec(trap_sql);
+    db_exec("CREATE TRIGGER trap_fire AFTER UPDATE OF state ON tasks"
+            " WHEN NEW.state = 'done' BEGIN INSERT INTO trap VALUES(1); END;");
+    uint64_t id = submit_ok("true");
+    expect_daemon_error("state database: commit: FOREIGN KEY constraint failed");
+    sleep_ms(500); /* a hook started before the commit would have written by now */
+    assert_int_equal(lines_in(log), 0);
+
+    db_exec(untrap_sql);
+    start_daemon(); /* ends the attempt again, from its result file */
+    wait_state(id, "done");
+    for (int i = 0; i < 500 && lines_in(log) < 1; i++)
+        sleep_ms(10);
+    sleep_ms(300);
+    assert_int_equal(lines_in(log), 1);
+    stop_daemon();
+    fixture_on_finish = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +374,7 @@ int main(void)
         cmocka_unit_test_teardown(failed_insert_of_a_submission_is_never_acknowledged,
                                   kill_daemon),
         cmocka_unit_test_teardown(failed_commit_of_a_cancel_is_never_acknowledged, kill_daemon),
+        cmocka_unit_test_teardown(on_finish_runs_only_after_the_end_is_stored, kill_daemon),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
