@@ -71,7 +71,7 @@ static const char *const shown[] = {
     "ngpus", "gpus", "mem_mib", "mem_source", "peak_mib", "outcome", "submitted_at",
     "started_at", "ended_at", "wait_s", "elapsed_s", "gpu_hours", "command", "cwd",
     "max_retries", "mem", "last_attempt", "attempt_list", "runtime_est_s", "runtime_source",
-    "solo_smact", "solo_drama", NULL,
+    "solo_smact", "solo_drama", "solo_util", NULL,
 };
 
 static bool is_shown(const char *key)
@@ -131,13 +131,16 @@ static void print_task(const json_t *t)
     if (str_of(t, "runtime_source"))
         snprintf(b + strlen(b), sizeof b - strlen(b), " (%s)", str_of(t, "runtime_source"));
     line("runtime_est", b);
-    const json_t *sm = json_object_get(t, "solo_smact"), *dr = json_object_get(t, "solo_drama");
-    if (json_is_number(sm) && json_is_number(dr)) { /* recorded together */
-        snprintf(b, sizeof b, "SM activity %.2f, DRAM activity %.2f (history)",
-                 json_number_value(sm), json_number_value(dr));
-    } else {
-        snprintf(b, sizeof b, "%s", TIME_UNKNOWN);
-    }
+    const json_t *sm = json_object_get(t, "solo_smact"), *dr = json_object_get(t, "solo_drama"),
+                 *ut = json_object_get(t, "solo_util");
+    b[0] = '\0';
+    if (json_is_number(sm) && json_is_number(dr)) /* recorded together */
+        snprintf(b, sizeof b, "SM activity %.2f, DRAM activity %.2f", json_number_value(sm),
+                 json_number_value(dr));
+    if (json_is_number(ut))
+        snprintf(b + strlen(b), sizeof b - strlen(b), "%sutilization %.2f", b[0] ? ", " : "",
+                 json_number_value(ut));
+    snprintf(b + strlen(b), sizeof b - strlen(b), "%s", b[0] ? " (history)" : TIME_UNKNOWN);
     line("solo_profile", b);
     print_value("command", json_object_get(t, "command"), 0);
     print_value("cwd", json_object_get(t, "cwd"), 0);

@@ -75,7 +75,9 @@ typedef struct attempt {
     bool not_solo;                  /* not seen with its GPUs to itself throughout: placed
                                        beside others, joined, or adopted after a restart */
     double act_smact, act_drama;    /* summed GPU activity of the samples it had them alone */
-    int act_n;                      /* ... how many samples */
+    int act_n;                      /* ... how many samples (both known) */
+    double act_util;                /* summed NVML utilization of those samples */
+    int util_n;                     /* ... how many (known) */
     bool cancel_sent;               /* its supervisor was asked to cancel */
 } attempt;
 

@@ -100,7 +100,7 @@ static void track_task(daemon_state *d, dtask *t, const task_gpu_usage *u, doubl
  * solo profile once it ends done (reap.c). */
 static void track_solo(daemon_state *d, dtask *t, const pid_set *pids)
 {
-    double smact = 0, drama = 0;
+    double smact = 0, drama = 0, util = 0;
     for (int k = 0; k < t->att.ngpus && !t->att.not_solo; k++) {
         int g = t->att.gpus[k];
         const gpu_reading *r = &d->readings[g];
@@ -108,11 +108,18 @@ static void track_solo(daemon_state *d, dtask *t, const pid_set *pids)
                           !gpu_reading_only(r, pids, PROC_ROOT);
         smact += r->smact / t->att.ngpus;
         drama += r->drama / t->att.ngpus;
+        util += r->util_gpu / t->att.ngpus;
     }
-    if (!t->att.not_solo && !isnan(smact) && !isnan(drama)) {
+    if (t->att.not_solo)
+        return;
+    if (!isnan(smact) && !isnan(drama)) {
         t->att.act_smact += smact;
         t->att.act_drama += drama;
         t->att.act_n++;
+    }
+    if (!isnan(util)) {
+        t->att.act_util += util;
+        t->att.util_n++;
     }
 }
 

@@ -51,9 +51,9 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
         d_txn(d)) {
         /* with its GPUs to itself throughout: its run time and activity are its own */
         carma_err err;
-        int n = t->att.act_n;
+        int n = t->att.act_n, u = t->att.util_n;
         store_run r = {t->att.ended - t->att.started, n ? t->att.act_smact / n : NAN,
-                       n ? t->att.act_drama / n : NAN};
+                       n ? t->att.act_drama / n : NAN, u ? t->att.act_util / u : NAN};
         if (store_run_put(d->db, &(store_task_key)D_TASK_KEY(t), &r, daemon_wall_now(), &err))
             d_fail(d, &err);
     }

@@ -39,7 +39,7 @@ dtask *d_new_task(void)
         submission_init(&t->sub);
         t->running_idx = -1;
         t->history_mib = -1;
-        t->run_hist = (store_run){NAN, NAN, NAN};
+        t->run_hist = (store_run){NAN, NAN, NAN, NAN};
         t->att.peak_mib = -1;
     }
     return t;
@@ -126,8 +126,9 @@ void d_fill_sched_task(dtask *t)
     }
     t->st.solo_smact = t->run_hist.smact;
     t->st.solo_drama = t->run_hist.drama;
-    /* no profiled utilization or class: horus and lucid place it on idle GPUs only */
-    t->st.profiled_util = NAN;
+    /* horus's profile is the solo run's utilization; lucid's class is not known here, so lucid
+     * places it on idle GPUs only (as horus does a task with no solo run) */
+    t->st.profiled_util = t->run_hist.util;
     t->st.lucid_class = LUCID_UNKNOWN;
 }
 

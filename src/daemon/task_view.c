@@ -240,6 +240,9 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
                                                                  : json_real(t->st.solo_smact));
     json_object_set_new(j, "solo_drama", isnan(t->st.solo_drama) ? json_null()
                                                                  : json_real(t->st.solo_drama));
+    json_object_set_new(j, "solo_util", isnan(t->st.profiled_util)
+                                            ? json_null()
+                                            : json_real(t->st.profiled_util));
     json_object_set_new(j, "array_index", t->sub.array_index >= 0
                                               ? json_integer(t->sub.array_index)
                                               : json_null());

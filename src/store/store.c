@@ -49,7 +49,7 @@ static const char *const schema =
     STORE_MEM_HISTORY_TABLE("mem_history") ";"
     "CREATE TABLE IF NOT EXISTS run_history("
     " uid INTEGER NOT NULL, cwd TEXT NOT NULL, command TEXT NOT NULL, batch INTEGER NOT NULL,"
-    " ngpus INTEGER NOT NULL, runtime_s REAL NOT NULL, smact REAL, drama REAL,"
+    " ngpus INTEGER NOT NULL, runtime_s REAL NOT NULL, smact REAL, drama REAL, util REAL,"
     " updated_at REAL NOT NULL, PRIMARY KEY(uid, cwd, command, batch, ngpus));";
 
 /* Columns added after the first release: added to an older database when missing. */

@@ -94,6 +94,7 @@ int store_history_get(store *s, const store_task_key *k, uint64_t *peak_mib, car
 typedef struct store_run {
     double runtime_s;    /* wall seconds from placement to its end */
     double smact, drama; /* its GPUs' mean SM and DRAM activity over the run, 0..1; NaN unknown */
+    double util;         /* their mean NVML utilization (horus's profile), 0..1; NaN unknown */
 } store_run;
 
 /* Records the solo run of k, replacing the one before; a known activity is kept when this

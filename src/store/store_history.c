@@ -2,8 +2,8 @@
  * batch, GPU count too: store_task_key). The memory history keeps the largest peak of the runs
  * that ended done: a later identical task without --mem is placed with it. The run history
  * keeps the last run that ended done with its GPUs to itself: its run time and mean activity,
- * which the daemon gives the carma policy as the task's runtime estimate and solo profile (as
- * the simulator does from the workload catalog). Per user, because another user's runs of the
+ * which the daemon gives the carma policy as the task's runtime estimate and solo profile, and
+ * horus as its profiled utilization (as the simulator does from the workload catalog). Per user, because another user's runs of the
  * same command must not steer how this user's tasks are placed: a peak recorded by someone
  * else could hold them to idle GPUs. */
 #include <math.h>
@@ -91,29 +91,32 @@ int store_run_put(store *s, const store_task_key *k, const store_run *r, double 
                   carma_err *err)
 {
     static const char q[] =
-        "INSERT INTO run_history(" KEY_COLS ", runtime_s, smact, drama, updated_at)"
-        " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(" KEY_COLS ") DO UPDATE SET"
+        "INSERT INTO run_history(" KEY_COLS ", runtime_s, smact, drama, util, updated_at)"
+        " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(" KEY_COLS ") DO UPDATE SET"
         " runtime_s = excluded.runtime_s, smact = ifnull(excluded.smact, smact),"
-        " drama = ifnull(excluded.drama, drama), updated_at = excluded.updated_at";
+        " drama = ifnull(excluded.drama, drama), util = ifnull(excluded.util, util),"
+        " updated_at = excluded.updated_at";
     sqlite3_stmt *st = keyed(s, q, k, err, "record a solo run");
     if (!st)
         return -1;
     sqlite3_bind_double(st, 6, r->runtime_s);
     bind_or_null(st, 7, r->smact);
     bind_or_null(st, 8, r->drama);
-    sqlite3_bind_double(st, 9, at);
+    bind_or_null(st, 9, r->util);
+    sqlite3_bind_double(st, 10, at);
     return write_done(s, st, err, "record a solo run");
 }
 
 int store_run_get(store *s, const store_task_key *k, store_run *r, carma_err *err)
 {
-    sqlite3_stmt *st = keyed(s, "SELECT runtime_s, smact, drama FROM run_history" KEY_WHERE, k,
-                             err, "read a solo run");
+    sqlite3_stmt *st = keyed(s, "SELECT runtime_s, smact, drama, util FROM run_history" KEY_WHERE,
+                             k, err, "read a solo run");
     if (!st)
         return -1;
     int found = read_row(s, st, err, "read a solo run");
     if (found > 0)
-        *r = (store_run){sqlite3_column_double(st, 0), col_or_nan(st, 1), col_or_nan(st, 2)};
+        *r = (store_run){sqlite3_column_double(st, 0), col_or_nan(st, 1), col_or_nan(st, 2),
+                         col_or_nan(st, 3)};
     sqlite3_finalize(st);
     return found;
 }

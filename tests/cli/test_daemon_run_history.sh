@@ -5,7 +5,8 @@
 # nothing; a time limit shorter than the history is what backfill plans with; the figures come
 # back after a restart; another user's identical command gets neither history (run, peak); and
 # longest-first orders two waiting tasks by their histories (the longer one starts first,
-# though submitted second), which first come, first served would not.
+# though submitted second), which first come, first served would not; horus collocates by the
+# history's utilization.
 set -u
 CARMA=$1
 fails=0
@@ -39,9 +40,11 @@ in_range "$(jq .runtime_est_s <<<"$js")" 2 5 || fail "a2's runtime estimate shou
 # the samples before the job registers read 0: the mean is below 0.8, never above
 in_range "$(jq .solo_smact <<<"$js")" 0.3 0.8001 || fail "a2's solo SM activity from a1's run: $js"
 in_range "$(jq .solo_drama <<<"$js")" 0.1 0.3001 || fail "a2's solo DRAM activity from a1's run: $js"
+# the sim GPU's utilization is 1.25 x its SM activity, at most 1: horus's profile
+in_range "$(jq .solo_util <<<"$js")" 0.4 1 || fail "a2's solo utilization from a1's run: $js"
 out=$("$CARMA" show "$a2")
 echo "$out" | grep -Eq '^runtime_est +[0-9]+s \(history\)$' || fail "show: runtime_est line: $out"
-echo "$out" | grep -Eq '^solo_profile +SM activity 0\.[0-9]{2}, DRAM activity 0\.[0-9]{2} \(history\)$' \
+echo "$out" | grep -Eq '^solo_profile +SM activity 0\.[0-9]{2}, DRAM activity 0\.[0-9]{2}, utilization [01]\.[0-9]{2} \(history\)$' \
     || fail "show: solo_profile line: $out"
 "$CARMA" show "$a1" | grep -Eq '^solo_profile +-$' || fail "show: no profile is '-': $("$CARMA" show "$a1")"
 wait_until 20 task_is "$a2" done || fail "task $a2 did not end done"
@@ -115,6 +118,17 @@ wait_until 30 all_done "$b" "$s" "$l" || fail "b, s, l did not end done: $("$CAR
 ss=$(field "$s" last_attempt.started_at)
 ls=$(field "$l" last_attempt.started_at)
 [ "$(jq -n "$ls < $ss")" = true ] || fail "longest first: L ($ls) should start before S ($ss)"
+
+# 7. horus places by the solo run's utilization: two tasks with c3's (~0.25 each) share the GPU,
+# which horus never does for a task with no profile
+stop_daemon
+start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf" --set policy=horus --set grace_s=0.5
+h1=$(job 2G 3 --smact 0.2)
+h2=$(job 2G 3 --smact 0.2)
+[ "$(field "$h1" solo_util)" != null ] || fail "h1 should have c3's utilization: $("$CARMA" show "$h1" --json)"
+both_run() { task_is "$h1" running && task_is "$h2" running; }
+wait_until 10 both_run || fail "horus: h1 and h2 should run side by side: $(task_state "$h1") $(task_state "$h2")"
+wait_until 20 all_done "$h1" "$h2" || fail "h1, h2 did not end done"
 
 stop_daemon
 [ $fails -eq 0 ] && echo "ok: run history (runtime estimate, solo profile) in the daemon"

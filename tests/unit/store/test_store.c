@@ -139,18 +139,18 @@ static void run_history_keeps_the_last_run(void **state)
     assert_int_equal(store_open(&s, path, &err), 0);
     assert_int_equal(store_run_get(s, &ana, &r, &err), 0);
     assert_int_equal(store_begin(s, &err), 0);
-    assert_int_equal(store_run_put(s, &ana, &(store_run){600, 0.8, 0.3}, 1.0, &err), 0);
-    assert_int_equal(store_run_put(s, &ana, &(store_run){500, NAN, NAN}, 2.0, &err), 0);
-    assert_int_equal(store_run_put(s, &ana2, &(store_run){900, NAN, NAN}, 2.0, &err), 0);
-    assert_int_equal(store_run_put(s, &bob, &(store_run){5, 0.1, 0.1}, 3.0, &err), 0);
+    assert_int_equal(store_run_put(s, &ana, &(store_run){600, 0.8, 0.3, 0.9}, 1.0, &err), 0);
+    assert_int_equal(store_run_put(s, &ana, &(store_run){500, NAN, NAN, NAN}, 2.0, &err), 0);
+    assert_int_equal(store_run_put(s, &ana2, &(store_run){900, NAN, NAN, 0.5}, 2.0, &err), 0);
+    assert_int_equal(store_run_put(s, &bob, &(store_run){5, 0.1, 0.1, 0.2}, 3.0, &err), 0);
     assert_int_equal(store_commit(s, &err), 0);
     store_close(s);
 
     assert_int_equal(store_open(&s, path, &err), 0);
     assert_int_equal(store_run_get(s, &ana, &r, &err), 1);
-    assert_true(r.runtime_s == 500 && r.smact == 0.8 && r.drama == 0.3);
+    assert_true(r.runtime_s == 500 && r.smact == 0.8 && r.drama == 0.3 && r.util == 0.9);
     assert_int_equal(store_run_get(s, &ana2, &r, &err), 1);
-    assert_true(r.runtime_s == 900 && isnan(r.smact) && isnan(r.drama));
+    assert_true(r.runtime_s == 900 && isnan(r.smact) && isnan(r.drama) && r.util == 0.5);
     assert_int_equal(store_run_get(s, &bob, &r, &err), 1);
     assert_true(r.runtime_s == 5);
     assert_int_equal(store_run_get(s, &elsewhere, &r, &err), 0);
