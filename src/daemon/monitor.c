@@ -104,8 +104,14 @@ static void track_solo(daemon_state *d, dtask *t, const pid_set *pids)
     for (int k = 0; k < t->att.ngpus && !t->att.not_solo; k++) {
         int g = t->att.gpus[k];
         const gpu_reading *r = &d->readings[g];
-        t->att.not_solo = sched_gpu_ledger(d->core, g).ntasks > 1 ||
-                          !gpu_reading_only(r, pids, PROC_ROOT);
+        t->att.not_solo = sched_gpu_ledger(d->core, g).ntasks > 1;
+        if (!t->att.not_solo && !gpu_reading_only(r, pids, PROC_ROOT)) {
+            /* unlike another task placed there, nothing else in the log says so */
+            t->att.not_solo = true;
+            dlog(d, "task %llu: GPU %d holds %s besides its own; no solo run recorded",
+                 (unsigned long long)t->st.id, g,
+                 r->procs_known ? "another process" : "processes carma cannot list");
+        }
         smact += r->smact / t->att.ngpus;
         drama += r->drama / t->att.ngpus;
         util += r->util_gpu / t->att.ngpus;

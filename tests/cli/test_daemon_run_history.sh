@@ -125,7 +125,8 @@ stop_daemon
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf" --set policy=horus --set grace_s=0.5
 h1=$(job 2G 3 --smact 0.2)
 h2=$(job 2G 3 --smact 0.2)
-[ "$(field "$h1" solo_util)" != null ] || fail "h1 should have c3's utilization: $("$CARMA" show "$h1" --json)"
+[ "$(field "$h1" solo_util)" != null ] \
+    || fail "h1 should have c3's utilization: $("$CARMA" show "$h1" --json | jq -c .) $(grep "task $c3" "$tmp/daemon.log")"
 both_run() { task_is "$h1" running && task_is "$h2" running; }
 wait_until 10 both_run || fail "horus: h1 and h2 should run side by side: $(task_state "$h1") $(task_state "$h2")"
 wait_until 20 all_done "$h1" "$h2" || fail "h1, h2 did not end done"
