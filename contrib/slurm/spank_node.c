@@ -43,6 +43,26 @@ static int parse_indices(const char *list, int *out)
     return n;
 }
 
+/* The daemon's GPU that Slurm numbers n: Slurm's GPU numbers (SLURM_JOB_GPUS) are those of
+ * /dev/nvidiaN, which the daemon reports as each GPU's "minor"; a daemon that reports none
+ * (the sim backend, a library without nvmlDeviceGetMinorNumber) is taken to number its GPUs
+ * the same way. NULL when it has no such GPU. */
+static json_t *gpu_numbered(json_t *gpus, int n)
+{
+    bool minors = false;
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g) {
+        minors |= json_is_integer(json_object_get(g, "minor"));
+    }
+    json_array_foreach(gpus, i, g) {
+        json_t *id = json_object_get(g, minors ? "minor" : "index");
+        if (json_is_integer(id) && json_integer_value(id) == n)
+            return g;
+    }
+    return NULL;
+}
+
 /* Asks the daemon for its GPUs; logs what it knows of the job's ones (global indices idx) and
  * sets CUDA_MPS_PIPE_DIRECTORY when it runs an MPS server. */
 static void ask_daemon(spank_t sp, const cspank_conf *c, const int *idx, int nidx,
@@ -63,11 +83,10 @@ static void ask_daemon(spank_t sp, const cspank_conf *c, const int *idx, int nid
     }
     json_t *gpus = json_object_get(reply, "gpus");
     for (int k = 0; k < nidx; k++) {
-        json_t *g = json_array_get(gpus, (size_t)idx[k]);
-        json_t *id = json_object_get(g, "index");
-        if (!json_is_integer(id) || json_integer_value(id) != idx[k]) {
-            slurm_error("carma_spank: the carma daemon at %s has no GPU %d: gres.conf's GPU "
-                        "order must be the nvidia device order", c->socket, idx[k]);
+        json_t *g = gpu_numbered(gpus, idx[k]);
+        if (!g) {
+            slurm_error("carma_spank: the carma daemon at %s has no GPU /dev/nvidia%d",
+                        c->socket, idx[k]);
             continue;
         }
         const char *uuid = json_string_value(json_object_get(g, "uuid"));
@@ -123,8 +142,8 @@ void cspank_node_setup(spank_t sp, const cspank_conf *c)
         slurm_error("carma_spank: cannot set CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
         return;
     }
-    /* The daemon numbers GPUs as NVML does; Slurm's global indices (SLURM_STEP_GPUS, else
-     * SLURM_JOB_GPUS) are those when gres.conf lists /dev/nvidia0.. in order. */
+    /* Slurm's GPU numbers (SLURM_STEP_GPUS, else SLURM_JOB_GPUS) are those of /dev/nvidiaN:
+     * gpu_numbered finds them among the daemon's GPUs by minor number. */
     int idx[MAX_DEVS], nidx = 0;
     if (job_env(sp, "SLURM_STEP_GPUS", gpus_s, sizeof gpus_s) ||
         job_env(sp, "SLURM_JOB_GPUS", gpus_s, sizeof gpus_s))

@@ -224,6 +224,7 @@ json_t *d_gpus_json(const daemon_state *d)
         const gpu_view *v = &d->views[g];
         json_t *j = json_object();
         json_object_set_new(j, "index", json_integer(g));
+        json_object_set_new(j, "minor", r->minor >= 0 ? json_integer(r->minor) : json_null());
         json_object_set_new(j, "uuid", json_string(r->uuid));
         json_object_set_new(j, "name", json_string(r->name));
         json_object_set_new(j, "mem_used_mib", r->mem_known ? json_integer((json_int_t)r->used_mib)

@@ -31,6 +31,7 @@ typedef struct gpu_proc {
 
 typedef struct gpu_reading {
     int index;
+    int minor;                  /* N of /dev/nvidiaN (Slurm's GPU numbers); -1 unknown */
     char uuid[96];
     char name[96];
     bool mem_known;

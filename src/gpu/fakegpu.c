@@ -64,6 +64,7 @@ static void unknown_reading(const gpu_backend *b, int g, gpu_reading *r)
 {
     memset(r, 0, sizeof *r);
     r->index = g;
+    r->minor = -1; /* no device file */
     snprintf(r->uuid, sizeof r->uuid, "%s", b->gpus[g].uuid);
     snprintf(r->name, sizeof r->name, "sim %s", b->gpus[g].name);
     r->util_gpu = r->smact = r->smocc = r->drama = NAN;
@@ -90,6 +91,7 @@ static int fakegpu_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
         const fakegpu_dev *sg = &b->st.gpus[g];
         memset(r, 0, sizeof *r);
         r->index = g;
+        r->minor = -1; /* no device file */
         snprintf(r->uuid, sizeof r->uuid, "%s", sg->uuid);
         snprintf(r->name, sizeof r->name, "sim %s", sg->name);
         double smact = 0, smocc = 0, drama = 0;

@@ -5,6 +5,7 @@
  * NVML order, and each remembers its NVML index for the queries that take one. */
 #include "gpu/nvml_backend.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ typedef struct nvml_gpu {
     char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
     char name[NVML_DEVICE_NAME_BUFFER_SIZE];
     bool static_known; /* uuid/name read and GPM set up */
+    int minor;         /* nvmlDeviceGetMinorNumber; -1 unknown */
     gpm_reader gpm;
 } nvml_gpu;
 
@@ -115,6 +117,7 @@ static int keep_visible(gpu_backend *b, carma_err *err)
         snprintf(ids[i].uuid, sizeof ids[i].uuid, "%s", g->uuid);
         ids[i].minor_known = g->dev && b->lib.minor_number &&
                              b->lib.minor_number(g->dev, &ids[i].minor) == NVML_SUCCESS;
+        b->gpus[i].minor = ids[i].minor_known && ids[i].minor <= INT_MAX ? (int)ids[i].minor : -1;
     }
     gpu_visible_env env = {getenv("SLURM_JOB_GPUS"), getenv("CUDA_VISIBLE_DEVICES"),
                            b->lib.minor_number != NULL};
@@ -182,6 +185,7 @@ static void reading_unknown(gpu_reading *r, int index, const nvml_gpu *g)
 {
     memset(r, 0, sizeof *r);
     r->index = index;
+    r->minor = g->minor;
     snprintf(r->uuid, sizeof r->uuid, "%s", g->uuid);
     snprintf(r->name, sizeof r->name, "%s", g->name);
     r->util_gpu = r->smact = r->smocc = r->drama = NAN;

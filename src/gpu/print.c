@@ -70,6 +70,7 @@ static json_t *reading_json(const gpu_reading *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "index", json_integer(r->index));
+    json_object_set_new(o, "minor", r->minor >= 0 ? json_integer(r->minor) : json_null());
     json_object_set_new(o, "uuid", *r->uuid ? json_string(r->uuid) : json_null());
     json_object_set_new(o, "name", *r->name ? json_string(r->name) : json_null());
     json_t *mem = json_null();

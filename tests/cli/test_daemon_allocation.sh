@@ -30,6 +30,9 @@ uuids_shown() { "$CARMA" gpus --json | jq -r '[.[].uuid] | sort | join(",")'; }
 
 SLURM_JOB_GPUS=1,3 start_daemon --gpu-backend nvml --config "$tmp/carma.conf"
 [ "$(uuids_shown)" = "GPU-fake-n1,GPU-fake-n3" ] || fail "carma gpus shows: $(uuids_shown)"
+# each GPU's minor number (Slurm's numbering, which the SPANK plugin matches the job's GPUs by)
+minors=$("$CARMA" gpus --json | jq -r '[.[] | "\(.uuid)=\(.minor)"] | join(",")')
+[ "$minors" = "GPU-fake-n1=3,GPU-fake-n3=1" ] || fail "carma gpus --json minor: $minors"
 grep -q 'GPUs from the allocation: SLURM_JOB_GPUS=1,3 (/dev/nvidiaN minor numbers): using NVML GPU 1 GPU-fake-n1, NVML GPU 3 GPU-fake-n3; 2 of the node.s 4 GPU(s) left out' \
     "$tmp/daemon.log" || fail "no allocation line at start: $(cat "$tmp/daemon.log")"
 id=$("$CARMA" submit --gpus 2 -- "$tmp/show-gpus")

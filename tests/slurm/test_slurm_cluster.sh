@@ -179,17 +179,26 @@ read cmd
 exit 0
 CTL
 chmod 755 "$SD/bin/nvidia-cuda-mps-control"
-CARMA_MPS_CONTROL=$SD/bin/nvidia-cuda-mps-control "$CARMA" daemon --socket "$CSOCK" \
-    --state "$SD/carma-state" --gpu-backend sim --set sim_gpus=4xA100-40GB --set mps=on \
-    >"$SD/log/carma.log" 2>&1 &
+# The node daemon reads a fake NVML whose GPUs' minor numbers are out of NVML order (UUIDs
+# GPU-fake-mN for /dev/nvidiaN): the plugin must find the job's GPU by minor number.
+for m in 2 0 3 1; do
+    echo "gpu uuid=GPU-fake-m$m name=\"Fake A100\" total=40960 used=0 minor=$m"
+done >"$SD/node-scenario"
+CARMA_MPS_CONTROL=$SD/bin/nvidia-cuda-mps-control \
+    CARMA_NVML_LIBRARY=$(dirname "$CARMA")/tests/fake_nvml/full/libnvidia-ml.so.1 \
+    CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4 FAKE_NVML_SCENARIO=$SD/node-scenario \
+    "$CARMA" daemon --socket "$CSOCK" --state "$SD/carma-state" --gpu-backend nvml \
+    --set mps=on >"$SD/log/carma.log" 2>&1 &
 DAEMON_PID=$!
 for _ in $(seq 50); do "$CARMA" --socket "$CSOCK" gpus >/dev/null 2>&1 && break; sleep 0.2; done
 jm=$(submit --gpu-mem=4G --wrap "$envjob") || fail "--gpu-mem=4G: $(cat "$SD/submit.err")"
 slurm_wait_job "$jm" || fail "job $jm: $(job_field "$jm" JobState)"
 [ "$(job_env "$jm" CUDA_MPS_PIPE_DIRECTORY)" = "$SD/carma-state/mps/pipe" ] ||
     fail "job $jm: no carma MPS pipe directory: $(cat "$SD/out/$jm.out")"
-grep -q "carma_spank: GPU [0-3] (GPU-[^)]*): [0-9]* MiB free, the job may use 4096 MiB" \
-    "$SD"/log/slurmd-node*.log || fail "the plugin did not log the job's GPU from the daemon"
+g=$(job_env "$jm" SLURM_JOB_GPUS)
+grep -q "carma_spank: GPU $g (GPU-fake-m$g): [0-9]* MiB free, the job may use 4096 MiB" \
+    "$SD"/log/slurmd-node*.log ||
+    fail "the plugin did not log the job's GPU $g (GPU-fake-m$g) from the daemon: $(grep carma_spank "$SD"/log/slurmd-node*.log | tail -3)"
 kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=
 pid=$(cat "$SD/carma-state/mps/pipe/nvidia-cuda-mps-control.pid" 2>/dev/null)
