@@ -98,14 +98,16 @@ static void track_task(daemon_state *d, dtask *t, const task_gpu_usage *u, doubl
 /* Whether the task still has its GPUs to itself (no other task placed there, no process there
  * but its own and MPS servers), and while it does, their mean activity in this sample: its
  * solo profile once it ends done (reap.c). */
-static void track_solo(daemon_state *d, dtask *t, const pid_set *pids)
+static void track_solo(daemon_state *d, dtask *t, const pid_set *pids, const proc_table *live)
 {
     double smact = 0, drama = 0, util = 0;
     for (int k = 0; k < t->att.ngpus && !t->att.not_solo; k++) {
         int g = t->att.gpus[k];
         const gpu_reading *r = &d->readings[g];
         t->att.not_solo = sched_gpu_ledger(d->core, g).ntasks > 1;
-        if (!t->att.not_solo && !gpu_reading_only(r, pids, PROC_ROOT)) {
+        /* only GPUs whose processes were looked up have a table to tell the exited by */
+        if (!t->att.not_solo &&
+            !gpu_reading_only(r, pids, g < PROC_MAX_GPUS ? live : NULL, PROC_ROOT)) {
             /* unlike another task placed there, nothing else in the log says so */
             t->att.not_solo = true;
             dlog(d, "task %llu: GPU %d holds %s besides its own; no solo run recorded",
@@ -157,7 +159,7 @@ static void track_tasks(daemon_state *d, double now)
         task_gpu_usage u;
         proc_match_task(&pids, d->readings, d->ngpus, &u);
         track_task(d, t, &u, now);
-        track_solo(d, t, &pids);
+        track_solo(d, t, &pids, &pt);
     }
     pid_set_free(&pids);
     proc_table_free(&pt);

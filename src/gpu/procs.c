@@ -140,6 +140,11 @@ int proc_table_scan_pids(const char *proc_root, const pid_t *pids, int n, proc_t
     return 0;
 }
 
+bool proc_table_has(const proc_table *t, pid_t pid)
+{
+    return table_has(t->e, t->n, pid);
+}
+
 void proc_table_free(proc_table *t)
 {
     free(t->e);
@@ -215,18 +220,21 @@ void proc_match_task(const pid_set *pids, const gpu_reading *readings, int n,
         out->total_known = false; /* nothing seen: no figure */
 }
 
-bool gpu_reading_only(const gpu_reading *r, const pid_set *pids, const char *proc_root)
+bool gpu_reading_only(const gpu_reading *r, const pid_set *pids, const proc_table *live,
+                      const char *proc_root)
 {
     if (!r->procs_known)
         return false;
-    for (int i = 0; i < r->nprocs; i++)
-        if (!(pids && pid_set_has(pids, r->procs[i].pid)) &&
-            !mps_is_server_process(proc_root, r->procs[i].pid))
+    for (int i = 0; i < r->nprocs; i++) {
+        pid_t pid = r->procs[i].pid;
+        if (!(pids && pid_set_has(pids, pid)) && !(live && !proc_table_has(live, pid)) &&
+            !mps_is_server_process(proc_root, pid))
             return false;
+    }
     return true;
 }
 
 bool gpu_reading_idle(const gpu_reading *r, const char *proc_root)
 {
-    return gpu_reading_only(r, NULL, proc_root);
+    return gpu_reading_only(r, NULL, NULL, proc_root);
 }

@@ -41,6 +41,7 @@ int proc_table_scan(const char *proc_root, proc_table *t, carma_err *err);
 int proc_table_scan_pids(const char *proc_root, const pid_t *pids, int n, proc_table *t,
                          carma_err *err);
 void proc_table_free(proc_table *t);
+bool proc_table_has(const proc_table *t, pid_t pid);
 /* The task tree of `root` (as proc_task_tree below) from a table. */
 int proc_table_task_tree(const proc_table *t, pid_t root, pid_set *out, carma_err *err);
 
@@ -72,7 +73,10 @@ void proc_match_task(const pid_set *pids, const gpu_reading *readings, int n,
  * context on every GPU they serve whether or not an MPS client runs). */
 bool gpu_reading_idle(const gpu_reading *r, const char *proc_root);
 /* True when the GPU's process list is known and holds no process but those in pids (NULL: none)
- * and MPS servers: a task's GPU that it has to itself. */
-bool gpu_reading_only(const gpu_reading *r, const pid_set *pids, const char *proc_root);
+ * and MPS servers: a task's GPU that it has to itself. `live` (NULL: none) is a table read
+ * after the reading (proc_table_scan_pids of its processes): a listed process missing from it
+ * exited in between, most often the task's own at its end, and witnesses nothing. */
+bool gpu_reading_only(const gpu_reading *r, const pid_set *pids, const proc_table *live,
+                      const char *proc_root);
 
 #endif

@@ -1,5 +1,5 @@
 /* test_gpu_procs.c — task process trees from /proc (a fake tree and the real one), matching them
- * against GPU process lists, and the idle test that ignores MPS servers. */
+ * against GPU process lists, and the idle and alone tests (MPS servers, exited processes). */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -320,6 +320,33 @@ static void idle_ignores_mps_servers(void **state)
     assert_false(mps_is_server_process(root_dir, 12345)); /* gone */
 }
 
+/* A task's GPU is its own when the only other process listed there exited before /proc was
+ * read (the task's own last sample: its process ends between the two); a live one is not. */
+static void only_leaves_out_processes_that_exited(void **state)
+{
+    (void)state;
+    fake_proc(10, "daemon", 1, 10);
+    fake_proc(20, "task", 10, 20);
+    fake_proc(30, "other", 1, 30);
+    pid_t listed[] = {20, 30, 40 /* exited after the reading */};
+    proc_table t;
+    carma_err err;
+    assert_int_equal(proc_table_scan_pids(root_dir, listed, 3, &t, &err), 0);
+    assert_true(proc_table_has(&t, 20) && proc_table_has(&t, 10) && !proc_table_has(&t, 40));
+    pid_set mine = {0};
+    assert_int_equal(proc_table_task_tree(&t, 20, &mine, &err), 0);
+    gpu_reading r = reading(0, true, 2, (gpu_proc[]){{20, 100, true}, {40, 100, true}});
+    assert_true(gpu_reading_only(&r, &mine, &t, root_dir));
+    assert_false(gpu_reading_only(&r, &mine, NULL, root_dir)); /* no table: 40 is a witness */
+    assert_false(gpu_reading_idle(&r, root_dir));
+    r = reading(0, true, 2, (gpu_proc[]){{20, 100, true}, {30, 100, true}});
+    assert_false(gpu_reading_only(&r, &mine, &t, root_dir));
+    r = reading(0, false, 0, NULL);
+    assert_false(gpu_reading_only(&r, &mine, &t, root_dir)); /* unknown is not alone */
+    pid_set_free(&mine);
+    proc_table_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +363,8 @@ int main(void)
         cmocka_unit_test(real_proc_tree),
         cmocka_unit_test(match_sums_memory_per_gpu),
         cmocka_unit_test_setup_teardown(idle_ignores_mps_servers, make_root, remove_root),
+        cmocka_unit_test_setup_teardown(only_leaves_out_processes_that_exited, make_root,
+                                        remove_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
