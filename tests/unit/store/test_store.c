@@ -36,6 +36,19 @@ static int teardown(void **state)
     return system(cmd);
 }
 
+static int db_format(void)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
 typedef struct seen {
     int64_t history[8], peak[8];
     int n;
@@ -215,6 +228,7 @@ static void old_database_gains_the_new_columns(void **state)
     assert_int_equal(got.priority[0], 0);
     assert_string_equal(got.end_reason[0], "");
     store_close(s);
+    assert_int_equal(db_format(), 1); /* migrated: marked with the current format */
     assert_int_equal(store_open(&s, path, &err), 0); /* a second open adds nothing twice */
     store_close(s);
 }
@@ -333,6 +347,34 @@ static void bad_database_is_a_clear_error(void **state)
     unlink(path);
 }
 
+/* A database is marked with its format; one a newer carma wrote is refused, untouched. */
+static void newer_database_is_refused(void **state)
+{
+    (void)state;
+    store *s;
+    carma_err err = {{0}};
+    assert_int_equal(store_open(&s, path, &err), 0);
+    store_close(s);
+    assert_int_equal(db_format(), 1);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=7; DROP INDEX tasks_by_state;", NULL,
+                                  NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(store_open(&s, path, &err), -1);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "format 7, newer than this carma reads (1)"));
+    assert_int_equal(db_format(), 7);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK); /* nothing was created in it */
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE"
+                                        " name='tasks_by_state'", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 /* The queue controls' columns: held and priority written with the task and by an update,
  * the reason carma ended it by an update; all read back after a reopen. */
 static void queue_controls_are_stored(void **state)
@@ -374,6 +416,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(old_database_gains_the_new_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(queue_controls_are_stored, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_database_is_a_clear_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(newer_database_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(attempts_ended_and_since, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
