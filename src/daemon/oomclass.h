@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sched/sched.h"
 
@@ -17,6 +18,15 @@ typedef struct exit_status {
 /* The GPU out-of-memory marker found in text (NULL when none). The patterns are the messages
  * PyTorch, cuBLAS/cuDNN, the CUDA runtime, TensorFlow and JAX print. */
 const char *oom_marker_in(const char *text, size_t len);
+
+/* The least memory (MiB, on one GPU) an out-of-memory crash shows its attempt needed, read
+ * from PyTorch's message in the stderr tail: what the process held when an allocation failed
+ * plus that allocation ("Tried to allocate X. ... this process has U memory in use", PyTorch
+ * 2.1 on; before, X + the R of "R reserved in total by PyTorch"; X alone when neither is
+ * there). The largest over the messages in the text (one per rank); false when there is none.
+ * A crash seconds into a run ends before the monitor samples its peak: this is what tells the
+ * carma policy how much to raise its figure to. */
+bool oom_demand_mib(const char *text, size_t len, uint64_t *mib);
 
 /* Exit 0 is TASK_DONE whatever was printed (the reference called any run with "OOM" in its
  * log a crash). A non-zero exit or a signal is TASK_OOM when the stderr tail carries an

@@ -20,9 +20,11 @@ void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *
     t->att.ended = daemon_wall_now();
     d_running_remove(d, t);
     d_metrics_attempt_ended(d, t, outcome);
-    /* What the monitor saw it hold teaches the carma policy its figure (sched_task_oom). */
-    sched_oom_seen seen = {t->att.peak_mib >= 0, t->att.peak_mib >= 0 ? (uint64_t)t->att.peak_mib
-                                                                      : 0};
+    /* What the monitor saw it hold, or its out-of-memory message says it needed, when more,
+     * teaches the carma policy its figure (sched_task_oom). */
+    int64_t seen_mib = t->att.peak_mib > t->att.oom_need_mib ? t->att.peak_mib
+                                                              : t->att.oom_need_mib;
+    sched_oom_seen seen = {seen_mib >= 0, seen_mib >= 0 ? (uint64_t)seen_mib : 0};
     sched_end end = outcome == TASK_OOM ? sched_task_oom(d->core, &t->st, &seen, clock_mono_s())
                                         : sched_task_ended(d->core, &t->st, outcome,
                                                            clock_mono_s());
@@ -93,6 +95,12 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
     if (o == TASK_OOM) {
         const char *m = oom_marker_in(r->tail, r->tail_len);
         snprintf(why + strlen(why), sizeof why - strlen(why), ", '%s' in stderr", m);
+        uint64_t need;
+        if (oom_demand_mib(r->tail, r->tail_len, &need)) {
+            t->att.oom_need_mib = need > INT64_MAX ? INT64_MAX : (int64_t)need;
+            snprintf(why + strlen(why), sizeof why - strlen(why), ", needed %llu MiB",
+                     (unsigned long long)need);
+        }
     }
     d_end_attempt(d, t, o, why);
 }

@@ -84,7 +84,7 @@ done
 order=$(sqlite3 "$STATE/carma.db" "SELECT task_id FROM events WHERE kind='launch' ORDER BY seq" \
         | awk '!seen[$1]++' | tr '\n' ' ')
 [ "$order" = "$(seq 1 30 | tr '\n' ' ')" ] || fail "first launches out of order: $order"
-grep -q "task 9 to the recovery queue (attempt 1: oom, exit 1, 'CUDA out of memory' in stderr)" \
+grep -q "task 9 to the recovery queue (attempt 1: oom, exit 1, 'CUDA out of memory' in stderr, needed 36864 MiB)" \
     "$tmp/daemon.log" || fail "task 9's crash not classified as out-of-memory"
 
 stop_daemon

@@ -1,5 +1,6 @@
 /* test_oomclass.c — exit classification: exit 0 is done whatever was printed; a non-zero exit
- * or a signal is out-of-memory only with a framework's OOM message in the stderr tail. */
+ * or a signal is out-of-memory only with a framework's OOM message in the stderr tail; what
+ * PyTorch's message says the attempt needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +93,53 @@ static void marker_search_respects_the_length(void **state)
     assert_string_equal(task_outcome_name(TASK_CANCELLED), "cancelled");
 }
 
+static bool demand(const char *text, uint64_t *mib)
+{
+    return oom_demand_mib(text, strlen(text), mib);
+}
+
+/* What PyTorch's messages say the crashed attempt needed: held + asked (2.1 on), reserved +
+ * asked (before), asked alone; the largest of several ranks'; nothing without a message. */
+static void demand_from_pytorch_messages(void **state)
+{
+    (void)state;
+    uint64_t mib = 0;
+    assert_true(demand("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.15 GiB. "
+                       "GPU 0 has a total capacity of 39.56 GiB of which 6.80 GiB is free. "
+                       "Including non-PyTorch memory, this process has 36.61 GiB memory in use. "
+                       "Of the allocated memory 31.66 GiB is allocated by PyTorch, and 4.11 GiB "
+                       "is reserved by PyTorch but unallocated.\n", &mib));
+    assert_int_equal(mib, 40715); /* (36.61 + 3.15) GiB = 40714.24 MiB, rounded up */
+    /* another process listed first is not this one */
+    assert_true(demand("CUDA out of memory. Tried to allocate 876.00 MiB. GPU 0 has a total "
+                       "capacity of 23.68 GiB of which 251.06 MiB is free. Process 2612630 has "
+                       "458.00 MiB memory in use. Including non-PyTorch memory, this process has "
+                       "22.98 GiB memory in use. Of the allocated memory", &mib));
+    assert_int_equal(mib, 24408); /* 22.98 GiB = 23531.52 MiB, + 876 */
+    assert_true(demand("RuntimeError: CUDA out of memory. Tried to allocate 36.00 MiB (GPU 0; "
+                       "7.93 GiB total capacity; 130.35 MiB already allocated; 47.06 MiB free; "
+                       "188.00 MiB reserved in total by PyTorch) If reserved memory is >> "
+                       "allocated memory try setting max_split_size_mb", &mib));
+    assert_int_equal(mib, 224);
+    assert_true(demand("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512 bytes. "
+                       "GPU 1 has a total capacity of 40.00 GiB of which 0 bytes is free.", &mib));
+    assert_int_equal(mib, 1);
+    assert_true(demand("[rank0] Tried to allocate 2.00 GiB. ... this process has 30.00 GiB memory "
+                       "in use.\n[rank1] Tried to allocate 20.00 MiB. ... this process has 39.00 "
+                       "GiB memory in use.\n", &mib));
+    assert_int_equal(mib, 39956); /* rank 1: 39936 + 20; rank 0: 32768 */
+    mib = 7;
+    assert_false(demand("CUDNN_STATUS_ALLOC_FAILED", &mib));
+    assert_false(demand("Tried to allocate lots of memory", &mib));
+    assert_false(oom_demand_mib(NULL, 0, &mib));
+    assert_int_equal(mib, 7);
+    /* the length bounds the text: a message cut off before its size is no figure */
+    static const char cut[] = "Tried to allocate 2.00 GiB";
+    assert_false(oom_demand_mib(cut, strlen("Tried to allocate 2.00 G"), &mib));
+    assert_true(oom_demand_mib(cut, strlen(cut), &mib));
+    assert_int_equal(mib, 2048);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -100,6 +148,7 @@ int main(void)
         cmocka_unit_test(other_failures_are_final),
         cmocka_unit_test(cancel_wins_over_failure_but_not_over_success),
         cmocka_unit_test(marker_search_respects_the_length),
+        cmocka_unit_test(demand_from_pytorch_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
