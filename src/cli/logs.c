@@ -50,10 +50,10 @@ int logs_fetch(const request_args *a, long long id, const char *stream, json_int
     return 0;
 }
 
-/* One stream of an ended task's latest attempt into a new file of ours (never through a link,
- * never over an existing file). */
-static int save_stream(const request_args *a, long long id, const char *stream, const char *path,
-                       carma_err *err)
+/* One stream of an ended task's latest attempt (or attempt `which`) into a new file of ours
+ * (never through a link, never over an existing file). */
+static int save_stream(const request_args *a, long long id, int64_t which, const char *stream,
+                       const char *path, carma_err *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -63,7 +63,7 @@ static int save_stream(const request_args *a, long long id, const char *stream, 
     bool eof = false;
     while (!eof && rc == 0) {
         json_t *data = NULL;
-        if (logs_fetch(a, id, stream, &offset, &attempt, &eof, &data, 0)) {
+        if (logs_fetch(a, id, stream, &offset, &attempt, &eof, &data, which)) {
             rc = carma_err_set(err, "cannot read task %lld's %s from the daemon", id, stream);
             break;
         }
@@ -84,12 +84,12 @@ static int save_stream(const request_args *a, long long id, const char *stream, 
     return rc;
 }
 
-int logs_save(const request_args *a, long long id, const char *out_path, const char *err_path,
-              carma_err *err)
+int logs_save(const request_args *a, long long id, int64_t which, const char *out_path,
+              const char *err_path, carma_err *err)
 {
-    if (save_stream(a, id, "stdout", out_path, err))
+    if (save_stream(a, id, which, "stdout", out_path, err))
         return -1;
-    return save_stream(a, id, "stderr", err_path, err);
+    return save_stream(a, id, which, "stderr", err_path, err);
 }
 
 static const struct option longopts[] = {

@@ -44,9 +44,10 @@ static const char usage[] =
     "instead when none answers there, with --private, or inside a Slurm job (SLURM_JOB_ID\n"
     "set) unless --socket or $CARMA_SOCKET names a daemon: its socket and state live in a\n"
     "fresh directory carma-run-XXXXXX (mode 0700) under $TMPDIR or /tmp, removed with the\n"
-    "daemon when the tasks have ended; each task's output (its last attempt's stdout and\n"
-    "stderr) is kept first, as carma-RUN-ID.out and .err in --output-dir (RUN: the Slurm\n"
-    "job's id, else carma run's pid). Its nvml backend uses only the job's GPUs\n"
+    "daemon when the tasks have ended; each task's output is kept first, in --output-dir:\n"
+    "its last attempt's stdout and stderr as carma-RUN-ID.out and .err, an earlier attempt's\n"
+    "(one an out-of-memory relaunch followed) as carma-RUN-ID.attemptN.out and .err (RUN:\n"
+    "the Slurm job's id, else carma run's pid). Its nvml backend uses only the job's GPUs\n"
     "(SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES). On SIGINT, SIGTERM or SIGHUP, and when\n"
     "--timeout runs out, carma run cancels its tasks before it exits.\n\n"
     "  --private           always start a private daemon\n"
@@ -179,23 +180,49 @@ static const char *task_state(const json_t *t)
     return json_string_value(json_object_get(t, "state"));
 }
 
-/* Keeps an ended task's output before the private daemon takes it away; the files are named
- * in t ("stdout_file", "stderr_file"). A failure is said, and the run goes on. */
-static void keep_logs(const request_args *a, const run_opts *o, json_t *t)
+/* Keeps one attempt's output (0: the latest) as carma-RUN-ID[SUFFIX].out and .err; their paths
+ * go into `into` ("stdout_file", "stderr_file"). A failure is said, and the run goes on. */
+static int keep_attempt(const request_args *a, const run_opts *o, long long id, int64_t which,
+                        const char *suffix, json_t *into)
 {
-    long long id = (long long)json_integer_value(json_object_get(t, "id"));
     char out[PATH_MAX], errp[PATH_MAX];
-    int n1 = snprintf(out, sizeof out, "%s/carma-%s-%lld.out", o->output_dir, o->run_id, id);
-    int n2 = snprintf(errp, sizeof errp, "%s/carma-%s-%lld.err", o->output_dir, o->run_id, id);
+    int n1 = snprintf(out, sizeof out, "%s/carma-%s-%lld%s.out", o->output_dir, o->run_id, id,
+                      suffix);
+    int n2 = snprintf(errp, sizeof errp, "%s/carma-%s-%lld%s.err", o->output_dir, o->run_id, id,
+                      suffix);
     carma_err err;
     if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof out || (size_t)n2 >= sizeof errp)
         carma_err_set(&err, "--output-dir %s is too long a path", o->output_dir);
-    else if (logs_save(a, id, out, errp, &err) == 0) {
-        json_object_set_new(t, "stdout_file", json_string(out));
-        json_object_set_new(t, "stderr_file", json_string(errp));
-        return;
+    else if (logs_save(a, id, which, out, errp, &err) == 0) {
+        json_object_set_new(into, "stdout_file", json_string(out));
+        json_object_set_new(into, "stderr_file", json_string(errp));
+        return 0;
     }
-    fprintf(stderr, "carma run: task %lld's output is not kept: %s\n", id, err.msg);
+    fprintf(stderr, "carma run: task %lld's output%s is not kept: %s\n", id,
+            which ? " of an earlier attempt" : "", err.msg);
+    return -1;
+}
+
+/* Keeps an ended task's output before the private daemon takes it away: the last attempt's
+ * as carma-RUN-ID.out/.err, each earlier one's (an out-of-memory crash's traceback, say) as
+ * carma-RUN-ID.attemptN.out/.err, listed in t's "earlier_attempts". */
+static void keep_logs(const request_args *a, const run_opts *o, json_t *t)
+{
+    long long id = (long long)json_integer_value(json_object_get(t, "id"));
+    json_int_t attempts = json_integer_value(json_object_get(t, "attempts"));
+    json_t *earlier = json_array();
+    for (json_int_t n = 1; n < attempts && earlier; n++) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".attempt%lld", (long long)n);
+        json_t *e = json_pack("{sI}", "attempt", n);
+        if (e && keep_attempt(a, o, id, n, suffix, e) == 0)
+            json_array_append(earlier, e);
+        json_decref(e);
+    }
+    if (earlier && json_array_size(earlier))
+        json_object_set(t, "earlier_attempts", earlier);
+    json_decref(earlier);
+    keep_attempt(a, o, id, 0, "", t);
 }
 
 static void print_end(const request_args *a, const run_opts *o, json_t *t)
@@ -206,8 +233,15 @@ static void print_end(const request_args *a, const run_opts *o, json_t *t)
     FILE *f = a->opts.json ? stderr : stdout;
     fprintf(f, "task %lld %s %s", (long long)json_integer_value(json_object_get(t, "id")),
             task_state(t), json_string_value(json_object_get(t, "file")));
-    if (json_object_get(t, "stdout_file"))
-        fprintf(f, " (output: %s)", json_string_value(json_object_get(t, "stdout_file")));
+    if (json_object_get(t, "stdout_file")) {
+        fprintf(f, " (output: %s", json_string_value(json_object_get(t, "stdout_file")));
+        size_t k;
+        json_t *e;
+        json_array_foreach(json_object_get(t, "earlier_attempts"), k, e)
+            fprintf(f, "%s%s", k ? " " : "; earlier attempts: ",
+                    json_string_value(json_object_get(e, "stdout_file")));
+        fputc(')', f);
+    }
     fputc('\n', f);
     fflush(f);
 }

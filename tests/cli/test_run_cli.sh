@@ -3,7 +3,8 @@
 # exits as `carma wait` does (0 all done, 5 one failed). With no daemon answering, or inside a
 # Slurm job (SLURM_JOB_ID without CARMA_SOCKET), it starts a private daemon in a 0700
 # carma-run-XXXXXX directory under $TMPDIR and leaves no process or directory behind, but keeps
-# each task's output (carma-RUN-ID.out/.err in --output-dir, RUN the Slurm job id); SIGTERM
+# each task's output (carma-RUN-ID.out/.err in --output-dir, RUN the Slurm job id; an earlier
+# attempt's as carma-RUN-ID.attemptN.out/.err); SIGTERM
 # and --timeout cancel its tasks; a bad task file stops it before anything is submitted; a
 # daemon named by $CARMA_SOCKET is used as it is.
 set -u
@@ -95,6 +96,31 @@ grep -qx 'task 2 cancelled big2.yaml' "$tmp/out" || fail "queued cancel: big2: $
 [ "$(ls "$tmp/o2")" = "$(cd "$tmp/o2" && ls carma-*-1.out carma-*-1.err 2>/dev/null)" ] \
     || fail "queued cancel: kept files $(ls "$tmp/o2")"
 no_leftovers "queued cancel"
+
+# An out-of-memory crash relaunched: the first attempt's output (its traceback) is kept beside
+# the last one's. `liar` says 1000 MiB but takes 36 GB a second after `hog` took its 10 GB;
+# its out-of-memory message says it needed 36 GB, so its one retry waits until hog is gone.
+printf 'name: hog\ncommand: [%s, --mem, 10G, --seconds, 3]\nmemory: 10240\n' "$FAKEJOB" >hog.yaml
+printf 'name: liar\ncommand: [sh, -c, "sleep 1; exec %s --mem 36G --seconds 1 --stdout try"]\nmemory: 1000\n' \
+    "$FAKEJOB" >liar.yaml
+mkdir "$tmp/o3"
+out=$("$CARMA" run --gpu-backend sim --sim-gpus 1xA100-40GB --output-dir "$tmp/o3" hog.yaml \
+      liar.yaml 2>"$tmp/err")
+rc=$?
+[ $rc -eq 0 ] || fail "relaunch: exit $rc: $out $(cat "$tmp/err")"
+grep -Eqx 'task 2 done liar.yaml \(output: .*/carma-[0-9]+-2.out; earlier attempts: .*/carma-[0-9]+-2.attempt1.out\)' \
+    <<<"$out" || fail "relaunch: the end line should name both attempts' files: $out"
+first=$(compgen -G "$tmp/o3/carma-*-2.attempt1.err")
+grep -q OutOfMemoryError "$first" 2>/dev/null || fail "relaunch: attempt 1's stderr: $(ls "$tmp/o3")"
+! grep -q OutOfMemoryError "$tmp"/o3/carma-*-2.err || fail "relaunch: the last attempt's stderr holds the crash"
+[ "$(cat "$tmp"/o3/carma-*-2.out)" = try ] || fail "relaunch: the last attempt's stdout"
+[ "$(stat -c %a "$first")" = 600 ] || fail "relaunch: attempt 1's file mode $(stat -c %a "$first")"
+[ "$(ls "$tmp/o3" | wc -l)" = 6 ] || fail "relaunch: expected 6 files: $(ls "$tmp/o3")"
+out=$("$CARMA" run --private --gpu-backend sim --sim-gpus 1xA100-40GB --output-dir "$tmp/o3" \
+      --json hog.yaml liar.yaml 2>/dev/null)
+jq -e '.[1].earlier_attempts | length == 1 and .[0].attempt == 1 and (.[0].stderr_file | endswith(".attempt1.err"))' \
+    <<<"$out" >/dev/null || fail "relaunch: --json earlier_attempts: $out"
+no_leftovers "relaunch"
 
 # A file the daemon refuses (more GPUs than the private daemon's two): the tasks already queued
 # are cancelled and reported, the rest named as not submitted; 1.
