@@ -21,7 +21,7 @@ static const char usage[] =
     "Shows each GPU as the daemon sees it: memory used/total (MiB), SMACT/SMOCC/DRAMA as\n"
     "aggregated over the monitoring window (- = unknown) and where they came from (gpm,\n"
     "dcgm, sim or unknown), power, its grace state (available, launching, grace with the\n"
-    "seconds left), what the carma policy's ledger has committed on it (the figures + margins\n"
+    "seconds left; - under the carma policy, whose ledger needs none), what the carma policy's ledger has committed on it (the figures + margins\n"
     "of its tasks; +all: a task placed with no figure holds it all) and the tasks on it,\n"
     "one line each: id, user, name, the memory figure it was placed with and its peak.\n\n"
     "With --gpu-backend, reads this machine's GPUs directly instead (no daemon): nvml loads\n"
@@ -149,8 +149,10 @@ void gpus_print_table(const json_t *gpus)
         json_t *left = json_object_get(g, "grace_left_s");
         if (json_is_number(left))
             snprintf(grace, sizeof grace, "grace %.0fs", json_number_value(left));
-        else
-            snprintf(grace, sizeof grace, "%s", json_string_value(json_object_get(g, "grace")));
+        else {
+            const char *state = json_string_value(json_object_get(g, "grace"));
+            snprintf(grace, sizeof grace, "%s", state ? state : "-");
+        }
         size_t k, n = 0;
         json_t *t;
         json_array_foreach(json_object_get(g, "tasks"), k, t) n += (size_t)snprintf(

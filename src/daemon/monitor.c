@@ -260,11 +260,14 @@ json_t *d_gpus_json(const daemon_state *d)
                                                     : json_null());
         json_object_set_new(j, "committed_unknown", json_integer(by_commit ? load.commit_unknown
                                                                            : 0));
+        /* null where the policy places without one (carma's ledger): a state shown there
+         * would read as a wait that does not happen */
         gpu_grace gr = sched_gpu_grace(d->core, g);
+        bool applies = sched_grace_applies(d->core);
         static const char *const names[] = {"available", "launching", "grace"};
-        json_object_set_new(j, "grace", json_string(names[gr.state]));
+        json_object_set_new(j, "grace", applies ? json_string(names[gr.state]) : json_null());
         double left = gr.state == GPU_GRACE ? d->cfg.sched.grace_s - (now - gr.seen_at) : 0;
-        json_object_set_new(j, "grace_left_s", gr.state == GPU_GRACE
+        json_object_set_new(j, "grace_left_s", applies && gr.state == GPU_GRACE
                                                    ? json_real(left > 0 ? left : 0)
                                                    : json_null());
         json_array_append_new(arr, j);

@@ -77,6 +77,11 @@ uint64_t place_memory_needed(const sched *s, uint64_t requirement)
     return 0;
 }
 
+bool sched_grace_applies(const sched *s)
+{
+    return !(s->policy->order == PORDER_CARMA && s->cfg.carma_ledger);
+}
+
 sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head)
 {
     const policy_desc *p = s->policy;
@@ -84,7 +89,7 @@ sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head)
     sched_gpu_needs f = {.grace_blocks = true, .collocates = true, .reads_activity = true};
     uint64_t requirement;
     if (p->order == PORDER_CARMA) /* any queued task may go, so a superset of any GPU */
-        return (sched_gpu_needs){.any_task = c->carma_backfill, .grace_blocks = !c->carma_ledger,
+        return (sched_gpu_needs){.any_task = c->carma_backfill, .grace_blocks = sched_grace_applies(s),
                                  .collocates = true, .gate = !c->carma_interference,
                                  .reads_activity = !c->carma_interference};
     if (!p->collocates || head->where == SCHED_IN_RECOVERY) /* recovery: idle GPUs only */

@@ -389,6 +389,9 @@ bool sched_check(const sched *s);
 
 /* The grace state of a GPU as of the last call that advanced time. */
 gpu_grace sched_gpu_grace(const sched *s, int gpu);
+/* Whether the policy lets a GPU's grace state hold placements back (all but carma with its
+ * ledger, which places by committed figures instead): else the state is kept, not used. */
+bool sched_grace_applies(const sched *s);
 /* Advances grace states to `now` (sched_next does this too). */
 void sched_advance(sched *s, double now);
 

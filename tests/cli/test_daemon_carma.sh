@@ -29,6 +29,10 @@ b=$(job 10G 10G 6)
 wait_until 5 task_is "$b" running || fail "ledger: task $b did not start beside $a within 5 s"
 [ "$("$CARMA" gpus --json | jq '.[0].tasks | length')" -eq 2 ] \
     || fail "ledger: GPU 0 should hold 2 tasks: $("$CARMA" gpus --json)"
+# no grace state is shown where none holds anything back (CARMA's policies: test_daemon_nvml)
+[ "$("$CARMA" gpus --json | jq -c '[.[0].grace, .[0].grace_left_s]')" = "[null,null]" ] \
+    || fail "ledger: no grace state under carma: $("$CARMA" gpus --json | jq -c '.[0]')"
+"$CARMA" gpus | awk 'NR == 2 && $10 != "-" { exit 1 }' || fail "ledger: GRACE column: $("$CARMA" gpus)"
 # 40 GB - 512 reserve - 2 x (10 GB + 512 margin) leaves 18.5 GB: the 30 GB head must wait;
 # the 1 GB task submitted after it fits now and is backfilled.
 h=$(job 30G 30G 2)
