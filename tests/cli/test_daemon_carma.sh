@@ -3,7 +3,8 @@
 # beside one that is still in its grace period (CARMA's policies would wait grace_s = 60 s), a
 # task too big for what is left waits, and a later small one is backfilled past it; the big one
 # runs once the GPU empties, and every task ends done. Then an OOM in a collocated task is
-# learned: it is retried with the peak the monitor saw as its figure ("learned").
+# learned: it is retried with what it was seen to need as its figure ("learned"; the fake
+# job's message asks for all 14 GB at once).
 set -u
 CARMA=$1
 fails=0
