@@ -13,15 +13,16 @@
 static const char usage[] =
     "usage: carma history [--all] [--since TIME] [--user NAME] [--state STATE] [--limit N]\n"
     "                     [--after ID] [--socket PATH] [--json]\n\n"
-    "Lists ended tasks (done, failed, cancelled) by id, from the daemon's database: user,\n"
-    "name, state, attempts, wait (submission to first start), elapsed (run time over every\n"
-    "attempt), GPU-hours (run time x GPUs over every attempt), peak memory per GPU, the last\n"
-    "attempt's exit status and the end (local time).\n\n"
+    "Lists ended tasks (done, failed, cancelled, timeout) by id, from the daemon's database:\n"
+    "user, name, state, attempts, wait (submission to first start), elapsed (run time over\n"
+    "every attempt), GPU-hours (run time x GPUs over every attempt), peak memory per GPU,\n"
+    "the last attempt's exit status and the end (local time).\n\n"
     "  --all           every task, queued and running ones too\n"
     "  --since TIME    only tasks submitted or ended since TIME: an age (30m, 12h, 2d, 1w)\n"
     "                  or a local date or time (2026-11-20, '2026-11-20 14:00')\n"
     "  --user NAME     only this user's tasks\n"
-    "  --state STATE   only tasks in this state: done, failed, cancelled (queued, running)\n"
+    "  --state STATE   only tasks in this state: done, failed, cancelled, timeout (queued,\n"
+    "                  running)\n"
     "  --limit N       at most N tasks; when there are more, stderr says how to go on\n"
     "  --after ID      only tasks with ids above ID\n" REQUEST_USAGE;
 

@@ -32,10 +32,9 @@ static int collect(void *ctx, const store_task_row *t, const store_attempt_row *
 {
     (void)a;
     purge_list *l = ctx;
-    bool ended = !strcmp(t->state, "done") || !strcmp(t->state, "failed") ||
-                 !strcmp(t->state, "cancelled");
-    /* in memory means live (or its end not yet committed): its files may still be written */
-    if (!ended || t->ended_at <= 0 || t->ended_at >= l->cutoff || t->attempts < 1 ||
+    /* ended by its row (the query's filter); in memory means live, or its end not yet
+     * committed: its files may still be written */
+    if (t->ended_at <= 0 || t->ended_at >= l->cutoff || t->attempts < 1 ||
         d_task(l->d, t->id))
         return 0;
     struct old_task *v = array_grow(l->v, &l->cap, l->n + 1, sizeof *v, 64);
@@ -75,7 +74,7 @@ void d_purge_logs(daemon_state *d, double now_mono)
     d->next_purge = now_mono + PURGE_INTERVAL_S;
     purge_list l = {.d = d, .cutoff = daemon_wall_now() - days * 86400.0};
     carma_err err;
-    if (store_select(d->db, &(store_filter){0}, collect, &l, &err)) {
+    if (store_select(d->db, &(store_filter){.ended = true}, collect, &l, &err)) {
         dlog(d, "purging old task logs: %s", err.msg);
         free(l.v);
         return;

@@ -6,7 +6,7 @@
 
 #include "daemon/daemon_int.h"
 
-/* "queued", "running", "done", "failed", "cancelled". */
+/* "queued", "running", then the ended: "done", "failed", "cancelled", "timeout". */
 const char *dstate_name(dstate s);
 int dstate_from(const char *name, dstate *out);
 

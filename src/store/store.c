@@ -430,7 +430,7 @@ int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, c
         len += snprintf(q + len, sizeof q - (size_t)len, " AND t.user = ?4");
     if (f->ended)
         len += snprintf(q + len, sizeof q - (size_t)len,
-                        " AND t.state IN ('done', 'failed', 'cancelled')");
+                        " AND t.state NOT IN ('queued', 'running')");
     if (f->since > 0)
         len += snprintf(q + len, sizeof q - (size_t)len,
                         " AND (t.submitted_at >= ?6 OR t.ended_at >= ?6)");

@@ -125,7 +125,7 @@ typedef struct store_filter {
     const char *state; /* in this state only; NULL any */
     bool live;         /* queued or running only */
     const char *user;  /* submitted by this user (name) only; NULL any */
-    bool ended;        /* done, failed or cancelled only */
+    bool ended;        /* ended only: done, failed, cancelled, timeout */
     double since;      /* > 0: submitted or ended at this Unix time or later only */
     int limit;         /* at most this many; 0 no limit */
 } store_filter;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Old task logs go: a daemon removes the attempt directories (STATE/attempts/ID.N) of tasks that
-# ended more than keep_attempt_logs_days ago, at start and hourly, and records it as an event;
-# recent tasks' and live tasks' logs stay, and 0 keeps everything. The end times are made old
-# in the database while the daemon is down.
+# ended (done, failed, cancelled, timed out) more than keep_attempt_logs_days ago, at start and
+# hourly, and records it as an event; recent tasks' and live tasks' logs stay, and 0 keeps
+# everything. The end times are made old in the database while the daemon is down.
 set -u
 CARMA=$1
 fails=0
@@ -15,12 +15,15 @@ start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 old=$("$CARMA" submit -- echo old) || fail "submit old"
 new=$("$CARMA" submit -- echo new) || fail "submit new"
 live=$("$CARMA" submit -- sleep 30) || fail "submit live"
+slow=$("$CARMA" submit --time 0:01 -- sleep 30) || fail "submit slow" # ends timeout
 ended() { [ "$("$CARMA" show --json "$1" | jq -r .state)" = done ]; }
 running() { [ "$("$CARMA" show --json "$live" | jq -r .state)" = running ]; }
 wait_until 10 ended "$old" || fail "task $old did not finish"
 wait_until 10 ended "$new" || fail "task $new did not finish"
 wait_until 10 running || fail "task $live did not start"
-for id in "$old" "$new" "$live"; do
+timed_out() { [ "$("$CARMA" show --json "$slow" | jq -r .state)" = timeout ]; }
+wait_until 15 timed_out || fail "task $slow did not time out"
+for id in "$old" "$new" "$live" "$slow"; do
     [ -d "$STATE/attempts/$id.1" ] || fail "task $id has no attempt directory"
 done
 stop_daemon
@@ -28,16 +31,17 @@ stop_daemon
 # 8 days ago for the old task; the live one's row is given an old end too, as a row damaged
 # by hand could be: its state (running) keeps its logs all the same.
 sqlite3 "$STATE/carma.db" "UPDATE tasks SET ended_at = strftime('%s','now') - 8*86400
-                             WHERE id IN ($old, $live);" || fail "sqlite3 update"
+                             WHERE id IN ($old, $live, $slow);" || fail "sqlite3 update"
 start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 gone() { [ ! -e "$STATE/attempts/$old.1" ]; }
 wait_until 10 gone || fail "the logs of task $old, ended 8 days ago, were kept (keep 7 days)"
+[ ! -e "$STATE/attempts/$slow.1" ] || fail "the logs of task $slow, timed out 8 days ago, were kept"
 [ -d "$STATE/attempts/$new.1" ] || fail "the logs of task $new, ended just now, were removed"
 [ -d "$STATE/attempts/$live.1" ] || fail "the logs of the live task $live were removed"
 "$CARMA" show "$old" >/dev/null || fail "show of a task whose logs were purged"
 n=$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id = $old AND kind = 'logs-purged';")
 [ "$n" = 1 ] || fail "the purge should be one event of task $old, found $n"
-grep -q "removed the logs of 1 task(s) ended over 7 day(s) ago" "$tmp/daemon.log" \
+grep -q "removed the logs of 2 task(s) ended over 7 day(s) ago" "$tmp/daemon.log" \
     || fail "the daemon should log the purge: $(cat "$tmp/daemon.log")"
 stop_daemon
 

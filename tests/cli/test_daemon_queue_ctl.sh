@@ -72,6 +72,9 @@ t=$(job 60 --time 0:02) || fail "submit --time"
 out=$("$CARMA" show --json "$t")
 [ "$(jq -r .state <<<"$out")" = timeout ] && [ "$(jq .attempts <<<"$out")" = 1 ] \
     && [ "$(jq -r .end_reason <<<"$out")" = "time limit of 2 s reached" ] || fail "timeout task: $out"
+[ "$("$CARMA" history --json --state timeout | jq -c '[.[].id]')" = "[$t]" ] \
+    || fail "history --state timeout: $("$CARMA" history --json --state timeout)"
+"$CARMA" history --json | jq -e "any(.[]; .id == $t)" >/dev/null || fail "history lists the timed-out task"
 for bad in 1:2:3:4 x 0 5-xx 1-2:3:4:5; do
     "$CARMA" submit --time "$bad" -- true >/dev/null 2>&1 && fail "--time $bad accepted"
 done
