@@ -41,9 +41,8 @@ const char *oom_marker_in(const char *text, size_t len)
     return NULL;
 }
 
-/* A size as c10's format_size prints it ("512 bytes", "20.00 MiB", "1.16 GiB") at p, in MiB
- * rounded up; digits are read by hand (strtod follows the locale, and the text is not
- * NUL-terminated). */
+/* A size as c10's format_size prints it ("512 bytes", "20.00 MiB", "1.16 GiB") at p, in MiB;
+ * digits are read by hand (strtod follows the locale, and the text is not NUL-terminated). */
 static bool size_at(const char *p, const char *end, double *mib)
 {
     double v = 0, scale = 1;
