@@ -39,6 +39,9 @@ expect_text "command help" "usage: carma config"
 for cmd in $("$CARMA" help | awk '/^Commands:/{on=1; next} on && !NF {exit} on {print $1}'); do
     check "$cmd --help" 0 "$CARMA" "$cmd" --help
     expect_text "$cmd --help shows usage" "usage: carma $cmd"
+    # a terminal's width, give or take: a line run on past it is a wrapping slip
+    wide=$(awk 'length > 95' <<<"$LAST_OUT")
+    [ -z "$wide" ] || { echo "FAIL: $cmd --help has lines over 95 columns: $wide"; fails=$((fails + 1)); }
 done
 
 [ "$fails" -eq 0 ] && echo "cli contract: all checks passed"
