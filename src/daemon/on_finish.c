@@ -1,7 +1,7 @@
 /* on_finish.c — the `on_finish` hook: a program the administrator names in the config, run
- * when a task has ended for good (done, failed, cancelled; not an out-of-memory crash that is
- * retried), with the task in its environment (CARMA_TASK_ID, _NAME, _USER, _STATE, _OUTCOME,
- * _EXIT, _SIGNAL), so that a lab can mail or message its users.
+ * when a task has ended for good (done, failed, cancelled, timeout; not an out-of-memory
+ * crash that is retried), with the task in its environment (CARMA_TASK_ID, _NAME, _USER,
+ * _STATE, _OUTCOME, _EXIT, _SIGNAL), so that a lab can mail or message its users.
  *
  * It runs as the task's owner — never as root for another user's task, as the task itself —
  * in a process group of its own, with /dev/null as input, from /, and is killed (the whole
