@@ -257,6 +257,11 @@ const config_row config_rows[] = {
     {OPT_BOOL("sim_mps_caps", SIM, mps_caps,
               "simulator: cap each collocated task at its placement figure plus margin_mib, as "
               "the daemon's mps does; a task that outgrows its cap crashes alone (on/off)")},
+    {OPT_BOOL("sim_history", SIM, history,
+              "simulator: give the policies a task's run time and solo profile only as the "
+              "daemon's run history would, from an earlier run of the same task file that "
+              "ended done with its GPUs to itself (none before), and no Lucid class; off: the "
+              "catalog's (on/off)")},
     {OPT_DOUBLE("sim_power_busy_frac", SIM, power_busy_frac,
                 "simulator: a GPU holding tasks draws max_w * (busy_frac + util_frac * "
                 "utilization) (fitted to the DCGM energy of the real philly and saturn runs, "

@@ -50,6 +50,14 @@ static int dispatch(sim *s, const sched_decision *d)
                      : 0;
     for (int k = 0; k < d->ngpus; k++)
         gpu_starting(s, d->gpus[k], +1);
+    if (s->setup->params.history) { /* whether its GPUs are its own, as the daemon tells */
+        j->placed_seq = ++s->nplaced;
+        j->shared = false;
+        for (int k = 0; k < d->ngpus; k++) {
+            s->placed_seq[d->gpus[k]] = j->placed_seq;
+            j->shared |= sched_gpu_ledger(s->core, d->gpus[k]).ntasks > 1;
+        }
+    }
     s->changes++; /* its GPUs are launching */
     s->out->summary.placements++;
     if (d->collocated)
@@ -220,8 +228,21 @@ static int on_ramp(sim *s, sim_job *j)
     return 0;
 }
 
+/* A done run the daemon's run history would keep: its GPUs its own from placement to end. */
+static void remember_solo_run(sim *s, const sim_job *j)
+{
+    bool solo = !j->shared;
+    for (int k = 0; k < j->st.ngpus && solo; k++)
+        solo = s->placed_seq[j->st.gpus[k]] == j->placed_seq;
+    if (solo)
+        sim_history_record(&s->history, (size_t)(j - s->jobs), j->spec,
+                           s->now - j->attempt_start, job_startup_s(s, j));
+}
+
 static int on_complete(sim *s, sim_job *j)
 {
+    if (s->setup->params.history)
+        remember_solo_run(s, j);
     j->state = JOB_DONE;
     for (int k = 0; k < j->st.ngpus; k++)
         if (gpu_change(s, j->st.gpus[k], j, -1))
@@ -237,6 +258,9 @@ static int handle(sim *s, const sim_event *e)
     sim_job *j = e->job >= 0 ? &s->jobs[e->job] : NULL;
     switch (e->kind) {
     case EV_ARRIVAL: {
+        if (s->setup->params.history)
+            sim_history_fill(&s->history, (size_t)e->job, &j->st);
+        s->out->jobs[e->job].runtime_est_s = j->st.runtime_est_s;
         if (sched_submit(s->core, &j->st, &s->why))
             return -1;
         j->state = JOB_QUEUED;
@@ -294,6 +318,8 @@ static void sim_cleanup(sim *s)
     free(s->warm);
     free(s->dirty);
     free(s->jobs);
+    free(s->placed_seq);
+    sim_history_free(&s->history);
 }
 
 static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, size_t njobs,
@@ -318,6 +344,10 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     out->jobs = calloc(njobs ? njobs : 1, sizeof *out->jobs);
     if (!s->gpus || !s->views || !s->warm || !s->dirty || !s->jobs || !out->jobs)
         return carma_err_set(err, "out of memory");
+    if (setup->params.history &&
+        (!(s->placed_seq = calloc(ng, sizeof *s->placed_seq)) ||
+         sim_history_init(&s->history, jobs, njobs, err)))
+        return s->placed_seq ? -1 : carma_err_set(err, "out of memory");
     out->njobs = njobs;
     s->t_start = njobs ? jobs[0].submit_s : 0;
     activity_sample idle = {0, 0, 0};
@@ -337,13 +367,15 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
         j->st.id = i + 1;
         j->st.ngpus = jobs[i].ngpus;
         j->st.mem = jobs[i].mem;
-        j->st.profiled_util = jobs[i].util;
-        j->st.lucid_class = jobs[i].lucid_class;
-        /* carma's facts: the solo run time and profile the catalog measured (as the daemon's
-         * history would give them) */
-        j->st.runtime_est_s = jobs[i].runtime_s;
-        j->st.solo_smact = jobs[i].smact;
-        j->st.solo_drama = jobs[i].drama;
+        /* the facts the policies plan with: the catalog's measurements, or with sim_history
+         * only what the daemon's run history will have when the task arrives */
+        if (!setup->params.history) {
+            j->st.profiled_util = jobs[i].util;
+            j->st.lucid_class = jobs[i].lucid_class;
+            j->st.runtime_est_s = jobs[i].runtime_s;
+            j->st.solo_smact = jobs[i].smact;
+            j->st.solo_drama = jobs[i].drama;
+        }
         j->st.queued_at = jobs[i].submit_s;
         j->pressure = sim_pressure(&setup->params, jobs[i].smact, jobs[i].drama);
         out->jobs[i].submit_s = jobs[i].submit_s;

@@ -42,6 +42,8 @@ typedef struct sim_job_result {
     int gpus[SCHED_MAX_TASK_GPUS]; /* GPUs of the last launch */
     int ngpus;
     bool collocated;      /* its last launch shared a GPU */
+    double runtime_est_s; /* the run time the policies knew when it arrived: the catalog's, or
+                           * with sim_history an earlier solo run's; NaN none */
 } sim_job_result;
 
 /* A step of one GPU's timeline (written only when asked for). */

@@ -6,6 +6,7 @@
 #include "sim/engine.h"
 #include "sim/event_heap.h"
 #include "sim/gpu_activity.h"
+#include "sim/sim_history.h"
 
 #define GRACE_EPSILON_S 1e-6 /* retry just after a grace period has certainly ended */
 
@@ -24,6 +25,8 @@ typedef struct sim_job {
     double last_update;
     double attempt_start;
     uint32_t version;    /* bumps whenever the pending EV_COMPLETE becomes stale */
+    uint64_t placed_seq; /* its attempt's placement, in the order of every placement */
+    bool shared;         /* its attempt was placed beside another task */
 } sim_job;
 
 typedef struct sim_gpu {
@@ -81,6 +84,11 @@ typedef struct sim {
     size_t finished;
     size_t progress_step;
     carma_err why;       /* what went wrong inside an event handler */
+    /* sim_history: what the daemon's run history would hold; a task's GPUs were its own
+     * throughout when none was placed on since (placed_seq, per GPU the latest) */
+    sim_history history;
+    uint64_t *placed_seq;
+    uint64_t nplaced;
 } sim;
 
 /* ---- the simulated GPUs (sim_gpu.c) ---------------------------------------------------------- */

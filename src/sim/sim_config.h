@@ -34,6 +34,9 @@ typedef struct sim_params {
                               * from this many seconds later (the profiles' early window) */
     bool mps_caps;           /* a collocated task is capped at its figure + margin, as under the
                               * daemon's mps: one that outgrows its cap crashes alone */
+    bool history;            /* the policies know a task's run time and solo profile only from
+                              * an earlier solo run of its task file (sim_history.h), and no
+                              * Lucid class: what the daemon knows; false: the catalog's */
     /* Power of a GPU holding tasks: max_w * (busy_frac + util_frac * U), U its utilization;
      * an idle GPU draws its model's idle_w. Fitted on the DCGM energy of the real runs. */
     double power_busy_frac;

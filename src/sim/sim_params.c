@@ -17,6 +17,7 @@ const sim_params sim_params_default = {
     /* The profiles' early peak covers the first 200 s of GPU activity. */
     .mem_ramp_s = 200.0,
     .mps_caps = false,
+    .history = false,
     /* tools/fit_sim_models.py on the 12 philly and saturn runs of
      * data/aegis/dcgmi_energy_summary.csv: 48.0 W + 226.9 W x util of a 400 W A100, R^2 0.978. */
     .power_busy_frac = 0.1201,
