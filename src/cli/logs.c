@@ -81,6 +81,8 @@ static int save_stream(const request_args *a, long long id, int64_t which, const
     }
     if (close(fd) && rc == 0)
         rc = carma_err_set(err, "cannot write %s: %s", path, strerror(errno));
+    if (rc)
+        unlink(path); /* no half-written copy left to be taken for the whole */
     return rc;
 }
 
@@ -89,7 +91,11 @@ int logs_save(const request_args *a, long long id, int64_t which, const char *ou
 {
     if (save_stream(a, id, which, "stdout", out_path, err))
         return -1;
-    return save_stream(a, id, which, "stderr", err_path, err);
+    if (save_stream(a, id, which, "stderr", err_path, err)) {
+        unlink(out_path); /* both or neither */
+        return -1;
+    }
+    return 0;
 }
 
 static const struct option longopts[] = {

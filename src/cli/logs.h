@@ -18,7 +18,8 @@ int logs_fetch(const request_args *a, long long id, const char *stream, json_int
                int *attempt, bool *eof, json_t **data, int64_t which);
 
 /* Writes an ended task's latest attempt's stdout and stderr (attempt `which`, when not 0) into
- * two new files (mode 0600; an existing file or a link there is an error, not overwritten). */
+ * two new files (mode 0600; an existing file or a link there is an error, not overwritten);
+ * on an error neither is left. */
 int logs_save(const request_args *a, long long id, int64_t which, const char *out_path,
               const char *err_path, carma_err *err);
 

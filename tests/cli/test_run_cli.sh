@@ -173,6 +173,15 @@ rc=$?
 [ $rc -eq 0 ] || fail "Slurm job: exit $rc: $(cat "$tmp/err")"
 [ "$(cat "$tmp/outdir/carma-42-1.out" 2>/dev/null)" = second ] \
     || fail "Slurm job: output not kept as carma-42-1.out: $(ls "$tmp/outdir") $out"
+# A file in the way: that task's output is not kept (said), the file is left as it was, and
+# no half of the pair is left behind.
+echo mine >"$tmp/outdir/carma-43-1.err"
+SLURM_JOB_ID=43 "$CARMA" run --config "$tmp/carma.conf" --gpu-backend sim \
+    --output-dir "$tmp/outdir" quick2.yaml >/dev/null 2>"$tmp/err3" || fail "file in the way: exit $?"
+grep -q "task 1's output is not kept: cannot create $tmp/outdir/carma-43-1.err" "$tmp/err3" \
+    || fail "file in the way: not said: $(cat "$tmp/err3")"
+[ ! -e "$tmp/outdir/carma-43-1.out" ] && [ "$(cat "$tmp/outdir/carma-43-1.err")" = mine ] \
+    || fail "file in the way: $(ls "$tmp/outdir")"
 SLURM_JOB_ID=42 "$CARMA" run --gpu-backend sim --output-dir "$tmp/nodir" quick.yaml \
     >/dev/null 2>"$tmp/err2" && fail "a missing --output-dir was accepted"
 grep -q -- "--output-dir $tmp/nodir: not a directory" "$tmp/err2" || fail "--output-dir: $(cat "$tmp/err2")"
