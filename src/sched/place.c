@@ -89,7 +89,8 @@ sched_gpu_needs sched_head_needs(const sched *s, const sched_task *head)
     sched_gpu_needs f = {.grace_blocks = true, .collocates = true, .reads_activity = true};
     uint64_t requirement;
     if (p->order == PORDER_CARMA) /* any queued task may go, so a superset of any GPU */
-        return (sched_gpu_needs){.any_task = c->carma_backfill, .grace_blocks = sched_grace_applies(s),
+        return (sched_gpu_needs){.any_task = c->carma_backfill,
+                                 .grace_blocks = sched_grace_applies(s),
                                  .collocates = true, .gate = !c->carma_interference,
                                  .reads_activity = !c->carma_interference};
     if (!p->collocates || head->where == SCHED_IN_RECOVERY) /* recovery: idle GPUs only */
