@@ -75,7 +75,7 @@ all_done() { "$CARMA" queue --all --json | jq -e 'all(.[]; .state=="done")'; }
 wait_until 40 all_done || fail "tasks did not finish: $("$CARMA" queue --all)"
 
 # Memory NVML cannot give: the GPU still enters grace, the peak stays unknown.
-id=$("$CARMA" submit -- "$tmp/najob" 2)
+id=$("$CARMA" submit -- "$tmp/najob" 4) # its grace state is seen only while it runs
 wait_until 10 has_gpu "$id" || fail "najob has no GPU"
 g=$(gpu_of "$id")
 wait_until 10 grace_is "$g" grace || fail "najob's GPU never entered grace"
