@@ -52,7 +52,7 @@ static void put_num(FILE *f, double x)
 static void write_tasks(FILE *f, const sim_result *r, const sim_job_spec *jobs)
 {
     fputs("seq,task_file,gpus_requested,submit_s,first_start_s,end_s,jct_s,wait_s,busy_s,"
-          "attempts,oom_crashes,completed,collocated,gpus\n", f);
+          "attempts,oom_crashes,completed,collocated,gpus,runtime_est_s\n", f);
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_job_result *j = &r->jobs[i];
         fprintf(f, "%zu,%s,%d,", i + 1, jobs[i].name ? jobs[i].name : "", jobs[i].ngpus);
@@ -70,6 +70,8 @@ static void write_tasks(FILE *f, const sim_result *r, const sim_job_spec *jobs)
         fprintf(f, ",%d,%d,%d,%d,", j->attempts, j->oom_crashes, j->completed, j->collocated);
         for (int k = 0; k < j->ngpus; k++)
             fprintf(f, "%s%d", k ? ";" : "", j->gpus[k]);
+        fputc(',', f); /* the run time the policy knew at its arrival (sim_history); empty none */
+        put_num(f, j->runtime_est_s);
         fputc('\n', f);
     }
 }

@@ -46,6 +46,17 @@ grep -q "^oracle-magm .*%" <<<"$out" || fail "--compare table shows changes"
 
 "$CARMA" simulate --policy or-rr --out "$tmp/run" >/dev/null || fail "--out run exits 0"
 [ "$(wc -l <"$tmp/run/tasks.csv")" = 91 ] || fail "tasks.csv has 90 rows"
+# runtime_est_s: the catalog's run time for every task; with sim_history only after a solo run
+# of the same task file (exclusive: every run is solo), so the first task of a file has none
+[ "$(head -1 "$tmp/run/tasks.csv" | awk -F, '{print $NF}')" = runtime_est_s ] || fail "tasks.csv header"
+[ "$(awk -F, 'NR > 1 && $NF == ""' "$tmp/run/tasks.csv" | wc -l)" = 0 ] \
+    || fail "tasks.csv: a task without the catalog's run time"
+"$CARMA" simulate --policy exclusive --set sim_history=on --out "$tmp/hist" >/dev/null \
+    || fail "--out run with sim_history exits 0"
+first=$(awk -F, 'NR > 1 && !seen[$2]++ { print $NF }' "$tmp/hist/tasks.csv" | sort -u)
+[ "$first" = "" ] || fail "sim_history: the first task of a file knew a run time: $first"
+[ "$(awk -F, 'NR > 1 && $NF != ""' "$tmp/hist/tasks.csv" | wc -l)" -gt 0 ] \
+    || fail "sim_history: no task was planned with an earlier solo run"
 head -1 "$tmp/run/gpu_timeline.csv" | grep -q "^t_s,gpu," || fail "timeline header"
 ls -A "$tmp/run" | grep -q tmp && fail "temporary files left in --out"
 
