@@ -2,6 +2,7 @@
  * the memory figure it is shown with, which is also the figure mps_tasks.c caps it at. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "daemon/journal.h"
@@ -90,7 +91,7 @@ void d_task_reason(const daemon_state *d, const dtask *t, sched_reason *r)
         sched_explain(d->core, &t->st, d->views, clock_mono_s(), r);
 }
 
-void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size_t cap)
+static void reason_base(const daemon_state *d, const sched_reason *r, char *buf, size_t cap)
 {
     const char *policy = policy_name(sched_get_config(d->core)->policy);
     const char *s = r->ngpus == 1 ? "" : "s";
@@ -173,6 +174,18 @@ void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size
         break;
     }
     snprintf(buf, cap, "?");
+}
+
+void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size_t cap)
+{
+    reason_base(d, r, buf, cap);
+    size_t n = strlen(buf);
+    /* why later tasks started first: with no run time backfill cannot tell how long it delays
+     * the head, and only counts */
+    if (r->passed > 0 && n < cap)
+        snprintf(buf + n, cap - n, "; %d later task%s passed it (backfill without run times, at "
+                 "most %d)", r->passed, r->passed == 1 ? "" : "s",
+                 sched_get_config(d->core)->backfill_max_skips);
 }
 
 static void reason_json(const daemon_state *d, const dtask *t, json_t *j)

@@ -219,8 +219,10 @@ static void explain_carma(const sched *s, const sched_task *t, const gpu_view *v
 {
     sched_task *h = carma_head(s, now);
     carma_fits(s, t, views, now, out);
-    if (t == h)
+    if (t == h) {
+        out->passed = s->cfg.carma_backfill ? h->skipped : 0;
         return;
+    }
     sched_reason head;
     carma_fits(s, h, views, now, &head);
     int looked = 0; /* its place in backfill's walk, which stops at backfill_depth */

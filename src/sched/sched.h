@@ -461,6 +461,8 @@ typedef struct sched_reason {
     uint64_t most_mib;   /* MEMORY: the most room any GPU offers */
     uint64_t task;       /* BEHIND, RESERVED: the head's id */
     double until;        /* RESERVED: the head's reserved start, on the core's clock */
+    int passed;          /* carma's head: later tasks backfill let pass it with no run time
+                            to judge them by (at most backfill_max_skips); 0 otherwise */
 } sched_reason;
 
 /* Why queued task t is not placed now, by the configured policy's rules, as sched_next would

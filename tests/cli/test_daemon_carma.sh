@@ -40,6 +40,9 @@ h=$(job 30G 30G 2)
 s=$(job 1G 1G 1)
 wait_until 5 task_is "$s" running || wait_until 1 task_is "$s" done || fail "backfill: $s did not pass $h"
 task_is "$h" queued || fail "the head $h should still wait for room: $(task_state "$h")"
+# with no run time to judge s by, backfill counted it against the head, and the head says so
+"$CARMA" show "$h" --json | jq -e '.reason | endswith("; 1 later task passed it (backfill without run times, at most 8)")' >/dev/null \
+    || fail "the head's reason should say a later task passed it: $("$CARMA" show "$h" --json | jq .reason)"
 all_done() { for id in "$a" "$b" "$h" "$s"; do task_is "$id" done || return 1; done; }
 wait_until 40 all_done || fail "not all done: $("$CARMA" queue --all --json | jq -c '[.[] | {id, state}]')"
 hs=$("$CARMA" show "$h" --json | jq '.last_attempt.started_at')

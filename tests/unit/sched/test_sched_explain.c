@@ -229,8 +229,10 @@ static void carma_skip_count_lets_it_pass(void **state)
     sched_submit(s, &b, NULL);
     assert_int_equal(explain(s, &b, v, 0).kind, SCHED_REASON_STARTING);
     sched_decision d;
+    assert_int_equal(explain(s, &h, v, 0).passed, 0);
     assert_true(sched_next(s, 0, v, &d));
     assert_int_equal(d.task->id, 4);
+    assert_int_equal(explain(s, &h, v, 0).passed, 1); /* the head says it was passed */
     sched_destroy(s);
 }
 
