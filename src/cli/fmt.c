@@ -2,6 +2,7 @@
 #include "cli/fmt.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *fmt_time(const json_t *t, char *buf, size_t cap)
 {
@@ -33,6 +34,11 @@ const char *fmt_mib(const json_t *mib, char *buf, size_t cap)
     else
         snprintf(buf, cap, "%s", TIME_UNKNOWN);
     return buf;
+}
+
+const char *fmt_mem_source(const char *source)
+{
+    return source && strcmp(source, "oracle") == 0 ? "given" : source;
 }
 
 const char *fmt_ints(const json_t *a, char *buf, size_t cap)

@@ -16,6 +16,9 @@ const char *fmt_duration(const json_t *s, char *buf, size_t cap);
 const char *fmt_exit(const json_t *code, const json_t *signal, char *buf, size_t cap);
 /* "7800 MiB" ("-": null). */
 const char *fmt_mib(const json_t *mib, char *buf, size_t cap);
+/* Where a task's memory figure came from, as people read it: the protocol's "oracle" (a
+ * figure the submitter gave, --mem or the task file) is "given"; NULL stays NULL. */
+const char *fmt_mem_source(const char *source);
 /* A JSON array of integers as "0,1" ("-": empty). */
 const char *fmt_ints(const json_t *a, char *buf, size_t cap);
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "cli/fmt.h"
 #include "cli/request.h"
 #include "cli/views.h"
 #include "gpu/nvml_backend.h"
@@ -112,7 +113,7 @@ static void print_holds(const json_t *holds)
         char *name = str_escape_controls(json_string_value(json_object_get(h, "name")));
         char *user = str_escape_controls(json_string_value(json_object_get(h, "user")));
         const json_t *mem = json_object_get(h, "mem_mib"), *peak = json_object_get(h, "peak_mib");
-        const char *src = json_string_value(json_object_get(h, "mem_source"));
+        const char *src = fmt_mem_source(json_string_value(json_object_get(h, "mem_source")));
         char fig[64] = "no figure", pk[32] = "-";
         if (json_is_integer(mem))
             snprintf(fig, sizeof fig, "%lld MiB (%s)", (long long)json_integer_value(mem),

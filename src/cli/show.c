@@ -109,8 +109,8 @@ static void print_task(const json_t *t)
              (long long)json_integer_value(json_object_get(t, "ngpus")));
     line("gpus", b);
     fmt_mib(json_object_get(t, "mem_mib"), x, sizeof x);
-    snprintf(b, sizeof b, "%s%s%s%s, peak %s", x, str_of(t, "mem_source") ? " (" : "",
-             str_of(t, "mem_source") ? str_of(t, "mem_source") : "", str_of(t, "mem_source") ? ")" : "",
+    const char *src = fmt_mem_source(str_of(t, "mem_source"));
+    snprintf(b, sizeof b, "%s%s%s%s, peak %s", x, src ? " (" : "", src ? src : "", src ? ")" : "",
              fmt_mib(json_object_get(t, "peak_mib"), y, sizeof y));
     line("memory", b);
     line("submitted", fmt_time(json_object_get(t, "submitted_at"), b, sizeof b));

@@ -3,7 +3,7 @@
 # a running 30 GB one is told that no GPU has the memory for its figure (with the most room
 # there is), a task with no memory figure that it waits for an idle GPU; `queue` shows the
 # REASON column, `show` and `--json` the reason and its code; a running task has none.
-# `gpus` shows what each GPU holds (id, user, name escaped, figure) and the ledger's commitment;
+# `gpus` shows what each GPU holds (id, user, name escaped, figure: "given" for --mem) and the ledger's commitment;
 # `top` shows both live (one frame with --once), escaped, until Ctrl-C.
 set -u
 CARMA=$1
@@ -30,6 +30,10 @@ out=$("$CARMA" gpus)
 grep -Eq "^0 .* 31232 +$a\$" <<<"$out" || fail "gpus: committed column: $out"
 grep -qF "    task $a" <<<"$out" && grep -qF 'big\x1b[2Jone' <<<"$out" \
     || fail "gpus: the task line, its name escaped: $(cat -v <<<"$out")"
+# the protocol's "oracle" (a figure the submitter gave) reads "given" in text
+grep -qF "figure 30720 MiB (given)" <<<"$out" || fail "gpus: the figure's source: $out"
+"$CARMA" show "$a" | grep -q "^memory  *30720 MiB (given), peak" \
+    || fail "show $a: the figure's source: $("$CARMA" show "$a")"
 grep -q $'\033' <<<"$out" && fail "gpus: an escape reached the terminal"
 h=$("$CARMA" submit --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1)
 n=$("$CARMA" submit -- "$FAKEJOB" --seconds 1)
