@@ -1,4 +1,6 @@
-/* connect.c — blocking request/reply over the daemon's Unix socket. */
+/* connect.c — blocking request/reply over the daemon's Unix socket. Only a daemon run by root
+ * or by the caller is talked to: a user's own daemon's socket lies in /tmp, where anyone can
+ * take its name first and read what is sent there (a task's whole environment). */
 #include "daemon/connect.h"
 
 #include <errno.h>
@@ -13,13 +15,39 @@
 #include "daemon/proto.h"
 #include "util/array.h"
 
-/* One connection attempt: the fd, or -1 with *eno the reason (-1: the path is too long).
- * timeout_ms > 0 bounds the connect (a full backlog blocks it) and every later send and recv. */
-static int try_connect(const char *socket_path, int timeout_ms, int *eno)
+#define ENO_TOO_LONG -1
+#define ENO_FOREIGN -2 /* served by another user: foreign_uid */
+
+typedef struct conn_fail {
+    int eno;
+    unsigned foreign_uid;
+} conn_fail;
+
+/* Whose process serves fd: 0 when root or the caller, else -1 with f set. */
+static int check_server(int fd, conn_fail *f)
 {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+        f->eno = errno;
+        return -1;
+    }
+    if (cred.uid != 0 && cred.uid != geteuid()) {
+        f->eno = ENO_FOREIGN;
+        f->foreign_uid = (unsigned)cred.uid;
+        return -1;
+    }
+    return 0;
+}
+
+/* One connection attempt: the fd, or -1 with f the reason. timeout_ms > 0 bounds the connect
+ * (a full backlog blocks it) and every later send and recv. */
+static int try_connect(const char *socket_path, int timeout_ms, conn_fail *f)
+{
+    int *eno = &f->eno;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(socket_path) >= sizeof sa.sun_path) {
-        *eno = -1;
+        *eno = ENO_TOO_LONG;
         return -1;
     }
     strcpy(sa.sun_path, socket_path);
@@ -42,12 +70,22 @@ static int try_connect(const char *socket_path, int timeout_ms, int *eno)
         close(fd);
         return -1;
     }
+    if (check_server(fd, f)) {
+        close(fd);
+        return -1;
+    }
     return fd;
 }
 
-static const char *reason(int eno)
+static const char *reason(const conn_fail *f, char *buf, size_t cap)
 {
-    return eno == -1 ? "socket path too long" : strerror(eno);
+    if (f->eno == ENO_FOREIGN)
+        snprintf(buf, cap, "it is served by uid %u, neither root nor you: not talking to it "
+                 "(another user's socket)", f->foreign_uid);
+    else
+        snprintf(buf, cap, "%s", f->eno == ENO_TOO_LONG ? "socket path too long"
+                                                        : strerror(f->eno));
+    return buf;
 }
 
 int daemon_connect(const char *socket_path, carma_err *err)
@@ -57,19 +95,23 @@ int daemon_connect(const char *socket_path, carma_err *err)
 
 int daemon_connect_timed(const char *socket_path, int timeout_ms, carma_err *err)
 {
-    int eno = 0;
-    int fd = try_connect(socket_path, timeout_ms, &eno);
+    conn_fail f = {0, 0};
+    char why[160];
+    int fd = try_connect(socket_path, timeout_ms, &f);
     if (fd < 0)
-        carma_err_set(err, "cannot reach the daemon at %s: %s (is `carma daemon` running?)",
-                      socket_path, eno == EAGAIN || eno == EINPROGRESS ? "timed out" : reason(eno));
+        carma_err_set(err, "cannot reach the daemon at %s: %s%s", socket_path,
+                      f.eno == EAGAIN || f.eno == EINPROGRESS ? "timed out"
+                                                              : reason(&f, why, sizeof why),
+                      f.eno == ENO_FOREIGN ? "" : " (is `carma daemon` running?)");
     return fd;
 }
 
 int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *err)
 {
-    int eno[DAEMON_MAX_SOCKETS] = {0};
+    conn_fail f[DAEMON_MAX_SOCKETS] = {{0, 0}};
+    char why0[160], why1[160];
     for (int i = 0; i < n && i < DAEMON_MAX_SOCKETS; i++) {
-        int fd = try_connect(paths[i], 0, &eno[i]);
+        int fd = try_connect(paths[i], 0, &f[i]);
         if (fd >= 0) {
             if (used)
                 *used = i;
@@ -77,12 +119,14 @@ int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *
         }
     }
     if (n == 1)
-        return carma_err_set(err, "cannot reach the daemon at %s: %s (is `carma daemon` running?)",
-                             paths[0], reason(eno[0]));
+        return carma_err_set(err, "cannot reach the daemon at %s: %s%s", paths[0],
+                             reason(&f[0], why0, sizeof why0),
+                             f[0].eno == ENO_FOREIGN ? "" : " (is `carma daemon` running?)");
     return carma_err_set(err,
                          "cannot reach the daemon at %s (%s) nor at %s (%s): is `carma daemon` "
                          "running? (--socket or $CARMA_SOCKET names its socket)",
-                         paths[0], reason(eno[0]), paths[1], reason(eno[1]));
+                         paths[0], reason(&f[0], why0, sizeof why0), paths[1],
+                         reason(&f[1], why1, sizeof why1));
 }
 
 json_t *daemon_call(int fd, json_t *req, carma_err *err)

@@ -78,6 +78,13 @@ int d_listen(daemon_state *d, carma_err *err)
     struct sockaddr_un sa;
     if (fill_addr(&sa, path, err))
         return -1;
+    /* In a sticky directory (/tmp) another user can take the name first: say so, rather than
+     * "address in use" or "another daemon is serving" it. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && sb.st_uid != geteuid())
+        return carma_err_set(err, "%s exists and belongs to uid %u, not to this daemon's user: "
+                                  "another user's; serve another path (--socket)",
+                             path, (unsigned)sb.st_uid);
     /* A socket file nobody answers on is a leftover of a crash: remove it. */
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {

@@ -2,7 +2,9 @@
 # Identity and security of carma daemon: the submitter comes from the socket (SO_PEERCRED);
 # a root daemon runs each task as its submitter in the submitter's directory; only the owner
 # or root may cancel a task or read its logs; a task run as its submitter still dies with its
-# supervisor; a daemon not running as root refuses other users and keeps its socket to itself. Needs root (to act as a second uid): skipped otherwise.
+# supervisor; a daemon not running as root refuses other users and keeps its socket to itself;
+# a client talks only to a daemon run by root or by its own user, and a daemon will not serve
+# a socket path another user holds. Needs root (to act as a second uid): skipped otherwise.
 set -u
 CARMA=$1
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
@@ -70,10 +72,40 @@ setpriv --reuid=65534 --regid=65534 --clear-groups "$CARMA" daemon --socket "$NB
 DAEMON_PID=$!
 wait_until 10 as_nobody "$CARMA" queue --socket "$NBSOCK" || fail "nobody's daemon did not start"
 [ "$(stat -c %a "$NBSOCK")" = 600 ] || fail "a user daemon's socket should be 0600"
-out=$("$CARMA" submit --socket "$NBSOCK" -- true 2>&1) && fail "root accepted by nobody's daemon"
+# root's client will not talk to it (below); the daemon refuses root too, as a raw client sees
+out=$("$CARMA" submit --socket "$NBSOCK" -- true 2>&1) && fail "root's client used nobody's daemon"
+grep -q "served by uid 65534, neither root nor you" <<<"$out" || fail "client refusal: $out"
+out=$(python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(b"{\"verb\": \"queue\"}\n"); print(s.recv(4096).decode())' "$NBSOCK")
 grep -q "serves only that user" <<<"$out" || fail "refusal message: $out"
 as_nobody "$CARMA" submit --socket "$NBSOCK" -- true >/dev/null || fail "own user refused"
 stop_daemon
+
+# A client talks only to a daemon of root's or its own: another user may take the name of a
+# user's own socket in /tmp first and would read the task's environment. Nothing is sent.
+mkdir -m 1777 "$tmp/sticky"
+as_nobody /usr/bin/python3 -c 'import socket,sys,time
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(8)
+open(sys.argv[3], "w").close()
+with open(sys.argv[2], "wb") as f:
+    while True:
+        try: c, _ = s.accept()
+        except OSError: break
+        c.settimeout(1)
+        try: f.write(c.recv(65536)); f.flush()
+        except OSError: pass' "$tmp/sticky/carma.sock" "$tmp/sticky/stolen" "$tmp/sticky/ready" &
+squat=$!
+wait_until 5 test -e "$tmp/sticky/ready" || fail "the squatter's socket"
+out=$(SECRET=hunter2 "$CARMA" submit --socket "$tmp/sticky/carma.sock" -- true 2>&1) \
+    && fail "submitted to another user's socket"
+grep -q "served by uid 65534, neither root nor you" <<<"$out" || fail "squat refusal: $out"
+sleep 0.3
+[ ! -s "$tmp/sticky/stolen" ] || fail "the client sent to another user's socket: $(cat "$tmp/sticky/stolen")"
+# ... and a daemon will not serve a path another user holds
+out=$(timeout 10 "$CARMA" daemon --socket "$tmp/sticky/carma.sock" --state "$tmp/st2" --gpu-backend sim \
+    --config "$tmp/carma.conf" 2>&1) && fail "a daemon started on another user's socket path"
+grep -q "belongs to uid 65534" <<<"$out" || fail "daemon refusal: $out"
+kill "$squat" 2>/dev/null; wait "$squat" 2>/dev/null
 
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
