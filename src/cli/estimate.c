@@ -28,7 +28,7 @@ static const char *const usage =
     "       carma estimate --fit-carma\n"
     "       carma estimate --run [--iterations K] [--json] -- COMMAND [ARGS...]\n"
     "       carma estimate --trace FILE [--json]\n"
-    "       carma estimate --fit-xmem INDEX [--ws-band W]\n\n"
+    "       carma estimate --fit-xmem INDEX [--ws-band W] [--folds K]\n\n"
     "Estimates the peak GPU memory (MiB, as nvidia-smi shows it) of training a model, from its\n"
     "summary (torchsummary, torchinfo, or a module printout with parameter counts).\n"
     "  --estimator NAME  gpumemnet (published classifiers, 8000 MiB bins), horus (formula),\n"
@@ -56,7 +56,9 @@ static const char *const usage =
     "  --trace FILE      the same estimate from a trace the tracer wrote\n"
     "  --fit-xmem INDEX  fit the xmem estimator's workspace rule, contexts and margin on traces\n"
     "                    of the synthetic datasets (tools/xmem_synthetic.py writes INDEX);\n"
-    "                    prints the fit at each workspace ratio tried, then the coefficients\n"
+    "                    prints the fit at each workspace ratio tried, the coefficients, and\n"
+    "                    how they hold on rows they were not fitted on: K-fold cross-\n"
+    "                    validation, row i in fold i mod K (default 5; 0: none)\n"
     "  --ws-band W       with --fit-xmem, to compare: fit with the workspace rule's band\n"
     "                    W x the input wide (default 1, the estimator's; 0: one size)\n"
     "Data files are read from $CARMA_DATA_DIR, else the source tree's data/.\n";
@@ -65,7 +67,7 @@ typedef struct est_args {
     const char *summary, *estimator, *out, *optimizer, *trace, *fit_xmem;
     int batch, seq_len, folds, epochs, iterations;
     double ws_band; /* --fit-xmem's band, XMEM_WS_BAND unless --ws-band */
-    bool batch_set, json, eval, train, fit, run;
+    bool batch_set, folds_set, json, eval, train, fit, run;
 } est_args;
 
 static int parse_int_opt(const char *name, const char *v, int *out)
@@ -180,12 +182,18 @@ static int run_xmem(const est_args *a, char **cmd, int ncmd)
     return print_xmem(a, &e);
 }
 
-static int run_fit_xmem(const char *index, double band)
+static void print_held(const char *family, const xmem_fit_held *h)
+{
+    printf("  %s: %zu of %zu rows underestimated (worst %.1f %%), median |relative error| "
+           "%.4f\n", family, h->under, h->rows, 100 * h->worst, h->median_err);
+}
+
+static int run_fit_xmem(const char *index, double band, int folds)
 {
     carma_err err;
     xmem_coeffs c;
     xmem_fit_report r;
-    if (xmem_fit(index, band, &c, &r, &err))
+    if (xmem_fit(index, band, folds, &c, &r, &err))
         return cli_fail("estimate", &err);
     printf("workspace band %g x the input; per ratio, the convolution rows' fit:\n"
            "ratio  median_err  margin  context_mib\n", band);
@@ -200,6 +208,12 @@ static int run_fit_xmem(const char *index, double band)
     printf("coefficients: context_conv %.17g MiB, context_plain %.17g MiB, conv_ws_ratio %.17g\n"
            "margin_conv %.17g, margin_plain %.17g\n", c.context_conv_mib, c.context_plain_mib,
            c.conv_ws_ratio, c.margin_conv, c.margin_plain);
+    if (r.folds) {
+        printf("cross-validated, %d folds (each row estimated by the fit on the others):\n",
+               r.folds);
+        print_held("with convolutions", &r.cv_conv);
+        print_held("without", &r.cv_plain);
+    }
     return 0;
 }
 
@@ -407,6 +421,7 @@ int cmd_estimate(int argc, char **argv)
         case 'k':
             if (parse_int_opt("--folds", optarg, &a.folds))
                 return EXIT_USAGE;
+            a.folds_set = true;
             break;
         case 'n':
             if (parse_int_opt("--epochs", optarg, &a.epochs))
@@ -449,8 +464,13 @@ int cmd_estimate(int argc, char **argv)
         return cli_usage_error("estimate", "unexpected argument '%s'", argv[optind]);
     if (a.trace)
         return run_xmem(&a, NULL, 0);
-    if (a.fit_xmem)
-        return run_fit_xmem(a.fit_xmem, a.ws_band);
+    if (a.fit_xmem) {
+        int folds = a.folds_set ? a.folds : XMEM_DEFAULT_FOLDS;
+        if (folds < 0 || folds == 1 || folds > XMEM_MAX_FOLDS)
+            return cli_usage_error("estimate", "--folds must be 0 (none) or 2 to %d with "
+                                               "--fit-xmem, not %d", XMEM_MAX_FOLDS, folds);
+        return run_fit_xmem(a.fit_xmem, a.ws_band, folds);
+    }
     if (a.eval)
         return run_eval(&a);
     if (a.train)

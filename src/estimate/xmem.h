@@ -58,18 +58,32 @@ typedef struct xmem_fit_step {
     double ratio, median_err, margin, context_mib;
 } xmem_fit_step;
 
+/* Held-out figures of one family: each row estimated by the fit on the other folds. */
+typedef struct xmem_fit_held {
+    size_t rows, under;
+    double median_err; /* median |relative error| */
+    double worst;      /* the most negative relative error (0: none under) */
+} xmem_fit_held;
+
+#define XMEM_MAX_FOLDS 20
+#define XMEM_DEFAULT_FOLDS 5
+
 typedef struct xmem_fit_report {
     xmem_fit_step steps[XMEM_FIT_STEPS];
     size_t nsteps;
     size_t rows_conv, rows_plain;
     double median_err_conv, median_err_plain; /* median |relative error|, margins included */
     size_t under_conv, under_plain;           /* underestimates with the margin */
+    int folds;                                /* cross-validation: 0 none */
+    xmem_fit_held cv_conv, cv_plain;
 } xmem_fit_report;
 
 /* Fits the coefficients on an index written by tools/xmem_synthetic.py (columns trace,
  * family, measured_mib; trace paths relative to the index's directory), with the workspace
- * rule's band `band` wide (XMEM_WS_BAND is the estimator's; others are for comparison). */
-int xmem_fit(const char *index_csv, double band, xmem_coeffs *c, xmem_fit_report *r,
+ * rule's band `band` wide (XMEM_WS_BAND is the estimator's; others are for comparison), and
+ * cross-validates the fit over `folds` folds (2..XMEM_MAX_FOLDS; 0: not), row i in fold
+ * i mod folds (xmem_fit.c). */
+int xmem_fit(const char *index_csv, double band, int folds, xmem_coeffs *c, xmem_fit_report *r,
              carma_err *err);
 
 #endif

@@ -1,7 +1,7 @@
 /* test_est_caching_alloc.c — the caching-allocator model (rounding, pools, segment sizes, best
  * fit, splitting, merging, peaks), the trace replay with its workspaces and estimate parts, the
  * cuDNN workspace rule (k x the input over a band of k), and the xmem fit's rule (no row
- * underestimated, per-family contexts and margins). */
+ * underestimated, per-family contexts and margins) and its cross-validation. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -271,7 +271,7 @@ static void test_fit_rule(void **state)
     xmem_coeffs c;
     xmem_fit_report r;
     carma_err err;
-    assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, &c, &r, &err), 0);
+    assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, 0, &c, &r, &err), 0);
     assert_int_equal(r.nsteps, XMEM_FIT_STEPS);
     assert_int_equal(r.rows_plain, 3);
     assert_int_equal(r.rows_conv, 2);
@@ -297,6 +297,43 @@ static void test_fit_rule(void **state)
     rmdir(dir);
 }
 
+/* Cross-validation: each row estimated by the fit on the other folds (row i in fold i mod 2).
+ * Plain rows of 100 MiB measured at 1500, 1500, 1500, 1600: without fold 1 the context is
+ * 1400 and row 3 (1600) comes out 6.25 % under; without fold 0 it is 1500 and rows 0 and 2
+ * come out 1/15 over. */
+static void test_fit_cross_validation(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-test-cv-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    small_trace(dir, "p", 100, false);
+    char idx[600];
+    snprintf(idx, sizeof idx, "%s/index.csv", dir);
+    FILE *f = fopen(idx, "w");
+    assert_non_null(f);
+    fputs("trace,family,measured_mib\np,mlp,1500\np,mlp,1500\np,mlp,1500\np,mlp,1600\n", f);
+    fclose(f);
+    xmem_coeffs c;
+    xmem_fit_report r;
+    carma_err err;
+    assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, 2, &c, &r, &err), 0);
+    assert_int_equal(r.under_plain, 0); /* every row it was fitted on is covered */
+    assert_float_equal(c.context_plain_mib, 1500, 1e-6);
+    assert_int_equal(r.folds, 2);
+    assert_int_equal(r.cv_plain.rows, 4);
+    assert_int_equal(r.cv_plain.under, 1);
+    assert_float_equal(r.cv_plain.worst, -0.0625, 1e-9);
+    assert_float_equal(r.cv_plain.median_err, (0.0625 + 1.0 / 15) / 2, 1e-9);
+    assert_int_equal(r.cv_conv.rows, 0);
+    assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, 1, &c, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "folds"));
+    char path[600];
+    snprintf(path, sizeof path, "%s/p", dir);
+    unlink(path);
+    unlink(idx);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_conv_workspace_band),
         cmocka_unit_test(test_bad_traces),
         cmocka_unit_test(test_fit_rule),
+        cmocka_unit_test(test_fit_cross_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
