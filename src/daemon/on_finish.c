@@ -54,7 +54,10 @@ struct d_hook {
 /* The hook: its environment set, its privileges dropped, then exec. Never returns. */
 static void run_hook(const char *path, const hook_user *u, char **env, int out)
 {
-    setpgid(0, 0);
+    /* A session of its own, not just a process group: a daemon started from a terminal (sudo
+     * carma daemon) would leave it that terminal, and the task's owner, who may trace their
+     * own process, could type into root's shell through it (TIOCSTI). */
+    setsid();
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
         _exit(127);
