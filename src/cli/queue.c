@@ -55,18 +55,23 @@ void queue_print_task(const json_t *t)
         snprintf(memtext, sizeof memtext, "%lld", (long long)json_integer_value(mem));
     else
         snprintf(memtext, sizeof memtext, "-");
-    /* other users chose these names: no escape sequence reaches the terminal */
+    /* other users chose the names, and a reply is another process's text: no escape sequence
+     * reaches the terminal */
     char *name = str_escape_controls(json_string_value(json_object_get(t, "name")));
     char *user = str_escape_controls(json_string_value(json_object_get(t, "user")));
-    json_t *reason = json_object_get(t, "reason");
+    char *state = str_escape_controls(json_string_value(json_object_get(t, "state")));
+    char *queue = str_escape_controls(json_string_value(q));
+    char *reason = str_escape_controls(json_string_value(json_object_get(t, "reason")));
     printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %-8s %s\n",
            (long long)json_integer_value(json_object_get(t, "id")), name ? name : "?",
-           user ? user : "?", json_string_value(json_object_get(t, "state")),
-           json_is_string(q) ? json_string_value(q) : "-",
+           user ? user : "?", state ? state : "?", queue ? queue : "-",
            (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext,
-           json_is_string(reason) ? json_string_value(reason) : "-");
+           reason ? reason : "-");
     free(name);
     free(user);
+    free(state);
+    free(queue);
+    free(reason);
 }
 
 static const struct option longopts[] = {

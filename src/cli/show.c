@@ -35,9 +35,12 @@ static void print_value(const char *key, const json_t *v, int indent)
     free(text);
 }
 
+/* One "key  value" line; the value escaped, as every reply string shown to a person is. */
 static void line(const char *key, const char *text)
 {
-    printf("%-13s %s\n", key, text);
+    char *safe = str_escape_controls(text);
+    printf("%-13s %s\n", key, safe ? safe : "?");
+    free(safe);
 }
 
 static void print_attempts(const json_t *list)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Terminal escapes in what a user submits (task name, command) reach other users' terminals
 # only made visible: `queue` and `show` print ESC as \x1b and a newline as \n, while --json
-# keeps the exact strings.
+# keeps the exact strings; what a daemon says (a task's reason, state) is escaped as well.
 set -u
 CARMA=$1
 fails=0
@@ -23,6 +23,27 @@ grep -qF 'name          evil\x1b[2J\nline2' <<<"$out" || fail "show: $(cat -v <<
 [ "$("$CARMA" queue --json | jq -r '.[0].name')" = "$name" ] || fail "queue --json exact"
 "$CARMA" cancel "$id" >/dev/null
 stop_daemon
+
+# What the daemon itself says (reason, state) is shown escaped too: a reply is text from
+# another process. A stand-in daemon (ours: the client talks to it) answers with ESC in them.
+python3 -c 'import json,socket,sys
+t={"id":1,"name":"n","user":"u","uid":0,"state":"queued\u001b[2J","queue":"main","attempts":0,
+   "gpus":[],"ngpus":1,"reason":"wait\u001b]0;T\u0007ing"}
+s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(10)
+open(sys.argv[2], "w").close()
+for _ in range(2):
+    c,_=s.accept(); c.recv(65536)
+    c.sendall((json.dumps({"ok":True,"tasks":[t],"next":None,"task":t})+"\n").encode()); c.close()
+' "$tmp/fake.sock" "$tmp/fake.ready" &
+fake=$!
+wait_until 5 test -e "$tmp/fake.ready" || fail "the stand-in daemon"
+out=$("$CARMA" queue --socket "$tmp/fake.sock" 2>&1)
+grep -q "$esc" <<<"$out" && fail "queue printed a daemon's raw ESC: $(cat -v <<<"$out")"
+grep -qF 'wait\x1b]0;T\x07ing' <<<"$out" || fail "queue: the reason escaped: $(cat -v <<<"$out")"
+out=$("$CARMA" show 1 --socket "$tmp/fake.sock" 2>&1)
+grep -q "$esc" <<<"$out" && fail "show printed a daemon's raw ESC: $(cat -v <<<"$out")"
+grep -qF 'wait\x1b]0;T\x07ing' <<<"$out" || fail "show: the reason escaped: $(cat -v <<<"$out")"
+kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null
 
 [ $fails -eq 0 ] && echo PASS
 exit $((fails > 0))
