@@ -147,7 +147,12 @@ int d_release(daemon_state *d, dtask *t, carma_err *err)
     if (!t->held)
         return carma_err_set(err, "task %llu is not held", (unsigned long long)t->st.id);
     t->held = false;
-    d->need_schedule = true; /* d_unpark gives it to the core once its dependencies allow */
+    d->need_schedule = true;
+    /* With no dependencies it joins the queue now, so the reply (and a `show` before the
+     * next pass) does not say it waits for dependencies; else d_unpark gives it to the core
+     * once they allow. */
+    if (t->sub.ndeps == 0 && enter_core(d, t, err))
+        return -1;
     return saved(d, t, "released", "", err);
 }
 

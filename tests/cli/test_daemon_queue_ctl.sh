@@ -40,7 +40,10 @@ out=$("$CARMA" queue --json) || fail "queue"
 task_is "$c" queued || fail "held c started"
 # b enters the queue when a ends, at its place by submission: ahead of d
 [ "$(first_launch)" = "$a $e $b $d " ] || fail "launch order should be a e b d, got: $(first_launch)"
-"$CARMA" release "$c" >/dev/null || fail "release c"
+# released, a task with no dependencies joins the queue at once: not "waiting" for them
+r=$("$CARMA" release --json "$c") || fail "release c"
+jq -e '.queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
+    || fail "release's reply: c waits for dependencies it does not have: $r"
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "released c did not run"
 
 # --afterok: met when the dependency is done; broken when it failed (cancelled, naming it)
