@@ -116,10 +116,10 @@ bool oom_demand_mib(const char *text, size_t len, uint64_t *mib)
 
 task_outcome oom_classify(exit_status st, bool cancelled, const char *stderr_tail, size_t len)
 {
-    if (st.exited && st.exit_code == 0)
-        return TASK_DONE;
     if (cancelled)
         return TASK_CANCELLED;
+    if (st.exited && st.exit_code == 0)
+        return TASK_DONE;
     return oom_marker_in(stderr_tail, len) ? TASK_OOM : TASK_FAILED;
 }
 

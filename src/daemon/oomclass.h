@@ -28,9 +28,12 @@ const char *oom_marker_in(const char *text, size_t len);
  * carma policy how much to raise its figure to. */
 bool oom_demand_mib(const char *text, size_t len, uint64_t *mib);
 
-/* Exit 0 is TASK_DONE whatever was printed (the reference called any run with "OOM" in its
- * log a crash). A non-zero exit or a signal is TASK_OOM when the stderr tail carries an
- * out-of-memory marker, TASK_FAILED otherwise. `cancelled` wins over everything but exit 0. */
+/* A task a cancel (or its time limit) reached is TASK_CANCELLED however it ended: a training
+ * script that catches SIGTERM saves a checkpoint and exits 0, and "done" would claim its work
+ * finished and start its --afterok dependents (Slurm's scancel gives CANCELLED too). Else exit
+ * 0 is TASK_DONE whatever was printed (the reference called any run with "OOM" in its log a
+ * crash); a non-zero exit or a signal is TASK_OOM when the stderr tail carries an
+ * out-of-memory marker, TASK_FAILED otherwise. */
 task_outcome oom_classify(exit_status st, bool cancelled, const char *stderr_tail, size_t len);
 
 const char *task_outcome_name(task_outcome o);

@@ -33,13 +33,29 @@ bool shellcmd_can_exec(const char *command)
     for (size_t i = 0; i < sizeof not_programs / sizeof *not_programs; i++)
         if (strlen(not_programs[i]) == n && !strncmp(p, not_programs[i], n))
             return false;
-    /* Anything that may make it more than one command; quoted or not (conservative). '&' only
-     * as part of a redirection (2>&1). */
+    /* Anything that may make it more than one command, outside quotes: inside them it is
+     * part of an argument (`sh -c 'trap "" TERM; sleep 30'` is one command, and run without
+     * exec its wrapper shell, not the program, took a cancel's SIGTERM and its status was
+     * recorded). '&' only as part of a redirection (2>&1). Unbalanced quotes: as written. */
     for (const char *q = p + n; *q; q++) {
-        if (strchr(";|()`{}\n\r", *q))
+        if (*q == '\'') {
+            if (!(q = strchr(q + 1, '\'')))
+                return false;
+        } else if (*q == '"') {
+            for (q++; *q && *q != '"'; q++)
+                if (*q == '\\' && q[1])
+                    q++;
+            if (!*q)
+                return false;
+        } else if (*q == '\\') {
+            if (!q[1] || q[1] == '\n')
+                return false;
+            q++;
+        } else if (strchr(";|()`{}\n\r", *q)) {
             return false;
-        if (*q == '&' && (q[-1] != '>' && q[-1] != '<'))
+        } else if (*q == '&' && q[-1] != '>' && q[-1] != '<') {
             return false;
+        }
     }
     return true;
 }

@@ -32,6 +32,15 @@ wait_until 10 test -e "$tmp/work/ready" || fail "task $b did not start"
 cancelled() { [ "$(task_state "$b")" = cancelled ]; }
 wait_until 10 cancelled || fail "task $b should be cancelled, is $(task_state "$b")"
 [ "$(cat "$tmp/work/ckpt" 2>/dev/null)" = saved ] || fail "the task's checkpoint on SIGTERM was not written"
+[ "$("$CARMA" show --json "$b" | jq .last_attempt.exit_code)" = 0 ] || fail "task $b exited 0 on SIGTERM: $("$CARMA" show --json "$b")"
+# A task that ignores SIGTERM is killed after kill_grace_s: its own status says so (SIGKILL),
+# not that of a shell that wrapped it and died of the SIGTERM at once.
+c=$(cd "$tmp/work" && "$CARMA" submit -- sh -c 'trap "" TERM; touch ready2; sleep 30; echo after')
+wait_until 10 test -e "$tmp/work/ready2" || fail "task $c did not start"
+"$CARMA" cancel "$c" >/dev/null || fail "cancel $c"
+killed() { [ "$(task_state "$c")" = cancelled ]; }
+wait_until 15 killed || fail "task $c should be cancelled, is $(task_state "$c")"
+[ "$("$CARMA" show --json "$c" | jq .last_attempt.signal)" = 9 ] || fail "task $c: signal $("$CARMA" show --json "$c" | jq .last_attempt.signal), expected 9"
 stop_daemon
 
 echo "$fails failure(s)"

@@ -55,7 +55,7 @@ static void exit_zero_is_never_a_crash(void **state)
     for (size_t i = 0; i < sizeof oom_lines / sizeof oom_lines[0]; i++)
         assert_int_equal(classify(EXIT0, false, oom_lines[i]), TASK_DONE);
     assert_int_equal(classify(EXIT0, false, ""), TASK_DONE);
-    assert_int_equal(classify(EXIT0, true, "CUDA out of memory"), TASK_DONE);
+    assert_int_equal(classify(EXIT0, true, "CUDA out of memory"), TASK_CANCELLED); /* not a crash */
 }
 
 static void other_failures_are_final(void **state)
@@ -72,12 +72,14 @@ static void other_failures_are_final(void **state)
     assert_int_equal(classify(EXIT1, false, "MPS backend out of memory"), TASK_FAILED);
 }
 
-static void cancel_wins_over_failure_but_not_over_success(void **state)
+static void cancel_wins_over_everything(void **state)
 {
     (void)state;
     assert_int_equal(classify(KILLED, true, "CUDA out of memory"), TASK_CANCELLED);
     assert_int_equal(classify((exit_status){false, 0, 15}, true, ""), TASK_CANCELLED);
-    assert_int_equal(classify(EXIT0, true, ""), TASK_DONE);
+    /* a script that saved a checkpoint on SIGTERM and exited 0 did not finish its work */
+    assert_int_equal(classify(EXIT0, true, ""), TASK_CANCELLED);
+    assert_int_equal(classify(EXIT0, false, "CUDA out of memory"), TASK_DONE);
 }
 
 static void marker_search_respects_the_length(void **state)
@@ -146,7 +148,7 @@ int main(void)
         cmocka_unit_test(every_framework_message_is_oom_on_failure),
         cmocka_unit_test(exit_zero_is_never_a_crash),
         cmocka_unit_test(other_failures_are_final),
-        cmocka_unit_test(cancel_wins_over_failure_but_not_over_success),
+        cmocka_unit_test(cancel_wins_over_everything),
         cmocka_unit_test(marker_search_respects_the_length),
         cmocka_unit_test(demand_from_pytorch_messages),
     };
