@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -131,18 +130,6 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     return 0;
 }
 
-/* A random 128-bit idempotency key as 32 hex digits; false when the kernel gives no
- * randomness (the submission then goes without one, and is not retried). */
-static bool submission_key(char key[33])
-{
-    unsigned char b[16];
-    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
-        return false;
-    for (size_t i = 0; i < sizeof b; i++)
-        snprintf(key + 2 * i, 3, "%02x", b[i]);
-    return true;
-}
-
 /* Fills the figures of every estimator computed from a summary (horus, gpumemnet, carma). */
 static int estimate_summary(submission *sub, carma_err *err)
 {
@@ -250,64 +237,6 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
             return -1;
     }
     return 0;
-}
-
-int submit_send(const request_args *a, json_t *task, json_int_t *id)
-{
-    json_t *req = json_object(), *reply;
-    json_object_set_new(req, "verb", json_string("submit"));
-    json_object_set(req, "task", task);
-    /* A key of its own makes the submission safe to send again when the reply is lost: the
-     * daemon answers a repeat with the first task's id. */
-    char key[33];
-    bool keyed = submission_key(key);
-    if (keyed)
-        json_object_set_new(req, "key", json_string(key));
-    int rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply);
-    if (rc)
-        return rc;
-    *id = json_integer_value(json_object_get(reply, "id"));
-    json_decref(reply);
-    return 0;
-}
-
-/* Sends the task (one per --array index); prints the ids on one line. */
-static int send_tasks(request_args *a, json_t *task, const queue_ctl *qc)
-{
-    size_t n = qc->narray ? qc->narray : 1;
-    json_t *ids = json_array();
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        json_t *t = json_deep_copy(task);
-        if (qc->narray) {
-            json_object_set_new(t, "array_index", json_integer(qc->array[i]));
-            char name[160];
-            snprintf(name, sizeof name, "%.140s[%d]",
-                     json_string_value(json_object_get(t, "name")), qc->array[i]);
-            json_object_set_new(t, "name", json_string(name));
-        }
-        json_int_t id;
-        rc = submit_send(a, t, &id);
-        json_decref(t);
-        if (rc == 0)
-            json_array_append_new(ids, json_integer(id));
-    }
-    if (a->opts.json) {
-        json_t *out = qc->narray ? json_pack("{sO}", "ids", ids)
-                                 : json_pack("{sO}", "id", json_array_get(ids, 0));
-        if (json_array_size(ids) == n)
-            cli_print_json(out);
-        json_decref(out);
-    } else {
-        size_t i;
-        json_t *id;
-        json_array_foreach(ids, i, id)
-            printf("%s%lld", i ? " " : "", (long long)json_integer_value(id));
-        if (json_array_size(ids))
-            printf("\n");
-    }
-    json_decref(ids);
-    return rc;
 }
 
 /* The submission's default directory (the current one) and environment, then its JSON, checked
@@ -497,7 +426,7 @@ static int run(request_args *a)
         return cli_usage_error("submit", "%s%s", err.msg,
                                strstr(err.msg, "task.env") ? " (--clean-env passes only PATH "
                                                              "and --env)" : "");
-    rc = send_tasks(a, task, &qc);
+    rc = submit_send_all(a, task, qc.array, qc.narray);
     json_decref(task);
     return rc;
 }
