@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -38,7 +39,8 @@ static const char usage[] =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
     "       carma submit [OPTIONS] TASKFILE\n\n"
     "Queues a task with the daemon and prints its id. The task runs as you, in the current\n"
-    "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file.\n"
+    "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file,\n"
+    "which takes no arguments: the options go before it (the command line's win over its).\n"
     "When the daemon cannot be reached or its reply is lost, the submission is sent again\n"
     "(4 tries): its random key makes the daemon answer a repeat with the first task's id.\n\n"
     "  --gpus N           GPUs the task needs (default 1)\n"
@@ -163,6 +165,25 @@ static void estimate_xmem(submission *sub, char **words, int nwords)
 static bool is_task_file(const char *arg)
 {
     return str_ends_with(arg, ".rad") || str_ends_with(arg, ".yaml") || str_ends_with(arg, ".yml");
+}
+
+/* The operands, when no -- says they are a command: a task file takes no arguments, and
+ * options after it would otherwise be read as a command line (with '+' the options stop at the
+ * first operand); a directory is neither a task file nor a program. A bare word that is not the
+ * sole operand is a program's name, which the shell looks up in PATH, not here. 0, or a usage
+ * error's exit status. */
+static int check_file_operand(int n, char **operands)
+{
+    const char *op = operands[0];
+    struct stat st;
+    if ((n == 1 || strchr(op, '/')) && stat(op, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_usage_error("submit", "'%s' is a directory (give a TASKFILE, or -- COMMAND)",
+                               op);
+    if (is_task_file(op) && n > 1)
+        return cli_usage_error("submit", "'%s' after the task file %s: a task file takes no "
+                               "arguments and options go before it (carma submit [OPTIONS] "
+                               "TASKFILE)", operands[1], op);
+    return 0;
 }
 
 static const struct option longopts[] = {
@@ -373,7 +394,11 @@ static int run(request_args *a)
         submission_free(&sub);
         return cli_usage_error("submit", "nothing to run: give -- COMMAND or a TASKFILE");
     }
-    bool task_file = !dashdash && first + 1 == argc && is_task_file(argv[first]);
+    if (!dashdash && (rc = check_file_operand(argc - first, argv + first)) != 0) {
+        submission_free(&sub);
+        return rc;
+    }
+    bool task_file = !dashdash && is_task_file(argv[first]);
     if (task_file) {
         submission opts_sub = sub;
         submission_init(&sub);

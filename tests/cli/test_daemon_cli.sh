@@ -30,6 +30,18 @@ start_daemon --sim-gpus 2xA100-40GB --set sample_interval_s=0.2
 out=$("$CARMA" submit --gpus 3 -- true 2>&1); [ $? -eq 1 ] || fail "3 GPUs on 2 should fail"
 grep -q "asks for 3 GPUs but this server has 2" <<<"$out" || fail "message: $out"
 "$CARMA" submit /nonexistent/x.rad >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing task file"
+# A task file is never read as a command line: options or words after it are refused (they
+# would have become the task's command), and so is a directory where a task file would be.
+src=$2
+out=$("$CARMA" submit "$src/examples/resnet18.yaml" --gpus 2 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "'--gpus' after the task file .*options go before it" <<<"$out" ||
+    fail "options after a task file: rc $rc: $out"
+"$CARMA" submit "$src/examples/resnet18.yaml" extra >/dev/null 2>&1
+[ $? -eq 2 ] || fail "a word after a task file should exit 2"
+for d in "$tmp" "$src/examples/"; do
+    out=$("$CARMA" submit "$d" 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "'$d' is a directory" <<<"$out" || fail "directory $d: rc $rc: $out"
+done
 [ "$("$CARMA" queue --all --json | jq length)" -eq 0 ] || fail "a refused submission was stored"
 id=$("$CARMA" submit --json --name hello --mem 3G -- echo 'hi there' | jq .id)
 [ "$id" = 1 ] || fail "--json submit id: $id"
