@@ -97,7 +97,14 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     if (spec.workdir && !fs.cwd)
         rc = carma_err_set(err, "%s: working directory '%s' does not exist", path, spec.workdir);
     fs.ngpus = spec.ngpus;
-    fs.mem = spec.mem;
+    /* The file's figures are the task's; those computed from a summary are for the file's own
+     * summary and batch, so a --summary or --batch given here has them computed again. */
+    for (int k = 0; k < MEM_SOURCE_COUNT; k++) {
+        uint64_t mib;
+        if (mem_figures_get(&spec.mem, (mem_source)k, &mib) &&
+            !((given & (GIVEN_SUMMARY | GIVEN_BATCH)) && estimator_computes((mem_source)k)))
+            mem_figures_set(&fs.mem, (mem_source)k, mib);
+    }
     fs.max_retries = spec.max_retries < 0 ? -1 : spec.max_retries;
     fs.summary = spec.summary_path ? str_dup(spec.summary_path) : NULL;
     fs.batch = spec.batch_size;
@@ -132,14 +139,16 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     return 0;
 }
 
-/* Fills the figures of every estimator computed from a summary (horus, gpumemnet, carma). */
+/* Fills the figures of the estimators computed from a summary (horus, gpumemnet, carma) that
+ * the submission does not have yet: a figure a task file gives is the task's. */
 static int estimate_summary(submission *sub, carma_err *err)
 {
     estimator e;
     estimator_init(&e);
     int rc = 0;
+    uint64_t mib;
     for (int k = 0; k < MEM_SOURCE_COUNT && rc == 0; k++)
-        if (estimator_computes((mem_source)k))
+        if (estimator_computes((mem_source)k) && !mem_figures_get(&sub->mem, (mem_source)k, &mib))
             rc = estimate_fill_mem(&e, (mem_source)k, sub->summary, sub->batch, &sub->mem, err);
     estimator_free(&e);
     return rc;

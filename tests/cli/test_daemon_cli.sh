@@ -59,6 +59,16 @@ wait_until 10 done_ || fail "task 1 did not finish"
     || fail "gpus --json"
 "$CARMA" gpus | grep -q "^0 .*sim A100-40GB" || fail "gpus table"
 out=$("$CARMA" cancel 1 2>&1); [ $? -eq 1 ] && grep -q "already done" <<<"$out" || fail "cancel done: $out"
+# The figures a task file gives are the task's: only the estimators it leaves out (carma) are
+# computed from its summary and batch; a --batch given here has them all computed again.
+id=$("$CARMA" submit --hold "$src/examples/resnet18.yaml") || fail "submit resnet18.yaml"
+m=$("$CARMA" show --json "$id" | jq -c .mem)
+[ "$(jq -c '[.oracle, .horus, .faketensor, .gpumemnet]' <<<"$m")" = "[788,2231,53,8192]" ] &&
+    jq -e '.carma > 0' <<<"$m" >/dev/null || fail "the task file's figures: $m"
+id=$("$CARMA" submit --hold --batch 64 "$src/examples/resnet18.yaml") || fail "submit --batch 64"
+m=$("$CARMA" show --json "$id" | jq -c .mem)
+jq -e '.oracle == 788 and .faketensor == 53 and .horus != 2231 and .gpumemnet != 8192' \
+    <<<"$m" >/dev/null || fail "--batch 64 should recompute the summary's figures: $m"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
