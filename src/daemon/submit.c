@@ -73,9 +73,12 @@ static int take_history(daemon_state *d, dtask *t, carma_err *err)
 static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
 {
     const submission *sub = &t->sub;
+    /* The measured figure is submit's --mem, or a task file's (its source): named as given. */
+    const char *given = sub->source ? "memory figure" : "--mem";
     uint64_t mib;
     if (mem_figures_get(&sub->mem, MEM_ORACLE, &mib) && mib == 0)
-        return carma_err_set(err, "--mem 0: a task needs some GPU memory");
+        return carma_err_set(err, "%s 0%s: a task needs some GPU memory", given,
+                             sub->source ? " MiB" : "");
     dtask_mem m = d_task_mem(d, t);
     int largest = -1, known = 0, big_enough = 0;
     for (int g = 0; g < d->ngpus; g++) {
@@ -90,7 +93,7 @@ static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
     if (m.from == DMEM_NONE || m.from == DMEM_POLICY || known < d->ngpus ||
         big_enough >= sub->ngpus)
         return 0;
-    const char *what = m.from == DMEM_SUBMITTED && m.source == MEM_ORACLE ? "--mem"
+    const char *what = m.from == DMEM_SUBMITTED && m.source == MEM_ORACLE ? given
                                                                            : d_task_mem_name(m);
     if (big_enough == 0)
         return carma_err_set(err, "%s %.1f GiB exceeds the largest GPU here (%.1f GiB, GPU %d)",

@@ -20,6 +20,14 @@ grep -q "resnet18_cifar100_20e_1.rad: ok" <<<"$out" || fail "good file not repor
 "$carma" task check "$src/tests/data/yaml/unknown_key.yaml" 2>&1 |
     grep -q "unknown_key.yaml:3: unknown key 'memroy'" || fail "unknown key message"
 
+# memory 0 is impossible (the daemon refuses it): `task check` says so, naming the line
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'command: "true"\nmemory: 0\n' >"$tmp/m0.yaml"
+out=$("$carma" task check "$tmp/m0.yaml" 2>&1)
+[ $? -eq 1 ] && grep -q "m0.yaml:2: memory: must be more than 0 MiB" <<<"$out" ||
+    fail "memory 0 should not check ok: $out"
+
 json=$("$carma" task show --json "$rad/gpt2_large_2.rad")
 [ $? -eq 0 ] || fail "show --json failed"
 for key in '"id": 0' '"name": "gpt2_large_2.rad"' '"gpus": 2' '"oracle": 28356' \
