@@ -374,6 +374,10 @@ static int run(request_args *a)
             given |= GIVEN_BATCH;
             break;
         case 'n':
+            if (!*arg) { /* as a task file's `name: ""`: a blank NAME in every listing */
+                rc = cli_usage_error("submit", "--name: must not be empty");
+                break;
+            }
             free(sub.name);
             sub.name = str_dup(arg);
             given |= GIVEN_NAME;

@@ -38,6 +38,8 @@ out=$("$CARMA" submit "$src/examples/resnet18.yaml" --gpus 2 2>&1); rc=$?
     fail "options after a task file: rc $rc: $out"
 "$CARMA" submit "$src/examples/resnet18.yaml" extra >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a word after a task file should exit 2"
+out=$("$CARMA" submit --name "" -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--name: must not be empty" <<<"$out" || fail "--name '': rc $rc: $out"
 for d in "$tmp" "$src/examples/"; do
     out=$("$CARMA" submit "$d" 2>&1); rc=$?
     [ $rc -eq 2 ] && grep -q "'$d' is a directory" <<<"$out" || fail "directory $d: rc $rc: $out"
