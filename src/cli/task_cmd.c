@@ -70,8 +70,10 @@ static json_t *task_json(const task_spec *t)
         if (mem_figures_get(&t->mem, (mem_source)s, &mib))
             json_object_set_new(mem, mem_label((mem_source)s), json_integer((json_int_t)mib));
     }
-    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}", "id",
-                     (json_int_t)t->id, "name", json_str_or_null(t->name), "command",
+    /* a task file carries no id (0): the task has one only once submitted */
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}", "id",
+                     t->id ? json_integer((json_int_t)t->id) : json_null(), "name",
+                     json_str_or_null(t->name), "command",
                      json_str_or_null(t->command), "workdir", json_str_or_null(t->workdir), "env",
                      env, "gpus", t->ngpus, "memory", mem, "summary",
                      json_str_or_null(t->summary_path), "batch_size",

@@ -30,7 +30,7 @@ out=$("$carma" task check "$tmp/m0.yaml" 2>&1)
 
 json=$("$carma" task show --json "$rad/gpt2_large_2.rad")
 [ $? -eq 0 ] || fail "show --json failed"
-for key in '"id": 0' '"name": "gpt2_large_2.rad"' '"gpus": 2' '"oracle": 28356' \
+for key in '"id": null' '"name": "gpt2_large_2.rad"' '"gpus": 2' '"oracle": 28356' \
     '"horus": 40000' '"workdir": null' '"env": \[\]' '"summary": "gpt2_large.model"' \
     '"batch_size": 8' '"max_retries": null' '"command": "python workloads/gpt2_large_on_wiki.py"'; do
     grep -q "$key" <<<"$json" || fail "JSON lacks $key: $json"
