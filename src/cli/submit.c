@@ -289,7 +289,8 @@ static int finish_submission(submission *sub, bool clean_env, json_t **out, carm
     submission check;
     if (!task)
         return carma_err_set(err, "out of memory");
-    if (submission_from_json(task, &check, err)) {
+    if (submission_from_json(task, &check, err) || submission_check_new(&check, err)) {
+        submission_free(&check);
         json_decref(task);
         return -1;
     }

@@ -123,6 +123,25 @@ static int check_controls(daemon_state *d, const peer *p, const submission *sub,
     return 0;
 }
 
+/* A user's tasks not ended live in the daemon's memory, and their specs (a whole environment,
+ * a command of up to SUB_MAX_COMMAND bytes each) in its database: at most max_tasks_per_user of
+ * them, so that no user fills either for the others (root is not limited). */
+static int check_user_tasks(const daemon_state *d, const peer *p, carma_err *err)
+{
+    int max = d->cfg.daemon.max_tasks_per_user;
+    if (max == 0 || p->uid == 0)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < d->ntasks; i++) {
+        const dtask *t = d->tasks[i];
+        n += t->uid == p->uid && (t->state == DS_QUEUED || t->state == DS_RUNNING);
+    }
+    if (n >= (size_t)max)
+        return carma_err_set(err, "you have %zu tasks not ended (max_tasks_per_user = %d): "
+                             "wait for some to end, or cancel some", n, max);
+    return 0;
+}
+
 int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
              bool *repeat, carma_err *err)
 {
@@ -145,7 +164,8 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
     if (sub->ngpus > d->ngpus)
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
                              d->ngpus);
-    if (check_controls(d, p, sub, err))
+    if (submission_check_new(sub, err) || check_user_tasks(d, p, err) ||
+        check_controls(d, p, sub, err))
         return -1;
     json_t *spec = submission_to_json(sub);
     char *spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
