@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -39,7 +39,8 @@ static const char usage[] =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
     "       carma submit [OPTIONS] TASKFILE\n\n"
     "Queues a task with the daemon and prints its id. The task runs as you, in the current\n"
-    "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file.\n"
+    "directory, with /bin/sh -c; TASKFILE is a carma task file (.yaml) or a CARMA .rad file,\n"
+    "which takes no arguments: the options go before it (the command line's win over its).\n"
     "When the daemon cannot be reached or its reply is lost, the submission is sent again\n"
     "(4 tries): its random key makes the daemon answer a repeat with the first task's id.\n\n"
     "  --gpus N           GPUs the task needs (default 1)\n"
@@ -96,7 +97,14 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     if (spec.workdir && !fs.cwd)
         rc = carma_err_set(err, "%s: working directory '%s' does not exist", path, spec.workdir);
     fs.ngpus = spec.ngpus;
-    fs.mem = spec.mem;
+    /* The file's figures are the task's; those computed from a summary are for the file's own
+     * summary and batch, so a --summary or --batch given here has them computed again. */
+    for (int k = 0; k < MEM_SOURCE_COUNT; k++) {
+        uint64_t mib;
+        if (mem_figures_get(&spec.mem, (mem_source)k, &mib) &&
+            !((given & (GIVEN_SUMMARY | GIVEN_BATCH)) && estimator_computes((mem_source)k)))
+            mem_figures_set(&fs.mem, (mem_source)k, mib);
+    }
     fs.max_retries = spec.max_retries < 0 ? -1 : spec.max_retries;
     fs.summary = spec.summary_path ? str_dup(spec.summary_path) : NULL;
     fs.batch = spec.batch_size;
@@ -131,26 +139,16 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     return 0;
 }
 
-/* A random 128-bit idempotency key as 32 hex digits; false when the kernel gives no
- * randomness (the submission then goes without one, and is not retried). */
-static bool submission_key(char key[33])
-{
-    unsigned char b[16];
-    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
-        return false;
-    for (size_t i = 0; i < sizeof b; i++)
-        snprintf(key + 2 * i, 3, "%02x", b[i]);
-    return true;
-}
-
-/* Fills the figures of every estimator computed from a summary (horus, gpumemnet, carma). */
+/* Fills the figures of the estimators computed from a summary (horus, gpumemnet, carma) that
+ * the submission does not have yet: a figure a task file gives is the task's. */
 static int estimate_summary(submission *sub, carma_err *err)
 {
     estimator e;
     estimator_init(&e);
     int rc = 0;
+    uint64_t mib;
     for (int k = 0; k < MEM_SOURCE_COUNT && rc == 0; k++)
-        if (estimator_computes((mem_source)k))
+        if (estimator_computes((mem_source)k) && !mem_figures_get(&sub->mem, (mem_source)k, &mib))
             rc = estimate_fill_mem(&e, (mem_source)k, sub->summary, sub->batch, &sub->mem, err);
     estimator_free(&e);
     return rc;
@@ -176,6 +174,25 @@ static void estimate_xmem(submission *sub, char **words, int nwords)
 static bool is_task_file(const char *arg)
 {
     return str_ends_with(arg, ".rad") || str_ends_with(arg, ".yaml") || str_ends_with(arg, ".yml");
+}
+
+/* The operands, when no -- says they are a command: a task file takes no arguments, and
+ * options after it would otherwise be read as a command line (with '+' the options stop at the
+ * first operand); a directory is neither a task file nor a program. A bare word that is not the
+ * sole operand is a program's name, which the shell looks up in PATH, not here. 0, or a usage
+ * error's exit status. */
+static int check_file_operand(int n, char **operands)
+{
+    const char *op = operands[0];
+    struct stat st;
+    if ((n == 1 || strchr(op, '/')) && stat(op, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_usage_error("submit", "'%s' is a directory (give a TASKFILE, or -- COMMAND)",
+                               op);
+    if (is_task_file(op) && n > 1)
+        return cli_usage_error("submit", "'%s' after the task file %s: a task file takes no "
+                               "arguments and options go before it (carma submit [OPTIONS] "
+                               "TASKFILE)", operands[1], op);
+    return 0;
 }
 
 static const struct option longopts[] = {
@@ -252,64 +269,6 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
     return 0;
 }
 
-int submit_send(const request_args *a, json_t *task, json_int_t *id)
-{
-    json_t *req = json_object(), *reply;
-    json_object_set_new(req, "verb", json_string("submit"));
-    json_object_set(req, "task", task);
-    /* A key of its own makes the submission safe to send again when the reply is lost: the
-     * daemon answers a repeat with the first task's id. */
-    char key[33];
-    bool keyed = submission_key(key);
-    if (keyed)
-        json_object_set_new(req, "key", json_string(key));
-    int rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply);
-    if (rc)
-        return rc;
-    *id = json_integer_value(json_object_get(reply, "id"));
-    json_decref(reply);
-    return 0;
-}
-
-/* Sends the task (one per --array index); prints the ids on one line. */
-static int send_tasks(request_args *a, json_t *task, const queue_ctl *qc)
-{
-    size_t n = qc->narray ? qc->narray : 1;
-    json_t *ids = json_array();
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        json_t *t = json_deep_copy(task);
-        if (qc->narray) {
-            json_object_set_new(t, "array_index", json_integer(qc->array[i]));
-            char name[160];
-            snprintf(name, sizeof name, "%.140s[%d]",
-                     json_string_value(json_object_get(t, "name")), qc->array[i]);
-            json_object_set_new(t, "name", json_string(name));
-        }
-        json_int_t id;
-        rc = submit_send(a, t, &id);
-        json_decref(t);
-        if (rc == 0)
-            json_array_append_new(ids, json_integer(id));
-    }
-    if (a->opts.json) {
-        json_t *out = qc->narray ? json_pack("{sO}", "ids", ids)
-                                 : json_pack("{sO}", "id", json_array_get(ids, 0));
-        if (json_array_size(ids) == n)
-            cli_print_json(out);
-        json_decref(out);
-    } else {
-        size_t i;
-        json_t *id;
-        json_array_foreach(ids, i, id)
-            printf("%s%lld", i ? " " : "", (long long)json_integer_value(id));
-        if (json_array_size(ids))
-            printf("\n");
-    }
-    json_decref(ids);
-    return rc;
-}
-
 /* The submission's default directory (the current one) and environment, then its JSON, checked
  * as the daemon will check it; the submission is freed. */
 static int finish_submission(submission *sub, bool clean_env, json_t **out, carma_err *err)
@@ -330,7 +289,8 @@ static int finish_submission(submission *sub, bool clean_env, json_t **out, carm
     submission check;
     if (!task)
         return carma_err_set(err, "out of memory");
-    if (submission_from_json(task, &check, err)) {
+    if (submission_from_json(task, &check, err) || submission_check_new(&check, err)) {
+        submission_free(&check);
         json_decref(task);
         return -1;
     }
@@ -415,6 +375,10 @@ static int run(request_args *a)
             given |= GIVEN_BATCH;
             break;
         case 'n':
+            if (!*arg) { /* as a task file's `name: ""`: a blank NAME in every listing */
+                rc = cli_usage_error("submit", "--name: must not be empty");
+                break;
+            }
             free(sub.name);
             sub.name = str_dup(arg);
             given |= GIVEN_NAME;
@@ -444,7 +408,11 @@ static int run(request_args *a)
         submission_free(&sub);
         return cli_usage_error("submit", "nothing to run: give -- COMMAND or a TASKFILE");
     }
-    bool task_file = !dashdash && first + 1 == argc && is_task_file(argv[first]);
+    if (!dashdash && (rc = check_file_operand(argc - first, argv + first)) != 0) {
+        submission_free(&sub);
+        return rc;
+    }
+    bool task_file = !dashdash && is_task_file(argv[first]);
     if (task_file) {
         submission opts_sub = sub;
         submission_init(&sub);
@@ -497,7 +465,7 @@ static int run(request_args *a)
         return cli_usage_error("submit", "%s%s", err.msg,
                                strstr(err.msg, "task.env") ? " (--clean-env passes only PATH "
                                                              "and --env)" : "");
-    rc = send_tasks(a, task, &qc);
+    rc = submit_send_all(a, task, qc.array, qc.narray);
     json_decref(task);
     return rc;
 }

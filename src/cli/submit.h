@@ -1,6 +1,6 @@
 /* submit.h — the parts of `carma submit` that `carma run` reuses: a task file read into the
  * daemon's submission JSON exactly as `carma submit TASKFILE` reads it, and one submission sent
- * with its idempotency key. */
+ * with its idempotency key (submit_send.c, which also sends an --array's tasks). */
 #ifndef CARMA_CLI_SUBMIT_H
 #define CARMA_CLI_SUBMIT_H
 
@@ -17,5 +17,11 @@ int submit_task_file_json(const char *path, json_t **task, carma_err *err);
 /* Submits one task (its JSON is not taken), sent again on a lost reply under a random key.
  * 0 with *id set, or the exit status after printing the error. */
 int submit_send(const request_args *a, json_t *task, json_int_t *id);
+
+/* Submits the task once, or once per index of an --array (narray > 0: each with its
+ * array_index and "NAME[INDEX]" as its name); prints the ids made on one line (--json:
+ * {"id": N}, or {"ids": [...]} for an array). 0, or the exit status of the first that failed
+ * (the ids made before it are still printed, as text). */
+int submit_send_all(const request_args *a, json_t *task, const int *array, size_t narray);
 
 #endif

@@ -2,11 +2,13 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "task/taskload.h"
+#include "util/strutil.h"
 
 static const char *const usage =
     "usage: carma task check FILE...\n"
@@ -15,7 +17,8 @@ static const char *const usage =
     "(see README, \"Task files\").\n\n"
     "  check   parse and validate each FILE; prints `FILE: ok` or the error (file:line: ...).\n"
     "          Exits 1 when any file is bad.\n"
-    "  show    print the task parsed from FILE; --json prints one JSON object with keys\n"
+    "  show    print the task parsed from FILE (control characters shown escaped, as \\x1b);\n"
+    "          --json prints one JSON object, strings exact, with keys\n"
     "          id, name, command, workdir, env, gpus, memory {source: MiB}, summary,\n"
     "          batch_size, max_retries (null where unknown).\n";
 
@@ -70,8 +73,10 @@ static json_t *task_json(const task_spec *t)
         if (mem_figures_get(&t->mem, (mem_source)s, &mib))
             json_object_set_new(mem, mem_label((mem_source)s), json_integer((json_int_t)mib));
     }
-    return json_pack("{s:I, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}", "id",
-                     (json_int_t)t->id, "name", json_str_or_null(t->name), "command",
+    /* a task file carries no id (0): the task has one only once submitted */
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}", "id",
+                     t->id ? json_integer((json_int_t)t->id) : json_null(), "name",
+                     json_str_or_null(t->name), "command",
                      json_str_or_null(t->command), "workdir", json_str_or_null(t->workdir), "env",
                      env, "gpus", t->ngpus, "memory", mem, "summary",
                      json_str_or_null(t->summary_path), "batch_size",
@@ -79,9 +84,13 @@ static json_t *task_json(const task_spec *t)
                      t->max_retries >= 0 ? json_integer(t->max_retries) : json_null());
 }
 
+/* A field as the file has it, its control characters made visible: a task file may come from
+ * anyone, and its text must not drive the terminal (JSON keeps it exact). */
 static void print_opt(const char *label, const char *value, const char *none)
 {
-    printf("%-12s %s\n", label, value ? value : none);
+    char *shown = str_escape_controls(value);
+    printf("%-12s %s\n", label, shown ? shown : value ? "?" : none);
+    free(shown);
 }
 
 static void task_print(const task_spec *t)

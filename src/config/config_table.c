@@ -21,6 +21,7 @@ static const daemon_config daemon_default = {
     .mps_log_dir = "",
     .mps_thread_pct = 0,
     .max_conns_per_uid = 64,
+    .max_tasks_per_user = 10000, /* Slurm's MaxJobCount */
     .on_finish = "",
     .on_finish_timeout_s = 60.0,
     .keep_attempt_logs_days = 30,
@@ -29,12 +30,13 @@ static const daemon_config daemon_default = {
 
 static const struct daemon_bounds {
     sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid,
-        on_finish_timeout_s, keep_attempt_logs_days;
+        max_tasks_per_user, on_finish_timeout_s, keep_attempt_logs_days;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
     .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
     .mps_thread_pct = {SCHED_UNIT_INTEGER, 0, 100, false},
     .max_conns_per_uid = {SCHED_UNIT_INTEGER, 1, 1000000, false},
+    .max_tasks_per_user = {SCHED_UNIT_INTEGER, 0, 1000000, false},
     .on_finish_timeout_s = {SCHED_UNIT_SECONDS, 0.1, 86400, false},
     .keep_attempt_logs_days = {SCHED_UNIT_INTEGER, 0, 36500, false},
 };
@@ -204,6 +206,10 @@ const config_row config_rows[] = {
     {OPT_INT("max_conns_per_uid", DAEMON, max_conns_per_uid,
              "daemon: connections one user may hold open at once (root and the daemon's own "
              "user are not limited, and some connections are kept for them alone)")},
+    {OPT_INT("max_tasks_per_user", DAEMON, max_tasks_per_user,
+             "daemon: tasks one user may have not ended (queued, held or running; each of an "
+             "--array counts): a submission past it is refused, so that no user can fill the "
+             "daemon's memory and disk (0: no limit; root is not limited)")},
     {OPT_BOOL("mps", DAEMON, mps,
               "daemon: run tasks as CUDA MPS clients (on/off); a collocated task is capped at "
               "its memory figure plus margin_mib, so an estimate that is too low fails that task "

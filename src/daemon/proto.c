@@ -257,6 +257,30 @@ fail:
     return -1;
 }
 
+int submission_check_new(const submission *s, carma_err *err)
+{
+    const struct {
+        const char *field, *value;
+        size_t max;
+    } bounds[] = {
+        {"name", s->name, SUB_MAX_NAME},      {"command", s->command, SUB_MAX_COMMAND},
+        {"cwd", s->cwd, SUB_MAX_PATH},        {"summary", s->summary, SUB_MAX_PATH},
+        {"source", s->source, SUB_MAX_PATH},
+    };
+    if (s->name && !*s->name)
+        return carma_err_set(err, "task.name: empty");
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        size_t n = bounds[i].value ? strlen(bounds[i].value) : 0;
+        if (n > bounds[i].max)
+            return carma_err_set(err, "task.%s: %zu bytes, at most %zu%s", bounds[i].field, n,
+                                 bounds[i].max,
+                                 bounds[i].max == SUB_MAX_COMMAND
+                                     ? " (what /bin/sh -c can be given, less carma's wrapping)"
+                                     : "");
+    }
+    return 0;
+}
+
 json_t *submission_to_json(const submission *s)
 {
     json_t *j = json_object(), *env = json_array(), *mem = json_object();

@@ -29,6 +29,12 @@ typedef struct sub_dep {
 #define SUB_MAX_DEPS 64
 #define SUB_MAX_PRIORITY 1000000 /* |priority| */
 #define SUB_MAX_TIME_S (366LL * 86400) /* a year */
+/* Bounds on a new submission's text fields (submission_check_new). A command is one argument
+ * of /bin/sh -c, which Linux caps at 128 KiB (MAX_ARG_STRLEN): 2 KiB of it are left for what
+ * carma wraps it in (exec, conda activate). A path is at most PATH_MAX - 1 bytes. */
+#define SUB_MAX_NAME 255
+#define SUB_MAX_COMMAND (126 * 1024)
+#define SUB_MAX_PATH 4095
 
 /* What a submitter asks to run. The submitter's identity is not part of it: the daemon takes
  * that from the socket. */
@@ -57,6 +63,10 @@ void submission_init(submission *s);
 void submission_free(submission *s);
 /* Parses and validates; every problem is named ("task.ngpus: expected 1..16, got 0"). */
 int submission_from_json(const json_t *j, submission *out, carma_err *err);
+/* The bounds a new submission keeps, beyond submission_from_json's: a name of 1..SUB_MAX_NAME
+ * bytes, a command of at most SUB_MAX_COMMAND, paths (cwd, summary, source) of at most
+ * SUB_MAX_PATH. Checked at submission only: a stored task is read back as it was accepted. */
+int submission_check_new(const submission *s, carma_err *err);
 json_t *submission_to_json(const submission *s);
 int submission_add_env(submission *s, const char *kv, carma_err *err);
 int submission_add_dep(submission *s, uint64_t id, bool ok, carma_err *err);

@@ -73,9 +73,12 @@ static int take_history(daemon_state *d, dtask *t, carma_err *err)
 static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
 {
     const submission *sub = &t->sub;
+    /* The measured figure is submit's --mem, or a task file's (its source): named as given. */
+    const char *given = sub->source ? "memory figure" : "--mem";
     uint64_t mib;
     if (mem_figures_get(&sub->mem, MEM_ORACLE, &mib) && mib == 0)
-        return carma_err_set(err, "--mem 0: a task needs some GPU memory");
+        return carma_err_set(err, "%s 0%s: a task needs some GPU memory", given,
+                             sub->source ? " MiB" : "");
     dtask_mem m = d_task_mem(d, t);
     int largest = -1, known = 0, big_enough = 0;
     for (int g = 0; g < d->ngpus; g++) {
@@ -90,7 +93,7 @@ static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
     if (m.from == DMEM_NONE || m.from == DMEM_POLICY || known < d->ngpus ||
         big_enough >= sub->ngpus)
         return 0;
-    const char *what = m.from == DMEM_SUBMITTED && m.source == MEM_ORACLE ? "--mem"
+    const char *what = m.from == DMEM_SUBMITTED && m.source == MEM_ORACLE ? given
                                                                            : d_task_mem_name(m);
     if (big_enough == 0)
         return carma_err_set(err, "%s %.1f GiB exceeds the largest GPU here (%.1f GiB, GPU %d)",
@@ -120,6 +123,25 @@ static int check_controls(daemon_state *d, const peer *p, const submission *sub,
     return 0;
 }
 
+/* A user's tasks not ended live in the daemon's memory, and their specs (a whole environment,
+ * a command of up to SUB_MAX_COMMAND bytes each) in its database: at most max_tasks_per_user of
+ * them, so that no user fills either for the others (root is not limited). */
+static int check_user_tasks(const daemon_state *d, const peer *p, carma_err *err)
+{
+    int max = d->cfg.daemon.max_tasks_per_user;
+    if (max == 0 || p->uid == 0)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < d->ntasks; i++) {
+        const dtask *t = d->tasks[i];
+        n += t->uid == p->uid && (t->state == DS_QUEUED || t->state == DS_RUNNING);
+    }
+    if (n >= (size_t)max)
+        return carma_err_set(err, "you have %zu tasks not ended (max_tasks_per_user = %d): "
+                             "wait for some to end, or cancel some", n, max);
+    return 0;
+}
+
 int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
              bool *repeat, carma_err *err)
 {
@@ -142,7 +164,8 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
     if (sub->ngpus > d->ngpus)
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
                              d->ngpus);
-    if (check_controls(d, p, sub, err))
+    if (submission_check_new(sub, err) || check_user_tasks(d, p, err) ||
+        check_controls(d, p, sub, err))
         return -1;
     json_t *spec = submission_to_json(sub);
     char *spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;

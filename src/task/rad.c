@@ -197,6 +197,9 @@ static int fill_task(const char *name, const rad_lines *L, task_spec *t, carma_e
         return -1;
     if (parse_mib_line(name, L, 9, &mib, err))
         return -1;
+    if (mib == 0) /* the daemon refuses it: no task runs in no memory */
+        return carma_err_set(err, "%s:9: %s must be more than 0 (a task needs some GPU memory), "
+                             "got '%s'", name, line_meaning[8], L->line[8]);
     mem_figures_set(&t->mem, MEM_ORACLE, mib);
     for (size_t lineno = 10; lineno <= L->n; lineno++) {
         if (parse_mib_line(name, L, lineno, &mib, err))

@@ -10,7 +10,8 @@
  *
  * Lines 1-9 are required; 10-12 may be left out from the end (a file with 10 lines has only the
  * Horus figure). Memory figures are numbers >= 0 truncated to whole MiB, as the reference's
- * int(float(x)); 40000 ("capped / unavailable" in the reference's data) is kept as a figure.
+ * int(float(x)), the measured peak at least 1 (no task runs in no memory; the daemon refuses
+ * 0); 40000 ("capped / unavailable" in the reference's data) is kept as a figure.
  * The command is line 3. The reference takes "the first line containing `python`", which is
  * line 3 in every one of its 52 files; carma does not search, so a comment mentioning python
  * cannot become the command, and non-Python commands work.

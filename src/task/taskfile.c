@@ -256,6 +256,9 @@ static int top_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml
         uint64_t mib;
         if (get_size(c, v, key, &mib))
             return -1;
+        if (mib == 0) /* the daemon refuses it: no task runs in no memory */
+            return node_err(c, v, "memory: must be more than 0 MiB (a task needs some GPU "
+                            "memory), got '%s'", (const char *)v->data.scalar.value);
         mem_figures_set(&t->mem, MEM_ORACLE, mib);
         return 0;
     }

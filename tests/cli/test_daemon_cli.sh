@@ -30,6 +30,20 @@ start_daemon --sim-gpus 2xA100-40GB --set sample_interval_s=0.2
 out=$("$CARMA" submit --gpus 3 -- true 2>&1); [ $? -eq 1 ] || fail "3 GPUs on 2 should fail"
 grep -q "asks for 3 GPUs but this server has 2" <<<"$out" || fail "message: $out"
 "$CARMA" submit /nonexistent/x.rad >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing task file"
+# A task file is never read as a command line: options or words after it are refused (they
+# would have become the task's command), and so is a directory where a task file would be.
+src=$2
+out=$("$CARMA" submit "$src/examples/resnet18.yaml" --gpus 2 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "'--gpus' after the task file .*options go before it" <<<"$out" ||
+    fail "options after a task file: rc $rc: $out"
+"$CARMA" submit "$src/examples/resnet18.yaml" extra >/dev/null 2>&1
+[ $? -eq 2 ] || fail "a word after a task file should exit 2"
+out=$("$CARMA" submit --name "" -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--name: must not be empty" <<<"$out" || fail "--name '': rc $rc: $out"
+for d in "$tmp" "$src/examples/"; do
+    out=$("$CARMA" submit "$d" 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "'$d' is a directory" <<<"$out" || fail "directory $d: rc $rc: $out"
+done
 [ "$("$CARMA" queue --all --json | jq length)" -eq 0 ] || fail "a refused submission was stored"
 id=$("$CARMA" submit --json --name hello --mem 3G -- echo 'hi there' | jq .id)
 [ "$id" = 1 ] || fail "--json submit id: $id"
@@ -47,6 +61,16 @@ wait_until 10 done_ || fail "task 1 did not finish"
     || fail "gpus --json"
 "$CARMA" gpus | grep -q "^0 .*sim A100-40GB" || fail "gpus table"
 out=$("$CARMA" cancel 1 2>&1); [ $? -eq 1 ] && grep -q "already done" <<<"$out" || fail "cancel done: $out"
+# The figures a task file gives are the task's: only the estimators it leaves out (carma) are
+# computed from its summary and batch; a --batch given here has them all computed again.
+id=$("$CARMA" submit --hold "$src/examples/resnet18.yaml") || fail "submit resnet18.yaml"
+m=$("$CARMA" show --json "$id" | jq -c .mem)
+[ "$(jq -c '[.oracle, .horus, .faketensor, .gpumemnet]' <<<"$m")" = "[788,2231,53,8192]" ] &&
+    jq -e '.carma > 0' <<<"$m" >/dev/null || fail "the task file's figures: $m"
+id=$("$CARMA" submit --hold --batch 64 "$src/examples/resnet18.yaml") || fail "submit --batch 64"
+m=$("$CARMA" show --json "$id" | jq -c .mem)
+jq -e '.oracle == 788 and .faketensor == 53 and .horus != 2231 and .gpumemnet != 8192' \
+    <<<"$m" >/dev/null || fail "--batch 64 should recompute the summary's figures: $m"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]

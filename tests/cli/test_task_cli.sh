@@ -20,9 +20,26 @@ grep -q "resnet18_cifar100_20e_1.rad: ok" <<<"$out" || fail "good file not repor
 "$carma" task check "$src/tests/data/yaml/unknown_key.yaml" 2>&1 |
     grep -q "unknown_key.yaml:3: unknown key 'memroy'" || fail "unknown key message"
 
+# memory 0 is impossible (the daemon refuses it): `task check` says so, naming the line
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'command: "true"\nmemory: 0\n' >"$tmp/m0.yaml"
+out=$("$carma" task check "$tmp/m0.yaml" 2>&1)
+[ $? -eq 1 ] && grep -q "m0.yaml:2: memory: must be more than 0 MiB" <<<"$out" ||
+    fail "memory 0 should not check ok: $out"
+
+# The text shows control characters escaped (a name must not drive the terminal); JSON is exact.
+printf 'name: "evil\\e[2J\\nline2"\ncommand: "echo \\e]0;t\\a"\n' >"$tmp/esc.yaml"
+out=$("$carma" task show "$tmp/esc.yaml")
+grep -q $'\e' <<<"$out" && fail "task show printed a raw ESC: $(cat -v <<<"$out")"
+grep -qxF 'name:        evil\x1b[2J\nline2' <<<"$out" && grep -qxF 'command:     echo \x1b]0;t\x07' <<<"$out" ||
+    fail "task show should escape: $(cat -v <<<"$out")"
+[ "$("$carma" task show --json "$tmp/esc.yaml" | jq -r .name)" = $'evil\e[2J\nline2' ] ||
+    fail "task show --json should keep the name exact"
+
 json=$("$carma" task show --json "$rad/gpt2_large_2.rad")
 [ $? -eq 0 ] || fail "show --json failed"
-for key in '"id": 0' '"name": "gpt2_large_2.rad"' '"gpus": 2' '"oracle": 28356' \
+for key in '"id": null' '"name": "gpt2_large_2.rad"' '"gpus": 2' '"oracle": 28356' \
     '"horus": 40000' '"workdir": null' '"env": \[\]' '"summary": "gpt2_large.model"' \
     '"batch_size": 8' '"max_retries": null' '"command": "python workloads/gpt2_large_on_wiki.py"'; do
     grep -q "$key" <<<"$json" || fail "JSON lacks $key: $json"

@@ -233,6 +233,9 @@ static void test_bad_numbers(void **state)
     expect_error(make_rad(12, 9, "nan"), "bad.rad:9:", NULL);
     expect_error(make_rad(12, 9, "inf"), "bad.rad:9:", NULL);
     expect_error(make_rad(12, 9, "1e300"), "bad.rad:9:", NULL);
+    /* no task runs in no memory: the daemon would refuse it, so the file is refused here */
+    expect_error(make_rad(12, 9, "0"), "bad.rad:9:", "must be more than 0 (a task needs");
+    expect_error(make_rad(12, 9, "0.5"), "bad.rad:9:", "got '0.5'");
     expect_error(make_rad(12, 11, "n/a"), "bad.rad:11:", "FakeTensor");
     expect_error(make_rad(12, 12, "8000.0.0"), "bad.rad:12:", "GPUMemNet");
 }

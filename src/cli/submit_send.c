@@ -1,0 +1,76 @@
+/* submit_send.c — `carma submit`'s (and `carma run`'s) way of sending a submission to the
+ * daemon: each with a random idempotency key, sent again when the reply is lost; an --array's
+ * tasks one by one, their ids printed on one line. */
+#include <stdio.h>
+#include <sys/random.h>
+
+#include "cli/submit.h"
+
+/* A random 128-bit idempotency key as 32 hex digits; false when the kernel gives no
+ * randomness (the submission then goes without one, and is not retried). */
+static bool submission_key(char key[33])
+{
+    unsigned char b[16];
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+        return false;
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(key + 2 * i, 3, "%02x", b[i]);
+    return true;
+}
+
+int submit_send(const request_args *a, json_t *task, json_int_t *id)
+{
+    json_t *req = json_object(), *reply;
+    json_object_set_new(req, "verb", json_string("submit"));
+    json_object_set(req, "task", task);
+    /* A key of its own makes the submission safe to send again when the reply is lost: the
+     * daemon answers a repeat with the first task's id. */
+    char key[33];
+    bool keyed = submission_key(key);
+    if (keyed)
+        json_object_set_new(req, "key", json_string(key));
+    int rc = request_send_retrying(a, req, keyed ? 4 : 1, &reply);
+    if (rc)
+        return rc;
+    *id = json_integer_value(json_object_get(reply, "id"));
+    json_decref(reply);
+    return 0;
+}
+
+int submit_send_all(const request_args *a, json_t *task, const int *array, size_t narray)
+{
+    size_t n = narray ? narray : 1;
+    json_t *ids = json_array();
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_t *t = json_deep_copy(task);
+        if (narray) {
+            json_object_set_new(t, "array_index", json_integer(array[i]));
+            char name[160];
+            snprintf(name, sizeof name, "%.140s[%d]",
+                     json_string_value(json_object_get(t, "name")), array[i]);
+            json_object_set_new(t, "name", json_string(name));
+        }
+        json_int_t id;
+        rc = submit_send(a, t, &id);
+        json_decref(t);
+        if (rc == 0)
+            json_array_append_new(ids, json_integer(id));
+    }
+    if (a->opts.json) {
+        json_t *out = narray ? json_pack("{sO}", "ids", ids)
+                             : json_pack("{sO}", "id", json_array_get(ids, 0));
+        if (json_array_size(ids) == n)
+            cli_print_json(out);
+        json_decref(out);
+    } else {
+        size_t i;
+        json_t *id;
+        json_array_foreach(ids, i, id)
+            printf("%s%lld", i ? " " : "", (long long)json_integer_value(id));
+        if (json_array_size(ids))
+            printf("\n");
+    }
+    json_decref(ids);
+    return rc;
+}
