@@ -10,6 +10,9 @@
  * peer to make room, or else rests the listener (a readable listener that cannot be accepted
  * from would make the loop spin).
  *
+ * No peer holds the loop: a turn handles at most MAX_REQUESTS_PER_TURN of a peer's requests
+ * (the rest are served on the next turn, which then does not wait for input).
+ *
  * The same poll also waits on the metrics endpoint's sockets when metrics_listen is set
  * (metrics.c, http.c): its entries follow the peers', and its connections' deadlines shorten
  * the wait. */
@@ -272,7 +275,8 @@ static void queue_reply(peer *p, json_t *reply)
     free(line);
 }
 
-/* Reads what the peer sent and handles each complete line. Returns false on EOF/error. */
+/* Reads what the peer sent and handles the complete lines, as many as one turn allows.
+ * Returns false on EOF/error. */
 static bool read_peer(daemon_state *d, peer *p)
 {
     int handled = 0;
@@ -301,10 +305,15 @@ static bool read_peer(daemon_state *d, peer *p)
             break;
     }
     size_t start = 0;
+    p->lines_left = false;
     for (;;) {
         char *nl = memchr(p->in + start, '\n', p->in_len - start);
-        if (!nl || handled >= MAX_REQUESTS_PER_TURN)
+        if (!nl)
             break;
+        if (handled >= MAX_REQUESTS_PER_TURN) {
+            p->lines_left = true; /* served on the next turn, input or not */
+            break;
+        }
         size_t len = (size_t)(nl - (p->in + start));
         if (len > PROTO_MAX_LINE) {
             queue_reply(p, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
@@ -338,6 +347,12 @@ static bool flush_peer(peer *p)
     return !p->closing;
 }
 
+/* A peer with complete requests left over from an earlier turn, served without new input. */
+static bool serve_again(const peer *p)
+{
+    return p->lines_left && !p->closing;
+}
+
 int d_serve_once(daemon_state *d, int timeout_ms)
 {
     int n = d->npeers;
@@ -357,6 +372,8 @@ int d_serve_once(daemon_state *d, int timeout_ms)
         peer *p = d->peers[i];
         fds[i + 1] = (struct pollfd){p->fd, (short)((p->closing ? 0 : POLLIN) |
                                                     (p->out_len > p->out_off ? POLLOUT : 0)), 0};
+        if (serve_again(p))
+            timeout_ms = 0;
     }
     int r = poll(fds, (nfds_t)(n + 1 + nm), timeout_ms);
     if (r < 0) {
@@ -369,7 +386,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
         return -1;
     }
     for (int i = 0; i < n; i++)
-        if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+        if ((fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) || serve_again(d->peers[i]))
             gone[i] = !read_peer(d, d->peers[i]);
     /* Group commit: everything those requests changed is durable before any reply leaves. */
     if (d->in_txn)
