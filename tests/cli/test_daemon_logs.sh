@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `carma logs` gives a task's output as it wrote it: a multi-byte character that the daemon's
+# 64 KiB chunks would cut in two comes whole (not as '?'), in `logs` and in the copy that
+# `carma run` keeps (a private daemon's).
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+
+start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.2
+
+# 65535 bytes of 'a', then '█' (3 bytes: the first chunk ends inside it), then ' done'.
+printf 'a%.0s' $(seq 65535) >"$tmp/want"
+printf '\xe2\x96\x88 done\n' >>"$tmp/want"
+id=$("$CARMA" submit -- cat "$tmp/want") || fail "submit"
+wait_until 10 task_is "$id" done || fail "task $id did not end done: $(task_state "$id")"
+"$CARMA" logs "$id" >"$tmp/got" || fail "logs"
+cmp -s "$tmp/want" "$tmp/got" || fail "logs at the 64 KiB cut: $(tail -c 12 "$tmp/got" | od -An -c)"
+"$CARMA" logs --json "$id" | jq -j .stdout >"$tmp/got.json"
+cmp -s "$tmp/want" "$tmp/got.json" || fail "logs --json at the 64 KiB cut: $(tail -c 12 "$tmp/got.json" | od -An -c)"
+printf 'name: cut\ncommand: [cat, %s]\nmemory: 1000\n' "$tmp/want" >"$tmp/cut.yaml"
+mkdir "$tmp/o"
+TMPDIR=$tmp "$CARMA" run --private --gpu-backend sim --output-dir "$tmp/o" "$tmp/cut.yaml" >/dev/null 2>"$tmp/run.err" || fail "run: $(cat "$tmp/run.err")"
+cmp -s "$tmp/want" "$tmp"/o/carma-*.out || fail "run's copy at the 64 KiB cut: $(ls "$tmp/o")"
+stop_daemon
+
+[ $fails -eq 0 ] && echo PASS
+exit $((fails > 0))
