@@ -253,6 +253,9 @@ static json_t *logs_reply(daemon_state *d, const dtask *t, const json_t *req)
     const char *dir = f.dir ? f.dir : t->att.dir;
     json_t *r = proto_ok();
     json_object_set_new(r, "attempt", json_integer(n));
+    /* a follower reads on through a relaunch until the task has ended: it needs both */
+    json_object_set_new(r, "attempts", json_integer(t->att.n));
+    json_object_set_new(r, "state", json_string(dstate_name(t->state)));
     bool finished = t->state != DS_RUNNING && !(t->state == DS_QUEUED && t->att.n == 0);
     if (n == 0 || !dir) {
         json_object_set_new(r, "data", json_string(""));
@@ -280,7 +283,6 @@ static json_t *logs_reply(daemon_state *d, const dtask *t, const json_t *req)
     json_object_set_new(r, "data", proto_string_lossy(buf ? buf : "", len));
     json_object_set_new(r, "offset", json_integer(offset + (json_int_t)len));
     json_object_set_new(r, "eof", json_boolean(eof));
-    json_object_set_new(r, "state", json_string(dstate_name(t->state)));
     free(buf);
     return r;
 }
