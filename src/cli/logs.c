@@ -19,7 +19,9 @@
 static const char usage[] =
     "usage: carma logs [--follow] [--attempt N] [--socket PATH] [--json] ID\n\n"
     "Prints the latest attempt's stdout (to stdout) and stderr (to stderr), or attempt N's\n"
-    "(`carma show ID` lists them). Only the task's owner or root may read them.\n\n"
+    "(`carma show ID` lists them). Only the task's owner or root may read them. Another\n"
+    "user's output bound for a terminal has its control characters shown escaped (ESC as\n"
+    "\\x1b), newlines and tabs kept; a pipe or a file gets the bytes as written.\n\n"
     "  --follow, -f    keep printing as the task writes, until it ends: through each\n"
     "                  relaunch (an out-of-memory retry), announced on stderr as\n"
     "                  \"== attempt N\"\n"
@@ -43,6 +45,8 @@ int logs_fetch(const request_args *a, long long id, const char *stream, json_int
         const char *state = json_string_value(json_object_get(reply, "state"));
         task->attempts = (int)json_integer_value(json_object_get(reply, "attempts"));
         task->ended = !state || !wait_state_live(state);
+        json_t *uid = json_object_get(reply, "uid");
+        task->uid = json_is_integer(uid) ? json_integer_value(uid) : -1;
     }
     json_decref(reply);
     return 0;
@@ -96,6 +100,23 @@ int logs_save(const request_args *a, long long id, int64_t which, const char *ou
     return 0;
 }
 
+/* A chunk of a task's output to the reader's stdout or stderr. Another user's output bound
+ * for a terminal (root reading a user's task) has its control characters made visible,
+ * newlines and tabs kept: its escape sequences would otherwise act on root's terminal (retitle
+ * it, clear it, answer queries as typed input). A pipe or a file gets the bytes as written. */
+static void print_output(const char *text, size_t n, FILE *to, const log_task *task)
+{
+    char *shown = NULL;
+    if (n > 0 && task->uid != (long long)geteuid() && isatty(fileno(to)))
+        shown = str_escape_controls_text(text);
+    if (shown)
+        fputs(shown, to);
+    else
+        fwrite(text, 1, n, to);
+    free(shown);
+    fflush(to);
+}
+
 static const struct option longopts[] = {
     {"follow", no_argument, NULL, 'f'},
     {"attempt", required_argument, NULL, 'n'},
@@ -127,7 +148,7 @@ static int run(request_args *a)
     json_t *collected = a->opts.json ? json_object() : NULL;
     for (;;) {
         bool progress = false;
-        log_task task = {0, true};
+        log_task task = {0, true, -1};
         for (int s = 0; s < 2; s++) {
             for (;;) {
                 json_t *data = NULL;
@@ -150,8 +171,7 @@ static int run(request_args *a)
                         free(joined);
                     }
                 } else {
-                    fwrite(json_string_value(data), 1, n, s ? stderr : stdout);
-                    fflush(s ? stderr : stdout);
+                    print_output(json_string_value(data), n, s ? stderr : stdout, &task);
                 }
                 json_decref(data);
                 progress |= n > 0;

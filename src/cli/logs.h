@@ -11,10 +11,11 @@
 #include "util/err.h"
 
 /* What a logs reply tells of its task: how many attempts it has made, whether it has ended
- * (done, failed, cancelled, timeout: no attempt will follow). */
+ * (done, failed, cancelled, timeout: no attempt will follow), its owner's uid (-1: not told). */
 typedef struct log_task {
     int attempts;
     bool ended;
+    long long uid;
 } log_task;
 
 /* Reads one chunk of a stream ("stdout", "stderr") of task id's attempt *attempt (0: its

@@ -256,6 +256,8 @@ static json_t *logs_reply(daemon_state *d, const dtask *t, const json_t *req)
     /* a follower reads on through a relaunch until the task has ended: it needs both */
     json_object_set_new(r, "attempts", json_integer(t->att.n));
     json_object_set_new(r, "state", json_string(dstate_name(t->state)));
+    /* whose output it is: a reader who is not its owner (root) sees it with controls escaped */
+    json_object_set_new(r, "uid", json_integer(t->uid));
     bool finished = t->state != DS_RUNNING && !(t->state == DS_QUEUED && t->att.n == 0);
     if (n == 0 || !dir) {
         json_object_set_new(r, "data", json_string(""));
