@@ -1,5 +1,5 @@
 /* logs.c — `carma logs ID [--follow] [--attempt N]`: a task's stdout and stderr (its latest
- * attempt, or attempt N). */
+ * attempt, or attempt N); followed, on through each relaunch until the task has ended. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,39 +13,41 @@
 #include "cli/commands.h"
 #include "cli/logs.h"
 #include "cli/request.h"
+#include "cli/wait.h"
 #include "util/strutil.h"
 
 static const char usage[] =
     "usage: carma logs [--follow] [--attempt N] [--socket PATH] [--json] ID\n\n"
     "Prints the latest attempt's stdout (to stdout) and stderr (to stderr), or attempt N's\n"
-    "(`carma show ID` lists them). Only the task's owner or root may read them.\n\n"
-    "  --follow, -f    keep printing as the task writes, until it ends\n"
+    "(`carma show ID` lists them). Only the task's owner or root may read them. Another\n"
+    "user's output bound for a terminal has its control characters shown escaped (ESC as\n"
+    "\\x1b), newlines and tabs kept; a pipe or a file gets the bytes as written.\n\n"
+    "  --follow, -f    keep printing as the task writes, until it ends: through each\n"
+    "                  relaunch (an out-of-memory retry), announced on stderr as\n"
+    "                  \"== attempt N\"\n"
     "  --attempt N     this attempt's output (1 is the first launch)\n" REQUEST_USAGE;
 
 int logs_fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
-               int *attempt, bool *eof, json_t **data, int64_t which)
+               int *attempt, bool *eof, json_t **data, log_task *task)
 {
     json_t *reply, *req = json_pack("{sssIsssI}", "verb", "logs", "id", (json_int_t)id, "stream",
                                     stream, "offset", *offset);
-    if (which)
-        json_object_set_new(req, "attempt", json_integer(which));
+    if (*attempt)
+        json_object_set_new(req, "attempt", json_integer(*attempt));
     int rc = request_send(a, req, &reply);
     if (rc)
         return rc;
-    int att = (int)json_integer_value(json_object_get(reply, "attempt"));
-    if (att != *attempt && *attempt != 0) {
-        /* a relaunch started a new attempt: start its logs from the beginning */
-        *attempt = att;
-        *offset = 0;
-        *eof = false;
-        *data = json_string("");
-        json_decref(reply);
-        return 0;
-    }
-    *attempt = att;
+    *attempt = (int)json_integer_value(json_object_get(reply, "attempt"));
     *offset = json_integer_value(json_object_get(reply, "offset"));
     *eof = json_is_true(json_object_get(reply, "eof"));
     *data = json_incref(json_object_get(reply, "data"));
+    if (task) {
+        const char *state = json_string_value(json_object_get(reply, "state"));
+        task->attempts = (int)json_integer_value(json_object_get(reply, "attempts"));
+        task->ended = !state || !wait_state_live(state);
+        json_t *uid = json_object_get(reply, "uid");
+        task->uid = json_is_integer(uid) ? json_integer_value(uid) : -1;
+    }
     json_decref(reply);
     return 0;
 }
@@ -59,11 +61,11 @@ static int save_stream(const request_args *a, long long id, int64_t which, const
     if (fd < 0)
         return carma_err_set(err, "cannot create %s: %s", path, strerror(errno));
     json_int_t offset = 0;
-    int attempt = 0, rc = 0;
+    int attempt = (int)which, rc = 0;
     bool eof = false;
     while (!eof && rc == 0) {
         json_t *data = NULL;
-        if (logs_fetch(a, id, stream, &offset, &attempt, &eof, &data, which)) {
+        if (logs_fetch(a, id, stream, &offset, &attempt, &eof, &data, NULL)) {
             rc = carma_err_set(err, "cannot read task %lld's %s from the daemon", id, stream);
             break;
         }
@@ -98,6 +100,23 @@ int logs_save(const request_args *a, long long id, int64_t which, const char *ou
     return 0;
 }
 
+/* A chunk of a task's output to the reader's stdout or stderr. Another user's output bound
+ * for a terminal (root reading a user's task) has its control characters made visible,
+ * newlines and tabs kept: its escape sequences would otherwise act on root's terminal (retitle
+ * it, clear it, answer queries as typed input). A pipe or a file gets the bytes as written. */
+static void print_output(const char *text, size_t n, FILE *to, const log_task *task)
+{
+    char *shown = NULL;
+    if (n > 0 && task->uid != (long long)geteuid() && isatty(fileno(to)))
+        shown = str_escape_controls_text(text);
+    if (shown)
+        fputs(shown, to);
+    else
+        fwrite(text, 1, n, to);
+    free(shown);
+    fflush(to);
+}
+
 static const struct option longopts[] = {
     {"follow", no_argument, NULL, 'f'},
     {"attempt", required_argument, NULL, 'n'},
@@ -122,16 +141,19 @@ static int run(request_args *a)
         return rc;
     static const char *const streams[2] = {"stdout", "stderr"};
     json_int_t offset[2] = {0, 0};
-    int attempt[2] = {0, 0};
+    /* the attempt both streams read: --attempt's, else the latest (0) until the first reply
+     * names it; a follower then reads each later one in turn */
+    int attempt = (int)which;
     bool eof[2] = {false, false};
     json_t *collected = a->opts.json ? json_object() : NULL;
     for (;;) {
         bool progress = false;
+        log_task task = {0, true, -1};
         for (int s = 0; s < 2; s++) {
-            while (!eof[s]) {
+            for (;;) {
                 json_t *data = NULL;
-                if ((rc = logs_fetch(a, id, streams[s], &offset[s], &attempt[s], &eof[s],
-                                     &data, which))) {
+                if ((rc = logs_fetch(a, id, streams[s], &offset[s], &attempt, &eof[s], &data,
+                                     &task))) {
                     json_decref(collected);
                     return rc;
                 }
@@ -149,17 +171,31 @@ static int run(request_args *a)
                         free(joined);
                     }
                 } else {
-                    fwrite(json_string_value(data), 1, n, s ? stderr : stdout);
-                    fflush(s ? stderr : stdout);
+                    print_output(json_string_value(data), n, s ? stderr : stdout, &task);
                 }
                 json_decref(data);
                 progress |= n > 0;
-                if (n == 0)
+                if (n == 0 || eof[s])
                     break;
             }
         }
-        if (!follow || (eof[0] && eof[1]))
+        if (!follow)
             break;
+        if (eof[0] && eof[1]) {
+            /* all of the attempt asked for, or of an ended task's last one */
+            if (which || (task.ended && task.attempts <= attempt))
+                break;
+            if (task.attempts > attempt) {
+                /* relaunched (maybe more than once since the last look): the next attempt */
+                attempt++;
+                offset[0] = offset[1] = 0;
+                eof[0] = eof[1] = false;
+                if (!collected)
+                    fprintf(stderr, "== attempt %d\n", attempt);
+                continue;
+            }
+            /* else it waits to be relaunched (the recovery queue) */
+        }
         if (!progress) {
             struct timespec ts = {0, 300 * 1000000L};
             nanosleep(&ts, NULL);

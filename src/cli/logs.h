@@ -10,12 +10,20 @@
 #include "cli/request.h"
 #include "util/err.h"
 
-/* Reads one chunk of a stream ("stdout", "stderr") of task id's latest attempt (or attempt
- * `which`, when not 0) from *offset; *eof when the attempt ended and all was read. A relaunch
- * (a new attempt number) restarts *offset at 0 and gives an empty chunk. 0, or the failed
+/* What a logs reply tells of its task: how many attempts it has made, whether it has ended
+ * (done, failed, cancelled, timeout: no attempt will follow), its owner's uid (-1: not told). */
+typedef struct log_task {
+    int attempts;
+    bool ended;
+    long long uid;
+} log_task;
+
+/* Reads one chunk of a stream ("stdout", "stderr") of task id's attempt *attempt (0: its
+ * latest, whose number is stored there) from *offset, which moves past it; *eof when the
+ * attempt ended and all was read; *task (unless NULL) as the reply tells it. 0, or the failed
  * request's exit status (printed). */
 int logs_fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
-               int *attempt, bool *eof, json_t **data, int64_t which);
+               int *attempt, bool *eof, json_t **data, log_task *task);
 
 /* Writes an ended task's latest attempt's stdout and stderr (attempt `which`, when not 0) into
  * two new files (mode 0600; an existing file or a link there is an error, not overwritten);

@@ -132,6 +132,7 @@ typedef struct peer {
     char *out;
     size_t out_len, out_off, out_cap;
     bool closing;        /* close once the output is flushed */
+    bool lines_left;     /* complete requests in `in` that a turn left for the next */
     double last_active;
 } peer;
 

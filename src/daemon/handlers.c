@@ -253,6 +253,11 @@ static json_t *logs_reply(daemon_state *d, const dtask *t, const json_t *req)
     const char *dir = f.dir ? f.dir : t->att.dir;
     json_t *r = proto_ok();
     json_object_set_new(r, "attempt", json_integer(n));
+    /* a follower reads on through a relaunch until the task has ended: it needs both */
+    json_object_set_new(r, "attempts", json_integer(t->att.n));
+    json_object_set_new(r, "state", json_string(dstate_name(t->state)));
+    /* whose output it is: a reader who is not its owner (root) sees it with controls escaped */
+    json_object_set_new(r, "uid", json_integer(t->uid));
     bool finished = t->state != DS_RUNNING && !(t->state == DS_QUEUED && t->att.n == 0);
     if (n == 0 || !dir) {
         json_object_set_new(r, "data", json_string(""));
@@ -272,11 +277,14 @@ static json_t *logs_reply(daemon_state *d, const dtask *t, const json_t *req)
         close(fd);
     if (got < 0)
         got = 0;
-    json_object_set_new(r, "data", proto_string_lossy(buf ? buf : "", (size_t)got));
-    json_object_set_new(r, "offset", json_integer(offset + got));
     /* eof: this attempt is over and everything was read (a queued retry starts a new one) */
-    json_object_set_new(r, "eof", json_boolean(over && got < LOG_CHUNK));
-    json_object_set_new(r, "state", json_string(dstate_name(t->state)));
+    bool eof = over && got < LOG_CHUNK;
+    /* Short of that, the chunk ends on a character's boundary: a character cut in two would
+     * read as '?' in both chunks; its bytes come whole in the next. */
+    size_t len = eof ? (size_t)got : proto_utf8_whole(buf ? buf : "", (size_t)got);
+    json_object_set_new(r, "data", proto_string_lossy(buf ? buf : "", len));
+    json_object_set_new(r, "offset", json_integer(offset + (json_int_t)len));
+    json_object_set_new(r, "eof", json_boolean(eof));
     free(buf);
     return r;
 }

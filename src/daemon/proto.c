@@ -385,6 +385,23 @@ static size_t utf8_seq(const unsigned char *p, size_t left)
     return n;
 }
 
+size_t proto_utf8_whole(const char *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    /* the last lead byte, behind at most 3 continuation bytes */
+    for (size_t k = 1; k <= 4 && k <= len; k++) {
+        unsigned char c = p[len - k];
+        if ((c & 0xC0) == 0x80)
+            continue;
+        size_t n = c >= 0xC2 && c < 0xE0   ? 2
+                   : c >= 0xE0 && c < 0xF0 ? 3
+                   : c >= 0xF0 && c < 0xF5 ? 4
+                                           : 1;
+        return n > k ? len - k : len;
+    }
+    return len;
+}
+
 json_t *proto_string_lossy(const char *data, size_t len)
 {
     char *buf = malloc(len + 1);

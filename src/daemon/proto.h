@@ -88,4 +88,9 @@ char *proto_encode_line(const json_t *j, size_t *len);
 /* Copies bytes into a JSON string, replacing invalid UTF-8 and NUL with '?'. */
 json_t *proto_string_lossy(const char *data, size_t len);
 
+/* len, less an incomplete UTF-8 sequence at data's end (a lead byte and fewer continuation
+ * bytes than it announces: 1 to 3 bytes), where a chunk of a longer text is cut so that no
+ * character is split in two. */
+size_t proto_utf8_whole(const char *data, size_t len);
+
 #endif

@@ -10,6 +10,11 @@
  * peer to make room, or else rests the listener (a readable listener that cannot be accepted
  * from would make the loop spin).
  *
+ * No peer holds the loop or the daemon's memory: a turn handles at most MAX_REQUESTS_PER_TURN
+ * of a peer's requests (the rest are served on the next turn, which then does not wait for
+ * input), and a peer whose unread replies pass OUTPUT_BACKLOG is neither read nor served until
+ * it reads them, so that a client pipelining requests without reading holds about that much.
+ *
  * The same poll also waits on the metrics endpoint's sockets when metrics_listen is set
  * (metrics.c, http.c): its entries follow the peers', and its connections' deadlines shorten
  * the wait. */
@@ -35,7 +40,8 @@
 #define FD_RESERVE 64      /* descriptors kept for the database, supervisors, logs */
 #define ACCEPT_PAUSE_S 0.1 /* out of descriptors: how long the listener rests */
 #define PEER_IDLE_S 600.0
-#define MAX_OUTPUT (64u << 20)
+#define MAX_OUTPUT (64u << 20)  /* a single peer's pending replies: past it, dropped */
+#define OUTPUT_BACKLOG (1u << 20) /* pending replies above which a peer's requests wait */
 #define MAX_REQUESTS_PER_TURN 512
 
 static int fill_addr(struct sockaddr_un *sa, const char *path, carma_err *err)
@@ -272,11 +278,18 @@ static void queue_reply(peer *p, json_t *reply)
     free(line);
 }
 
-/* Reads what the peer sent and handles each complete line. Returns false on EOF/error. */
+/* Replies waiting beyond OUTPUT_BACKLOG: the peer's requests wait until it reads them. */
+static bool backlogged(const peer *p)
+{
+    return p->out_len - p->out_off > OUTPUT_BACKLOG;
+}
+
+/* Reads what the peer sent (unless it is backlogged) and handles the complete lines, as many
+ * as one turn allows. Returns false on EOF/error. */
 static bool read_peer(daemon_state *d, peer *p)
 {
     int handled = 0;
-    for (;;) {
+    while (!backlogged(p)) {
         if (p->in_cap - p->in_len < 4096) {
             /* Doubling that stops at one line's limit (array_grow has no ceiling). */
             size_t cap = p->in_cap ? p->in_cap * 2 : 8192;
@@ -301,10 +314,15 @@ static bool read_peer(daemon_state *d, peer *p)
             break;
     }
     size_t start = 0;
+    p->lines_left = false;
     for (;;) {
         char *nl = memchr(p->in + start, '\n', p->in_len - start);
-        if (!nl || handled >= MAX_REQUESTS_PER_TURN)
+        if (!nl)
             break;
+        if (handled >= MAX_REQUESTS_PER_TURN || backlogged(p)) {
+            p->lines_left = true; /* served on the next turn, input or not */
+            break;
+        }
         size_t len = (size_t)(nl - (p->in + start));
         if (len > PROTO_MAX_LINE) {
             queue_reply(p, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
@@ -327,15 +345,26 @@ static bool read_peer(daemon_state *d, peer *p)
     return true;
 }
 
-/* Sends pending output; returns false when the peer is gone. */
+/* Sends pending output; returns false when the peer is gone. What is left unsent moves to the
+ * buffer's start, so that a peer reading as it goes never reaches MAX_OUTPUT by what it read. */
 static bool flush_peer(peer *p)
 {
     if (!nb_send(p->fd, p->out, p->out_len, &p->out_off))
         return false;
-    if (p->out_off < p->out_len)
+    if (p->out_off < p->out_len) {
+        memmove(p->out, p->out + p->out_off, p->out_len - p->out_off);
+        p->out_len -= p->out_off;
+        p->out_off = 0;
         return true;
+    }
     p->out_off = p->out_len = 0;
     return !p->closing;
+}
+
+/* A peer with complete requests left over from an earlier turn, which it may be served now. */
+static bool serve_again(const peer *p)
+{
+    return p->lines_left && !p->closing && !backlogged(p);
 }
 
 int d_serve_once(daemon_state *d, int timeout_ms)
@@ -355,8 +384,12 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     fds[0] = (struct pollfd){rest > 0 ? -1 : d->listen_fd, POLLIN, 0};
     for (int i = 0; i < n; i++) {
         peer *p = d->peers[i];
-        fds[i + 1] = (struct pollfd){p->fd, (short)((p->closing ? 0 : POLLIN) |
+        /* a backlogged peer is not read: its socket fills and its client's writes block */
+        bool reading = !p->closing && !backlogged(p);
+        fds[i + 1] = (struct pollfd){p->fd, (short)((reading ? POLLIN : 0) |
                                                     (p->out_len > p->out_off ? POLLOUT : 0)), 0};
+        if (serve_again(p))
+            timeout_ms = 0;
     }
     int r = poll(fds, (nfds_t)(n + 1 + nm), timeout_ms);
     if (r < 0) {
@@ -369,7 +402,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
         return -1;
     }
     for (int i = 0; i < n; i++)
-        if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+        if ((fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) || serve_again(d->peers[i]))
             gone[i] = !read_peer(d, d->peers[i]);
     /* Group commit: everything those requests changed is durable before any reply leaves. */
     if (d->in_txn)

@@ -120,7 +120,8 @@ int parse_size_mib(const char *s, uint64_t *out)
     return 0;
 }
 
-char *str_escape_controls(const char *s)
+/* str_escape_controls, and with keep_lines its variant for multi-line text. */
+static char *escape_controls(const char *s, bool keep_lines)
 {
     if (!s)
         return NULL;
@@ -131,7 +132,9 @@ char *str_escape_controls(const char *s)
     char *o = out;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char c = *p;
-        if (c == '\n' || c == '\t' || c == '\r') {
+        if (keep_lines && (c == '\n' || c == '\t')) {
+            *o++ = (char)c;
+        } else if (c == '\n' || c == '\t' || c == '\r') {
             *o++ = '\\';
             *o++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
         } else if (c < 0x20 || c == 0x7f) {
@@ -145,6 +148,16 @@ char *str_escape_controls(const char *s)
     }
     *o = '\0';
     return out;
+}
+
+char *str_escape_controls(const char *s)
+{
+    return escape_controls(s, false);
+}
+
+char *str_escape_controls_text(const char *s)
+{
+    return escape_controls(s, true);
 }
 
 char *str_dup(const char *s)

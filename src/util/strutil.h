@@ -42,4 +42,8 @@ int str_append_shell_word(char **line, size_t *len, const char *arg);
  * string (NULL in -> NULL out, and NULL when out of memory). */
 char *str_escape_controls(const char *s);
 
+/* As str_escape_controls, but newlines and tabs are kept as they are: for text of many lines
+ * that another user wrote, such as a task's output shown to root (`carma logs`). */
+char *str_escape_controls_text(const char *s);
+
 #endif

@@ -1,5 +1,6 @@
 /* test_daemon_proto.c — the submission record: every bad field is refused with a message that
- * names it; a good one survives a JSON round trip; log bytes become valid JSON strings. */
+ * names it; a good one survives a JSON round trip; log bytes become valid JSON strings, and a
+ * chunk of them ends on a character's boundary. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,12 +101,32 @@ static void lossy_strings_are_valid_utf8(void **state)
     json_decref(obj);
 }
 
+static void chunks_end_on_a_character_boundary(void **state)
+{
+    (void)state;
+    static const struct { const char *s; size_t whole; } cases[] = {
+        {"", 0},
+        {"abc", 3},
+        {"a\xc3", 1},                 /* é cut after its lead byte */
+        {"a\xc3\xa9", 3},             /* whole */
+        {"a\xe2\x96", 1},             /* █ (e2 96 88) cut after two of three */
+        {"a\xe2\x96\x88", 4},
+        {"a\xf0\x9f\x98", 1},         /* 😀 (f0 9f 98 80) cut after three of four */
+        {"a\xf0\x9f\x98\x80", 5},
+        {"a\xff", 2},                 /* not a lead byte: left to be replaced */
+        {"a\x80\x80\x80\x80", 5},     /* stray continuation bytes: no lead to wait for */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        assert_int_equal(proto_utf8_whole(cases[i].s, strlen(cases[i].s)), cases[i].whole);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(refuses_each_bad_field),
         cmocka_unit_test(round_trip_keeps_every_field),
         cmocka_unit_test(lossy_strings_are_valid_utf8),
+        cmocka_unit_test(chunks_end_on_a_character_boundary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

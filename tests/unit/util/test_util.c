@@ -107,6 +107,11 @@ static void controls_are_escaped_for_terminals(void **state)
     assert_string_equal(e, "plain name");
     free(e);
     assert_null(str_escape_controls(NULL));
+    /* a task's output: lines and tabs kept, every other control made visible */
+    e = str_escape_controls_text("x\x1b]0;TITLE\x07\x1b[2J\nc\td\re \xc2\x9b \xc3\xa9\n");
+    assert_string_equal(e, "x\\x1b]0;TITLE\\x07\\x1b[2J\nc\td\\re \\u009b \xc3\xa9\n");
+    free(e);
+    assert_null(str_escape_controls_text(NULL));
 }
 
 static void read_file_past_its_first_buffer(void **state)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# A client that pipelines requests is served in full without holding the daemon's memory:
+# more complete requests than one turn of the loop handles (512) arriving in one write are all
+# answered without waiting for more input; a client that sends requests without reading the
+# replies finds its writes blocked once about 1 MiB of replies waits for it (the daemon stops
+# reading it), instead of the daemon buffering 64 MiB and dropping it, and it gets every reply
+# once it reads them.
+set -u
+CARMA=$1
+if ! command -v python3 >/dev/null; then
+    echo "SKIP: needs python3 (to talk to the socket)"
+    exit 77
+fi
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+
+start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.5
+
+# 1000 empty lines and a ping in one write: the ping is the 1001st line, two turns later.
+out=$(python3 - "$SOCK" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+s.sendall(b"\n" * 1000 + b'{"verb": "ping"}\n')
+try:
+    print(s.recv(4096).decode().strip())
+except socket.timeout:
+    print("no reply within 5 s")
+PY
+)
+grep -q '"version"' <<<"$out" || fail "the ping after 1000 lines in one write: $out"
+
+# Requests without reading for 3 s: the daemon's peak memory grows by the backlog (1 MiB of
+# replies, and what the socket buffers hold), not by up to 64 MiB, and every reply comes.
+hwm() { awk '/^VmHWM:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
+before=$(hwm)
+python3 - "$SOCK" "$DAEMON_PID" >"$tmp/flood.out" <<'PY'
+import socket, sys, time
+req = b'{"verb": "gpus"}\n'
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.setblocking(False)
+batch, sent, t0 = req * 1000, 0, time.time()
+while time.time() - t0 < 3:
+    try:
+        sent += s.send(batch[sent % len(batch):])
+    except BlockingIOError:
+        time.sleep(0.01)
+    except OSError as e:
+        print(f"send failed after {sent // len(req)} requests: {e}")
+        sys.exit(0)
+hwm = [l.split()[1] for l in open(f"/proc/{sys.argv[2]}/status") if l.startswith("VmHWM:")][0]
+want, got, buf = sent // len(req), 0, b""
+s.setblocking(True)
+s.settimeout(10)
+try:
+    while got < want:
+        data = s.recv(1 << 20)
+        if not data:
+            break
+        got += data.count(b"\n")
+except OSError as e:
+    print(f"recv: {e}")
+print(f"sent={want} replies={got} hwm_kb={hwm}")
+PY
+read -r sent replies peak < <(sed -nE 's/^sent=([0-9]+) replies=([0-9]+) hwm_kb=([0-9]+)$/\1 \2 \3/p' "$tmp/flood.out")
+if [ -z "${sent:-}" ]; then
+    fail "a client not reading its replies: $(cat "$tmp/flood.out")"
+else
+    [ "$sent" -gt 1000 ] && [ "$replies" -ge "$sent" ] \
+        || fail "every request should be answered: $(cat "$tmp/flood.out")"
+    [ $((peak - before)) -lt 16384 ] \
+        || fail "the daemon's peak memory grew by $(((peak - before) / 1024)) MiB for one client not reading"
+fi
+"$CARMA" queue >/dev/null || fail "the daemon should still serve others"
+stop_daemon
+
+[ $fails -eq 0 ] && echo PASS
+exit $((fails > 0))
