@@ -6,7 +6,10 @@ carma's tracer and writes one trace per row plus index.csv (trace, family, measu
 `carma estimate --fit-xmem DIR/index.csv` fits the workspace rule, the constants and the margin
 on these traces. The 12 real-world rows are never used here.
 
-    PYTHONPATH=python tools/xmem_synthetic.py --data data/gpumemnet --out DIR [--per-file N]
+    PYTHONPATH=data/python tools/xmem_synthetic.py --data data/gpumemnet --out DIR [--per-file N]
+
+Every usable row by default (the fit shipped in src/estimate/xmem_coeffs.c); --per-file N takes
+N random rows of each file, for a quick look only: a fit on a sample covers only its sample.
 
 Rows rebuilt: successful runs only (no OOM), whose layer list parses; CNN rows of the
 pyramid/uniform/gradual/bottleneck/hourglass architectures (plain conv stacks: the list gives
@@ -108,7 +111,7 @@ def rows_of(path, family, per_file, rng):
     rng.shuffle(rows)
     n = 0
     for r in rows:
-        if n >= per_file:
+        if per_file and n >= per_file:
             break
         f = fields(r["Filename"])
         try:
@@ -140,7 +143,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--per-file", type=int, default=100)
+    ap.add_argument("--per-file", type=int, default=0, help="rows per file (0: all)")
     ap.add_argument("--seed", type=int, default=42)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
