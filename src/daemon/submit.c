@@ -28,7 +28,9 @@ static dtask *new_submitted(const peer *p, submission *sub)
     t->sub = *sub;
     submission_init(sub); /* the task owns it now */
     t->uid = p->uid;
-    t->gid = p->gid;
+    /* the user's primary group, not the connecting process's: a setgid program's group is
+     * not the user's to give a task */
+    t->gid = pw ? pw->pw_gid : p->gid;
     t->state = DS_QUEUED;
     t->submitted_at = daemon_wall_now();
     /* on the core's clock: the carma policy's longest-first bound on a task's wait */

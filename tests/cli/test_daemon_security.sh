@@ -38,6 +38,12 @@ wait_until 10 done_ || fail "nobody's task did not finish"
 out=$(as_nobody "$CARMA" logs "$id") || fail "nobody reads own logs"
 [ "$out" = "$(printf '65534\n65534\n%s' "$tmp/work")" ] || fail "task ran as/where: '$out'"
 "$CARMA" logs "$id" >/dev/null || fail "root reads anyone's logs"
+# The task's group is the user's primary one from the user database, not the group the
+# connecting process happened to run with (here root's, as a setgid program would lend one).
+gid0=$(cd "$tmp/work" && setpriv --reuid=65534 --regid=0 --clear-groups "$CARMA" submit -- id -g) \
+    || fail "nobody submit with gid 0"
+wait_until 10 task_is "$gid0" done || fail "task $gid0 did not finish"
+[ "$("$CARMA" logs "$gid0")" = "$(id -g nobody)" ] || fail "task $gid0 ran with gid $("$CARMA" logs "$gid0"), not nobody's $(id -g nobody)"
 # A user's own cancel works; root may cancel anything.
 id2=$(cd "$tmp/work" && as_nobody "$CARMA" submit -- sleep 30) || fail "nobody submit 2"
 as_nobody "$CARMA" cancel "$id2" >/dev/null || fail "nobody cancels own task"
