@@ -222,8 +222,8 @@ const config_row config_rows[] = {
              "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not "
              "set)")},
     {OPT_INT("keep_attempt_logs_days", DAEMON, keep_attempt_logs_days,
-             "daemon: days an ended task's attempt logs (STATE/attempts) are kept after its end; "
-             "checked at start and hourly (0: forever)")},
+             "daemon: days an ended task's attempt logs (STATE/attempts) and its stored "
+             "environment are kept after its end; checked at start and hourly (0: forever)")},
 
     {OPT_STRING("on_finish", DAEMON, on_finish,
                 "daemon: a program (absolute path) run when a task has ended for good, as the "

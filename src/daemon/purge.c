@@ -2,7 +2,9 @@
  * stderr, result) of tasks that ended more than `keep_attempt_logs_days` ago, so that a
  * long-lived daemon's disk use stays bounded. Live tasks' directories are never touched; the
  * task's row, attempts and events stay in the database (show and history keep working), and
- * an event says when its logs went. Run at start and hourly (daemon.c). */
+ * an event says when its logs went. The environment a task was submitted with (tokens, keys:
+ * only a launch needs it) goes from its row at the same age. Run at start and hourly
+ * (daemon.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,4 +104,9 @@ void d_purge_logs(daemon_state *d, double now_mono)
     if (removed)
         dlog(d, "removed the logs of %d task(s) ended over %d day(s) ago", removed, days);
     free(l.v);
+    int forgotten = 0;
+    if (d_txn(d) && store_forget_env(d->db, l.cutoff, &forgotten, &err))
+        d_fail(d, &err);
+    else if (forgotten > 0)
+        dlog(d, "dropped the environment of %d task(s) ended over %d day(s) ago", forgotten, days);
 }

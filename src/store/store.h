@@ -71,6 +71,9 @@ int store_insert_attempt(store *s, const store_attempt_row *a, carma_err *err);
 int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err);
 /* Removes an attempt that never started (found after a crash); its number is used again. */
 int store_delete_attempt(store *s, uint64_t task_id, int n, carma_err *err);
+/* Drops the environment from the spec of every task that ended before `ended_before` (a Unix
+ * time); *forgotten says how many (store_forget.c). */
+int store_forget_env(store *s, double ended_before, int *forgotten, carma_err *err);
 int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
                 carma_err *err);
 /* What makes two tasks identical for the histories (store_history.c): the same user (another

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Old task logs go: a daemon removes the attempt directories (STATE/attempts/ID.N) of tasks that
 # ended (done, failed, cancelled, timed out) more than keep_attempt_logs_days ago, at start and
-# hourly, and records it as an event; recent tasks' and live tasks' logs stay, and 0 keeps
-# everything. The end times are made old in the database while the daemon is down.
+# hourly, and records it as an event; their stored environments go too; recent tasks' and
+# live tasks' logs stay, and 0 keeps everything. The end times are made old in the database while the daemon is down.
 set -u
 CARMA=$1
 fails=0
@@ -43,6 +43,13 @@ n=$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id = $old 
 [ "$n" = 1 ] || fail "the purge should be one event of task $old, found $n"
 grep -q "removed the logs of 2 task(s) ended over 7 day(s) ago" "$tmp/daemon.log" \
     || fail "the daemon should log the purge: $(cat "$tmp/daemon.log")"
+# their environments (a submitter's tokens) go with the logs; the recent and live tasks' stay
+env_of() { sqlite3 "$STATE/carma.db" "SELECT json_type(spec, '$.env') FROM tasks WHERE id = $1;"; }
+[ -z "$(env_of "$old")" ] && [ -z "$(env_of "$slow")" ] \
+    || fail "the environment of tasks ended 8 days ago was kept: $(env_of "$old") $(env_of "$slow")"
+[ "$(env_of "$new")" = array ] && [ "$(env_of "$live")" = array ] \
+    || fail "the environment of the recent or live task went: $(env_of "$new") $(env_of "$live")"
+"$CARMA" history --json >/dev/null || fail "history after the environments went"
 stop_daemon
 
 # keep_attempt_logs_days = 0 keeps everything
