@@ -1,9 +1,12 @@
 /* daemon.c — `carma daemon`: runs the live manager in the foreground. */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -46,6 +49,19 @@ static void log_line(const char *msg)
     char stamp[32];
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
     fprintf(stderr, "%s carma daemon: %s\n", stamp, msg);
+}
+
+/* path, relative to the current directory, made absolute in place. */
+static int make_absolute(char *path, size_t cap, carma_err *err)
+{
+    char cwd[PATH_MAX], full[PATH_MAX + CONFIG_STR_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return carma_err_set(err, "the current directory: %s", strerror(errno));
+    int n = snprintf(full, sizeof full, "%s/%s", cwd, path);
+    if (n < 0 || (size_t)n >= cap)
+        return carma_err_set(err, "state directory path too long: %s/%s", cwd, path);
+    memcpy(path, full, (size_t)n + 1);
+    return 0;
 }
 
 int cmd_daemon(int argc, char **argv)
@@ -103,6 +119,9 @@ int cmd_daemon(int argc, char **argv)
         snprintf(state_dir, sizeof state_dir, "%s", o.cfg.daemon.state_dir);
     else
         daemon_default_state_dir(state_dir, sizeof state_dir);
+    /* the attempt directories the daemon names to clients must read from anywhere */
+    if (state_dir[0] != '/' && make_absolute(state_dir, sizeof state_dir, &err))
+        return cli_fail("daemon", &err);
     o.socket_path = socket_path;
     o.state_dir = state_dir;
     o.backend = backend_opt ? backend_opt : o.cfg.daemon.gpu_backend;

@@ -3,7 +3,8 @@
 # directory) another user created or can write to, a symlink in place of it or of its
 # database, and a database someone else owns; it keeps its state private (directory 0700,
 # database and results 0600, each task's logs its submitter's alone, 0600); and a second
-# daemon on the same state directory is refused, naming the first one's pid. The attacks need
+# daemon on the same state directory is refused, naming the first one's pid; a relative one is
+# made absolute. The attacks need
 # a second user (uid 65534): as another user, the test skips them and checks the rest.
 set -u
 CARMA=$1
@@ -92,6 +93,18 @@ stop_daemon
 # Once the first has stopped, the state directory is free again.
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
 "$CARMA" show "$id" >/dev/null || fail "restarted daemon does not serve"
+stop_daemon
+# A relative --state is the directory's from where the daemon started: the attempt
+# directories it names to clients are absolute.
+mkdir "$tmp/here"
+(cd "$tmp/here" && exec "$CARMA" daemon --socket "$SOCK" --state rel --gpu-backend sim \
+    --config "$tmp/carma.conf" >/dev/null 2>>"$tmp/daemon.log") &
+DAEMON_PID=$!
+wait_until 10 "$CARMA" queue || fail "the daemon with a relative --state did not start"
+rid=$("$CARMA" submit -- true) || fail "submit to the daemon with a relative --state"
+wait_until 10 task_is "$rid" done || fail "task $rid did not finish"
+dir=$("$CARMA" show --json "$rid" | jq -r .last_attempt.dir)
+[ "$dir" = "$tmp/here/rel/attempts/$rid.1" ] || fail "attempt directory '$dir' should be absolute"
 stop_daemon
 
 echo "$fails failure(s)"
