@@ -72,6 +72,7 @@ bad "power fractions" "sim_power_busy_frac, sim_power_util_frac: must sum to at 
     || fail "a check across keys waits for every --set"
 bad "not a pair" "expected KEY=VALUE" --set policy
 bad "missing file" "nope.conf" --config "$tmp/nope.conf"
+bad "a directory" "config $tmp: Is a directory" --config "$tmp"
 printf 'policy = oracle-ff\nthis line is wrong\n' >"$tmp/bad.conf"
 bad "bad line" "bad.conf:2: expected \`key = value\`" --config "$tmp/bad.conf"
 printf 'estimator = magic\n' >"$tmp/bad2.conf"

@@ -147,6 +147,11 @@ within=$(jq '[.[] | select(.trace != "venus" and .policy != "exclusive")
               | select(.)] | length' <<<"$out")
 [ "$within" -ge 18 ] || fail "--validate: $within of 20 figures within 0.05 (at least 18)"
 "$CARMA" simulate --validate | grep -q "^within +-0.05: [0-9]* of 20" || fail "--validate table"
+# a directory where a file belongs says so (it was "Input/output error")
+out=$("$CARMA" simulate --trace "$tmp" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp: Is a directory" <<<"$out" || fail "--trace DIR: exit $rc, $out"
+out=$("$CARMA" trace synth --catalog "$tmp" --jobs 3 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp: Is a directory" <<<"$out" || fail "--catalog DIR: exit $rc, $out"
 "$CARMA" simulate --validate --policy lucid >/dev/null 2>&1; [ $? -eq 2 ] \
     || fail "--validate with --policy exits 2"
 "$CARMA" simulate --validate --set sim_interference=off --json >/dev/null \
