@@ -190,7 +190,8 @@ static int parse_args(int argc, char **argv, sim_cli *a)
     if (optind < argc)
         return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
     if (a->validate && (a->compare || a->out_dir || a->plot_dir || a->policy || a->estimator ||
-                        a->gpus || a->startup_set || a->no_interference))
+                        a->gpus || a->startup_set || a->no_interference || a->trace_path ||
+                        a->catalog_path))
         return cli_usage_error("simulate", "--validate runs its own traces and policies; it "
                                "takes only --json, --config and --set");
     if (a->compare && a->out_dir)

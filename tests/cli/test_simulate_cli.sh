@@ -154,6 +154,11 @@ out=$("$CARMA" trace synth --catalog "$tmp" --jobs 3 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "$tmp: Is a directory" <<<"$out" || fail "--catalog DIR: exit $rc, $out"
 "$CARMA" simulate --validate --policy lucid >/dev/null 2>&1; [ $? -eq 2 ] \
     || fail "--validate with --policy exits 2"
+for o in --trace --catalog; do # --validate runs the AEGIS traces on its catalog: not these
+    out=$("$CARMA" simulate --validate $o "$tmp/x.csv" 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "takes only --json, --config and --set" <<<"$out" \
+        || fail "--validate with $o: exit $rc, $out"
+done
 "$CARMA" simulate --validate --set sim_interference=off --json >/dev/null \
     || fail "--validate takes --set"
 mkdir "$tmp/realdata" && cp -r "$SRC/data/." "$tmp/realdata/"
