@@ -81,6 +81,16 @@ int request_next_option(request_args *a)
     }
     a->arg = NULL;
     a->operands = optind;
+    /* A wrong --config or --set is an error whatever names the socket, before anything is
+     * done: with --socket or $CARMA_SOCKET the config is not needed to find the daemon, and
+     * would otherwise never be read. */
+    carma_config cfg;
+    carma_err err;
+    int rc = cli_load_config(&cfg, &a->opts.config, &err);
+    if (rc) {
+        a->status = cli_config_fail(a->cmd, rc, &err);
+        return -1;
+    }
     return 0;
 }
 
@@ -112,7 +122,7 @@ int request_socket_paths(const request_opts *o, char paths[][CONFIG_STR_MAX], ca
 {
     carma_config cfg;
     bool need_config = !(o->socket && *o->socket) && !getenv("CARMA_SOCKET");
-    if (need_config && cli_load_config(&cfg, &o->config, err))
+    if (need_config && cli_load_config(&cfg, &o->config, err)) /* checked: request_next_option */
         return -1;
     return daemon_client_sockets(o->socket, need_config ? &cfg : NULL, paths);
 }

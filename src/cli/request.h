@@ -61,9 +61,10 @@ int request_cmd_main(const char *name, const request_cmd *c, int argc, char **ar
 
 /* Reads the next option. Handles the common ones itself and returns the command's own ones
  * (their val, argument in a->arg); returns 0 when the options are over (the operands start at
- * a->operands), and -1 when the command should end now with exit status a->status: 0 after
- * --help printed the usage, EXIT_USAGE after a usage error was printed (unknown option,
- * missing value, too many --set). */
+ * a->operands) and the config they give loads, and -1 when the command should end now with
+ * exit status a->status: 0 after --help printed the usage, EXIT_USAGE after a usage error was
+ * printed (unknown option, missing value, too many --set, a --set the config refuses), 1
+ * after saying why the config cannot be read. */
 int request_next_option(request_args *a);
 
 /* The operands of a command that takes none: 0, or a usage error's exit status. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The commands that talk to the daemon (cli/request.h): true --help, exit status 2 for bad
-# usage, 1 with a clear message when the daemon is unreachable or refuses, nothing stored for a
+# usage (a bad --set too), 1 with a clear message when the daemon is unreachable or refuses or
+# the --config cannot be read, nothing stored for a
 # refused submission, and the --json shapes the issue asks for.
 set -u
 CARMA=$1
@@ -27,6 +28,25 @@ grep -q "cannot reach the daemon at $SOCK" <<<"$out" || fail "no daemon message:
 [ $? -eq 1 ] && grep -q "expected COUNTxNAME-<N>GB" "$tmp/err" || fail "bad --sim-gpus"
 
 start_daemon --sim-gpus 2xA100-40GB --set sample_interval_s=0.2
+# --config and --set are checked whatever names the socket ($CARMA_SOCKET here, or --socket),
+# though the socket needs no config: a bad --set is a usage error, a missing file a failure
+queue_via() { # queue_via env|opt ARGS...: `carma queue`, the socket by $CARMA_SOCKET or --socket
+    local how=$1; shift
+    if [ "$how" = env ]; then
+        "$CARMA" queue "$@"
+    else
+        env -u CARMA_SOCKET "$CARMA" queue --socket "$SOCK" "$@"
+    fi
+}
+for how in env opt; do
+    out=$(queue_via $how --set bogus=1 2>&1)
+    [ $? -eq 2 ] && grep -q "unknown config key 'bogus'" <<<"$out" \
+        || fail "$how: --set bogus=1: $out"
+    out=$(queue_via $how --config "$tmp/none.conf" 2>&1)
+    [ $? -eq 1 ] && grep -q "config $tmp/none.conf: No such file" <<<"$out" \
+        || fail "$how: --config missing: $out"
+    queue_via $how >/dev/null || fail "$how: queue does not reach the daemon"
+done
 out=$("$CARMA" submit --gpus 3 -- true 2>&1); [ $? -eq 1 ] || fail "3 GPUs on 2 should fail"
 grep -q "asks for 3 GPUs but this server has 2" <<<"$out" || fail "message: $out"
 "$CARMA" submit /nonexistent/x.rad >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing task file"

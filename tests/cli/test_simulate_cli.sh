@@ -3,7 +3,7 @@
 # exclusive-makespan check against a strict-FIFO calculation done here in awk, --validate against
 # the real AEGIS runs, and bad input
 # (unknown task file, malformed row, unknown policy / estimator / GPU model) failing clearly
-# with no output files left behind.
+# (usage errors with exit 2) with no output files left behind.
 set -u
 CARMA=$1 SRC=$2
 fails=0
@@ -60,12 +60,14 @@ first=$(awk -F, 'NR > 1 && !seen[$2]++ { print $NF }' "$tmp/hist/tasks.csv" | so
 head -1 "$tmp/run/gpu_timeline.csv" | grep -q "^t_s,gpu," || fail "timeline header"
 ls -A "$tmp/run" | grep -q tmp && fail "temporary files left in --out"
 
-# Bad input: exit 1, a message naming the problem, nothing written under --out.
+# Bad input: exit 1 (2 for a bad value on the command line), a message naming the problem,
+# nothing written under --out.
+want=1
 bad() { # expected-message args...
     local msg=$1; shift
     rm -rf "$tmp/bad"
     err=$("$CARMA" simulate "$@" --out "$tmp/bad" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 1 ] || fail "$* exits 1 (got $rc)"
+    [ $rc -eq $want ] || fail "$* exits $want (got $rc)"
     grep -q "$msg" <<<"$err" || fail "$*: message '$msg' missing in: $err"
     [ -z "$(ls -A "$tmp/bad" 2>/dev/null)" ] || fail "$*: left files in --out"
 }
@@ -73,9 +75,13 @@ printf 'seq,submit_offset_s,task_file\n1,0,resnet.rad\n2,5,nosuch.rad\n' >"$tmp/
 bad "nosuch.rad" --trace "$tmp/unknown.csv"
 printf 'seq,submit_offset_s,task_file\n1,0,resnet.rad\n2,abc,vgg.rad\n' >"$tmp/malformed.csv"
 bad "malformed.csv:3" --trace "$tmp/malformed.csv"
+want=2
 bad "unknown policy 'best'" --policy best
+bad "unknown policy 'best'" --set policy=best
 bad "unknown estimator 'psychic'" --estimator psychic
 bad "unknown GPU model 'B300'" --gpus 4xB300
+want=1
+bad "unknown GPU model 'B300'" --set sim_server=4xB300
 printf 'seq,submit_offset_s,task_file\n1,0,x.rad\n' >"$tmp/nomem.csv"
 printf 'rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_min\nx.rad,x,1,,5\n' \
     >"$tmp/nomem_catalog.csv"
