@@ -11,6 +11,7 @@
 
 #include "daemon/connect.h"
 #include "daemon/daemon.h"
+#include "daemon/registry.h"
 #include "util/strutil.h"
 
 enum { OPT_SOCKET = 0x100, OPT_JSON, OPT_CONFIG, OPT_SET };
@@ -111,6 +112,19 @@ int request_task_id_operand(const request_args *a, long long *id)
         return cli_usage_error(a->cmd, "expected a task id (a positive integer), got '%s'", arg);
     *id = v;
     return 0;
+}
+
+int request_state_option(const request_args *a, const char *state)
+{
+    dstate s;
+    if (dstate_from(state, &s) == 0)
+        return 0;
+    char names[128];
+    size_t n = 0;
+    for (int i = 0; i < DS_COUNT; i++)
+        n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+                              i ? ", " : "", dstate_name((dstate)i));
+    return cli_usage_error(a->cmd, "--state: expected one of %s; got '%s'", names, state);
 }
 
 int request_send(const request_args *a, json_t *req, json_t **reply)

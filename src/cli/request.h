@@ -73,6 +73,10 @@ int request_no_operands(const request_args *a);
  * exit status. */
 int request_task_id_operand(const request_args *a, long long *id);
 
+/* The value of a listing's --state (queue, history): 0 when it names a task state, else a
+ * usage error's exit status, the message listing the states (the daemon's own names). */
+int request_state_option(const request_args *a, const char *state);
+
 /* The sockets a command with these options tries, in order (daemon_client_sockets, reading
  * the config only when neither --socket nor $CARMA_SOCKET names one): how many, or -1 with err
  * when the config cannot be read. */
