@@ -55,7 +55,7 @@ static const char *const usage =
     "                      crashes and energy\n"
     "  --json              one JSON object with policy, estimator, tasks, completed,\n"
     "                      makespan_s, mean_jct_s, p95_jct_s, mean_wait_s, gpu_util_mean,\n"
-    "                      energy_mj, oom_crashes, collocated_placements\n"
+    "                      energy_j (joules), oom_crashes, collocated_placements\n"
     "  --catalog FILE      workload catalog (default data/workloads.csv)\n"
     "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
 
@@ -110,7 +110,8 @@ static void print_table(const sim_summary *rows, const policy_id *ids, int n, co
         print_cell(r->p95_jct_s, base ? base->p95_jct_s : NAN, 1 / 3600.0, "%.2f", ch);
         print_cell(r->mean_wait_s, base ? base->mean_wait_s : NAN, 1 / 3600.0, "%.2f", ch);
         print_cell(r->gpu_util_mean, base ? base->gpu_util_mean : NAN, 100.0, "%.1f", ch);
-        print_cell(r->energy_mj, base ? base->energy_mj : NAN, 1.0, "%.1f", ch);
+        print_cell(sim_display_mj(r->energy_j), base ? sim_display_mj(base->energy_j) : NAN, 1.0,
+                   "%.1f", ch);
         printf(" %5d %7d %4zu/%-4zu\n", r->oom_crashes, r->collocated_placements, r->completed,
                r->tasks);
     }
@@ -127,7 +128,7 @@ static void print_summary(const sim_summary *r, const char *policy, const char *
     printf("mean wait              %.0f s\n", r->mean_wait_s);
     printf("GPU utilization        %.1f %% (time-averaged SM activity)\n",
            100 * r->gpu_util_mean);
-    printf("energy                 %.2f MJ\n", r->energy_mj);
+    printf("energy                 %.2f MJ\n", sim_display_mj(r->energy_j));
     printf("out-of-memory crashes  %d\n", r->oom_crashes);
     printf("collocated placements  %d of %d\n", r->collocated_placements, r->placements);
 }

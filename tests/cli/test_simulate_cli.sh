@@ -14,9 +14,14 @@ jget() { sed -n "s/^ *\"$1\": \"\{0,1\}\([^\",]*\).*/\1/p" | head -1; }
 
 out=$("$CARMA" simulate --json) || fail "default run exits 0"
 for k in policy estimator tasks completed makespan_s mean_jct_s p95_jct_s mean_wait_s \
-         gpu_util_mean energy_mj oom_crashes collocated_placements; do
+         gpu_util_mean energy_j oom_crashes collocated_placements; do
     grep -q "\"$k\":" <<<"$out" || fail "JSON key $k missing"
 done
+# energy: J in the JSON (as in `carma gpus --json`), MJ in the text; the same figure
+grep -q '"energy_mj"' <<<"$out" && fail "energy_mj (it was megajoules) is gone: energy_j"
+mj=$("$CARMA" simulate | sed -n 's/^energy  *\([0-9.]*\) MJ$/\1/p')
+awk -v j="$(jget energy_j <<<"$out")" -v mj="$mj" 'BEGIN { exit !(j > 1e6 && (j / 1e6 - mj) ^ 2 < 1e-4) }' \
+    || fail "energy_j $(jget energy_j <<<"$out") J is not the text's $mj MJ"
 [ "$(jget tasks <<<"$out")" = 90 ] || fail "default trace is mix-90"
 [ "$(jget completed <<<"$out")" = 90 ] || fail "all 90 complete"
 
@@ -152,6 +157,9 @@ within=$(jq '[.[] | select(.trace != "venus" and .policy != "exclusive")
                 ((.sim_norm_mean_jct - .real_norm_mean_jct) | fabs < 0.05)
               | select(.)] | length' <<<"$out")
 [ "$within" -ge 18 ] || fail "--validate: $within of 20 figures within 0.05 (at least 18)"
+jq -e 'all(.[]; .sim_energy_j > 1e6) and ([.[] | select(.trace == "philly")]
+        | all(.real_energy_j > 1e6 and (.sim_energy_j / .real_energy_j - 1 | fabs) < 0.2))' \
+    <<<"$out" >/dev/null || fail "--validate: energies in J, the simulated near the real"
 "$CARMA" simulate --validate | grep -q "^within +-0.05: [0-9]* of 20" || fail "--validate table"
 # a directory where a file belongs says so (it was "Input/output error")
 out=$("$CARMA" simulate --trace "$tmp" 2>&1); rc=$?
