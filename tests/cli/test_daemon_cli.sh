@@ -67,6 +67,27 @@ wait_until 10 done_ || fail "task 1 did not finish"
     || fail "gpus --json"
 "$CARMA" gpus | grep -q "^0 .*sim A100-40GB" || fail "gpus table"
 out=$("$CARMA" cancel 1 2>&1); [ $? -eq 1 ] && grep -q "already done" <<<"$out" || fail "cancel done: $out"
+# cancel takes several ids (as scancel): each is cancelled; one that cannot be is named on
+# stderr, the others still are, and the exit status is 1. A bad id cancels nothing.
+long() { "$CARMA" submit --json --mem 1G -- sleep 60 | jq .id; }
+a=$(long) b=$(long) c=$(long)
+"$CARMA" cancel "$a" x >/dev/null 2>&1; [ $? -eq 2 ] || fail "cancel with a bad id should exit 2"
+task_is "$a" cancelled && fail "a usage error cancelled task $a"
+out=$("$CARMA" cancel "$a" 1 99 "$b" 2>"$tmp/err"); rc=$?
+[ $rc -eq 1 ] || fail "cancel of two live and two others: exit $rc"
+for t in "$a" "$b"; do
+    grep -Eq "^task $t (cancelled|cancelling)$" <<<"$out" || fail "cancel $t: $out"
+    wait_until 10 task_is "$t" cancelled || fail "task $t not cancelled"
+done
+grep -q "^carma cancel: task 1: task 1 is already done$" "$tmp/err" \
+    && grep -q "^carma cancel: task 99: no task 99$" "$tmp/err" || fail "cancel errors: $(cat "$tmp/err")"
+out=$("$CARMA" cancel --json "$c" 1 2>/dev/null); rc=$?
+[ $rc -eq 1 ] && jq -e --argjson c "$c" 'length == 2 and .[0].id == $c and .[0].ok and
+        (.[0].state | test("^cancel")) and .[1] == {"id": 1, "ok": false,
+        "error": "task 1 is already done"}' <<<"$out" >/dev/null || fail "cancel --json: $rc $out"
+wait_until 10 task_is "$c" cancelled || fail "task $c not cancelled"
+d=$(long) e=$(long)
+"$CARMA" cancel "$d" "$e" >/dev/null || fail "cancel of two live tasks should exit 0"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
