@@ -17,7 +17,7 @@ const carma_command carma_commands[] = {
     {"show", "show one task", CMD_TALKS_TO_DAEMON, .request = &cmd_show},
     {"history", "list ended tasks: wait, elapsed, GPU-hours, peak memory, exit",
      CMD_TALKS_TO_DAEMON, .request = &cmd_history},
-    {"cancel", "cancel a task", CMD_TALKS_TO_DAEMON, .request = &cmd_cancel},
+    {"cancel", "cancel tasks", CMD_TALKS_TO_DAEMON, .request = &cmd_cancel},
     {"hold", "keep a queued task from starting", CMD_TALKS_TO_DAEMON, .request = &cmd_hold},
     {"release", "let a held task start", CMD_TALKS_TO_DAEMON, .request = &cmd_release},
     {"priority", "set a queued task's priority (its place in the queue)", CMD_TALKS_TO_DAEMON,

@@ -67,8 +67,10 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
     if (path && *path && config_load_file(cfg, path, err))
         return -1;
     for (int i = 0; i < a->nsets; i++)
-        if (config_set_pair(cfg, a->sets[i], err))
-            return carma_err_prefix(err, "--set");
+        if (config_set_pair(cfg, a->sets[i], err)) {
+            carma_err_prefix(err, "--set");
+            return CLI_CONFIG_BAD_SET;
+        }
     if (config_validate(cfg, err))
         return -1;
     /* It runs as every task's owner: nobody else may have put code there. */
@@ -76,6 +78,11 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
         safefs_trusted_file(cfg->daemon.on_finish, "on_finish program", err))
         return -1;
     return 0;
+}
+
+int cli_config_fail(const char *cmd, int rc, const carma_err *err)
+{
+    return rc == CLI_CONFIG_BAD_SET ? cli_usage_error(cmd, "%s", err->msg) : cli_fail(cmd, err);
 }
 
 void cli_print_json(const json_t *j)

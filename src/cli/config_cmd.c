@@ -51,8 +51,9 @@ int cmd_config(int argc, char **argv)
         return cli_usage_error("config", "unexpected argument '%s'", argv[optind]);
     carma_config cfg;
     carma_err err;
-    if (cli_load_config(&cfg, &cargs, &err))
-        return cli_fail("config", &err);
+    int rc = cli_load_config(&cfg, &cargs, &err);
+    if (rc)
+        return cli_config_fail("config", rc, &err);
     if (list)
         config_write_list(&cfg, stdout);
     else

@@ -109,8 +109,9 @@ int cmd_daemon(int argc, char **argv)
         return cli_usage_error("daemon", "unexpected argument '%s'", argv[optind]);
     daemon_options o = {0};
     carma_err err;
-    if (cli_load_config(&o.cfg, &cargs, &err))
-        return cli_fail("daemon", &err);
+    int rc = cli_load_config(&o.cfg, &cargs, &err);
+    if (rc)
+        return cli_config_fail("daemon", rc, &err);
     char socket_path[CONFIG_STR_MAX], state_dir[CONFIG_STR_MAX];
     daemon_serve_socket(socket_opt, &o.cfg, socket_path, sizeof socket_path);
     if (state_opt)

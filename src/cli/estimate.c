@@ -477,8 +477,9 @@ int cmd_estimate(int argc, char **argv)
         return run_train(&a);
     if (a.fit)
         return run_fit();
-    if (!a.summary)
-        return cli_usage_error("estimate", "--summary FILE is required");
+    if (!a.summary || !*a.summary) /* "": a variable left unset in a script */
+        return cli_usage_error("estimate", "--summary FILE is required%s",
+                               a.summary ? " (it was given empty)" : "");
     if (!a.batch_set)
         return cli_usage_error("estimate", "--batch N is required");
     return print_estimates(&a);

@@ -80,6 +80,8 @@ static int run(request_args *a)
                                    a->arg);
         else if (opt == 'u')
             user = a->arg;
+        else if (opt == 's' && (rc = request_state_option(a, a->arg)) != 0)
+            return rc;
         else if (opt == 's')
             state = a->arg;
         else if (opt == 'l' && (parse_i64(a->arg, &limit) || limit < 1 || limit > 1000000))

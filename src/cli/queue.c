@@ -89,6 +89,8 @@ static int run(request_args *a)
     while ((opt = request_next_option(a)) > 0) {
         if (opt == 'a')
             all = true;
+        else if (opt == 's' && (rc = request_state_option(a, a->arg)) != 0)
+            return rc;
         else if (opt == 's')
             state = a->arg;
         else if (opt == 'u')

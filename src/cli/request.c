@@ -11,6 +11,7 @@
 
 #include "daemon/connect.h"
 #include "daemon/daemon.h"
+#include "daemon/registry.h"
 #include "util/strutil.h"
 
 enum { OPT_SOCKET = 0x100, OPT_JSON, OPT_CONFIG, OPT_SET };
@@ -81,6 +82,16 @@ int request_next_option(request_args *a)
     }
     a->arg = NULL;
     a->operands = optind;
+    /* A wrong --config or --set is an error whatever names the socket, before anything is
+     * done: with --socket or $CARMA_SOCKET the config is not needed to find the daemon, and
+     * would otherwise never be read. */
+    carma_config cfg;
+    carma_err err;
+    int rc = cli_load_config(&cfg, &a->opts.config, &err);
+    if (rc) {
+        a->status = cli_config_fail(a->cmd, rc, &err);
+        return -1;
+    }
     return 0;
 }
 
@@ -91,11 +102,8 @@ int request_no_operands(const request_args *a)
     return 0;
 }
 
-int request_task_id_operand(const request_args *a, long long *id)
+int request_task_id(const request_args *a, const char *arg, long long *id)
 {
-    if (a->operands + 1 != a->argc)
-        return cli_usage_error(a->cmd, "expected one task id");
-    const char *arg = a->argv[a->operands];
     int64_t v;
     if (parse_i64(arg, &v) || v < 1)
         return cli_usage_error(a->cmd, "expected a task id (a positive integer), got '%s'", arg);
@@ -103,30 +111,56 @@ int request_task_id_operand(const request_args *a, long long *id)
     return 0;
 }
 
+int request_task_id_operand(const request_args *a, long long *id)
+{
+    if (a->operands + 1 != a->argc)
+        return cli_usage_error(a->cmd, "expected one task id");
+    return request_task_id(a, a->argv[a->operands], id);
+}
+
+int request_state_option(const request_args *a, const char *state)
+{
+    dstate s;
+    if (dstate_from(state, &s) == 0)
+        return 0;
+    char names[128];
+    size_t n = 0;
+    for (int i = 0; i < DS_COUNT; i++)
+        n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+                              i ? ", " : "", dstate_name((dstate)i));
+    return cli_usage_error(a->cmd, "--state: expected one of %s; got '%s'", names, state);
+}
+
 int request_send(const request_args *a, json_t *req, json_t **reply)
 {
     return request_send_retrying(a, req, 1, reply);
 }
 
-int request_socket_paths(const request_opts *o, char paths[][CONFIG_STR_MAX], carma_err *err)
+/* The sockets a command with these options tries, in order (daemon_client_sockets, reading
+ * the config only when neither --socket nor $CARMA_SOCKET names one): how many, or -1 with err
+ * when the config cannot be read. */
+static int socket_paths(const request_opts *o, char paths[][CONFIG_STR_MAX], carma_err *err)
 {
     carma_config cfg;
     bool need_config = !(o->socket && *o->socket) && !getenv("CARMA_SOCKET");
-    if (need_config && cli_load_config(&cfg, &o->config, err))
+    if (need_config && cli_load_config(&cfg, &o->config, err)) /* checked: request_next_option */
         return -1;
     return daemon_client_sockets(o->socket, need_config ? &cfg : NULL, paths);
+}
+
+int request_connect(const request_args *a, carma_err *err)
+{
+    char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
+    int npaths = socket_paths(&a->opts, paths, err);
+    if (npaths < 0)
+        return -1;
+    const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
+    return daemon_connect_first(tried, npaths, NULL, err);
 }
 
 int request_send_retrying(const request_args *a, json_t *req, int tries, json_t **reply)
 {
     carma_err err;
-    char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
-    int npaths = request_socket_paths(&a->opts, paths, &err);
-    if (npaths < 0) {
-        json_decref(req);
-        return cli_fail(a->cmd, &err);
-    }
-    const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
     *reply = NULL;
     bool answered = false;
     for (int t = 0; t < tries && !*reply && !answered; t++) {
@@ -134,7 +168,7 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
             struct timespec ts = {0, 200000000L * t};
             nanosleep(&ts, NULL);
         }
-        int fd = daemon_connect_first(tried, npaths, NULL, &err);
+        int fd = request_connect(a, &err);
         if (fd < 0)
             continue;
         *reply = daemon_call_answered(fd, json_incref(req), &answered, &err);

@@ -61,9 +61,10 @@ int request_cmd_main(const char *name, const request_cmd *c, int argc, char **ar
 
 /* Reads the next option. Handles the common ones itself and returns the command's own ones
  * (their val, argument in a->arg); returns 0 when the options are over (the operands start at
- * a->operands), and -1 when the command should end now with exit status a->status: 0 after
- * --help printed the usage, EXIT_USAGE after a usage error was printed (unknown option,
- * missing value, too many --set). */
+ * a->operands) and the config they give loads, and -1 when the command should end now with
+ * exit status a->status: 0 after --help printed the usage, EXIT_USAGE after a usage error was
+ * printed (unknown option, missing value, too many --set, a --set the config refuses), 1
+ * after saying why the config cannot be read. */
 int request_next_option(request_args *a);
 
 /* The operands of a command that takes none: 0, or a usage error's exit status. */
@@ -71,14 +72,19 @@ int request_no_operands(const request_args *a);
 /* The operands of a command that takes one task id ("17"): 0 with *id set, or a usage error's
  * exit status. */
 int request_task_id_operand(const request_args *a, long long *id);
+/* One task id, arg: 0 with *id set, or a usage error's exit status. */
+int request_task_id(const request_args *a, const char *arg, long long *id);
 
-/* The sockets a command with these options tries, in order (daemon_client_sockets, reading
- * the config only when neither --socket nor $CARMA_SOCKET names one): how many, or -1 with err
- * when the config cannot be read. */
-int request_socket_paths(const request_opts *o, char paths[][CONFIG_STR_MAX], carma_err *err);
+/* The value of a listing's --state (queue, history): 0 when it names a task state, else a
+ * usage error's exit status, the message listing the states (the daemon's own names). */
+int request_state_option(const request_args *a, const char *state);
 
 /* Connects to the daemon's socket (daemon_client_sockets: --socket, else $CARMA_SOCKET, else
- * the config's, else the system's then this user's) and makes
+ * the config's, else the system's then this user's): the fd, for any number of requests
+ * (daemon_call_answered), or -1 with err saying why. */
+int request_connect(const request_args *a, carma_err *err);
+
+/* Connects to the daemon's socket (request_connect) and makes
  * one request (req is taken). On failure prints "carma CMD: ..." and returns 1; *reply is set
  * on success. */
 int request_send(const request_args *a, json_t *req, json_t **reply);
@@ -87,7 +93,7 @@ int request_send(const request_args *a, json_t *req, json_t **reply);
  * with a short pause between. */
 int request_send_retrying(const request_args *a, json_t *req, int tries, json_t **reply);
 
-/* The whole work of a command that takes the common options and one task id (show, cancel)
+/* The whole work of a command that takes the common options and one task id (show, hold)
  * but printing the reply: reads its command line, sends {"verb": verb, "id": ID}. Sets *reply
  * (and *id) when the command goes on to print it; else *reply is NULL and the exit status is
  * returned (0 after --help). */

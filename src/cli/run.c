@@ -148,13 +148,8 @@ static int read_task_files(const request_args *a, json_t *tasks)
 /* Whether a daemon answers on the sockets these options lead to. */
 static bool daemon_answers(const request_args *a)
 {
-    char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
     carma_err err;
-    int n = request_socket_paths(&a->opts, paths, &err);
-    if (n < 1)
-        return false;
-    const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
-    int fd = daemon_connect_first(tried, n, NULL, &err);
+    int fd = request_connect(a, &err);
     if (fd < 0)
         return false;
     close(fd);

@@ -55,7 +55,7 @@ static const char *const usage =
     "                      crashes and energy\n"
     "  --json              one JSON object with policy, estimator, tasks, completed,\n"
     "                      makespan_s, mean_jct_s, p95_jct_s, mean_wait_s, gpu_util_mean,\n"
-    "                      energy_mj, oom_crashes, collocated_placements\n"
+    "                      energy_j (joules), oom_crashes, collocated_placements\n"
     "  --catalog FILE      workload catalog (default data/workloads.csv)\n"
     "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
 
@@ -110,7 +110,8 @@ static void print_table(const sim_summary *rows, const policy_id *ids, int n, co
         print_cell(r->p95_jct_s, base ? base->p95_jct_s : NAN, 1 / 3600.0, "%.2f", ch);
         print_cell(r->mean_wait_s, base ? base->mean_wait_s : NAN, 1 / 3600.0, "%.2f", ch);
         print_cell(r->gpu_util_mean, base ? base->gpu_util_mean : NAN, 100.0, "%.1f", ch);
-        print_cell(r->energy_mj, base ? base->energy_mj : NAN, 1.0, "%.1f", ch);
+        print_cell(sim_display_mj(r->energy_j), base ? sim_display_mj(base->energy_j) : NAN, 1.0,
+                   "%.1f", ch);
         printf(" %5d %7d %4zu/%-4zu\n", r->oom_crashes, r->collocated_placements, r->completed,
                r->tasks);
     }
@@ -127,7 +128,7 @@ static void print_summary(const sim_summary *r, const char *policy, const char *
     printf("mean wait              %.0f s\n", r->mean_wait_s);
     printf("GPU utilization        %.1f %% (time-averaged SM activity)\n",
            100 * r->gpu_util_mean);
-    printf("energy                 %.2f MJ\n", r->energy_mj);
+    printf("energy                 %.2f MJ\n", sim_display_mj(r->energy_j));
     printf("out-of-memory crashes  %d\n", r->oom_crashes);
     printf("collocated placements  %d of %d\n", r->collocated_placements, r->placements);
 }
@@ -190,7 +191,8 @@ static int parse_args(int argc, char **argv, sim_cli *a)
     if (optind < argc)
         return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
     if (a->validate && (a->compare || a->out_dir || a->plot_dir || a->policy || a->estimator ||
-                        a->gpus || a->startup_set || a->no_interference))
+                        a->gpus || a->startup_set || a->no_interference || a->trace_path ||
+                        a->catalog_path))
         return cli_usage_error("simulate", "--validate runs its own traces and policies; it "
                                "takes only --json, --config and --set");
     if (a->compare && a->out_dir)
@@ -198,15 +200,23 @@ static int parse_args(int argc, char **argv, sim_cli *a)
     return 0;
 }
 
-/* Config, then command-line overrides; the server. */
+/* The config, then --policy and --estimator over it: 0, or cli_load_config's result with err
+ * (CLI_CONFIG_BAD_SET also for a --policy or --estimator the config refuses: like a bad --set,
+ * the command line is wrong). */
+static int load_config(const sim_cli *a, carma_config *cfg, carma_err *err)
+{
+    int rc = cli_load_config(cfg, &a->cargs, err);
+    if (rc)
+        return rc;
+    if ((a->policy && config_set(cfg, "policy", a->policy, err)) ||
+        (a->estimator && config_set(cfg, "estimator", a->estimator, err)))
+        return CLI_CONFIG_BAD_SET;
+    return 0;
+}
+
+/* The config's and the command line's simulation settings; the server. */
 static int build_setup(const sim_cli *a, sim_setup *setup, carma_config *cfg, carma_err *err)
 {
-    if (cli_load_config(cfg, &a->cargs, err))
-        return -1;
-    if (a->policy && config_set(cfg, "policy", a->policy, err))
-        return -1;
-    if (a->estimator && config_set(cfg, "estimator", a->estimator, err))
-        return -1;
     if (a->startup_set)
         cfg->sim.startup_s = a->startup_s;
     if (a->no_interference)
@@ -239,12 +249,8 @@ static int emit_json(json_t *j)
     return rc;
 }
 
-static int simulate(const sim_cli *a, carma_err *err)
+static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
 {
-    carma_config cfg;
-    sim_setup setup;
-    if (build_setup(a, &setup, &cfg, err))
-        return -1;
     trace tr = {0};
     workload_catalog cat = {0};
     sim_job_spec *jobs = NULL;
@@ -255,25 +261,25 @@ static int simulate(const sim_cli *a, carma_err *err)
     if (carma_data_default(&trace_path, DEFAULT_TRACE, trace_buf, sizeof trace_buf, err) ||
         carma_data_default(&catalog_path, DEFAULT_CATALOG, catalog_buf, sizeof catalog_buf, err) ||
         trace_load(trace_path, &tr, err) || catalog_load(catalog_path, &cat, err) ||
-        sim_jobs_from_trace(&tr, &cat, setup.sched.estimator, &jobs, err))
+        sim_jobs_from_trace(&tr, &cat, setup->sched.estimator, &jobs, err))
         goto done;
     bool progress = !a->json && isatty(STDERR_FILENO);
-    const char *est = mem_source_estimator_name(setup.sched.estimator);
-    setup.record_timeline = a->out_dir || a->plot_dir;
+    const char *est = mem_source_estimator_name(setup->sched.estimator);
+    setup->record_timeline = a->out_dir || a->plot_dir;
     if (a->plot_dir && !(plot = sim_plot_open(a->plot_dir, &(sim_plot_info){tr.path, est,
-                                              setup.gpu, setup.ngpus}, err)))
+                                              setup->gpu, setup->ngpus}, err)))
         goto done;
     if (!a->compare) {
         sim_result res;
-        if (run_one(&setup, jobs, tr.n, &res, progress, err))
+        if (run_one(setup, jobs, tr.n, &res, progress, err))
             goto done;
         rc = a->out_dir ? sim_write_outputs(a->out_dir, &res, jobs, err) : 0;
         if (rc == 0 && a->json)
-            rc = emit_json(sim_summary_json(&res.summary, policy_name(setup.sched.policy), est));
+            rc = emit_json(sim_summary_json(&res.summary, policy_name(setup->sched.policy), est));
         else if (rc == 0)
-            print_summary(&res.summary, policy_name(setup.sched.policy), est);
+            print_summary(&res.summary, policy_name(setup->sched.policy), est);
         if (rc == 0 && plot)
-            rc = sim_plot_add_run(plot, policy_name(setup.sched.policy), &res, err) ||
+            rc = sim_plot_add_run(plot, policy_name(setup->sched.policy), &res, err) ||
                  sim_plot_render(plot, false, stderr, err);
         sim_result_free(&res);
         if (rc && !err->msg[0])
@@ -285,8 +291,8 @@ static int simulate(const sim_cli *a, carma_err *err)
     for (int p = 0; p < POLICY_COUNT; p++) {
         sim_result res;
         ids[p] = (policy_id)p;
-        setup.sched.policy = (policy_id)p;
-        if (run_one(&setup, jobs, tr.n, &res, progress, err))
+        setup->sched.policy = (policy_id)p;
+        if (run_one(setup, jobs, tr.n, &res, progress, err))
             goto done;
         rows[p] = res.summary;
         int bad = plot && sim_plot_add_run(plot, policy_name(ids[p]), &res, err);
@@ -300,7 +306,7 @@ static int simulate(const sim_cli *a, carma_err *err)
             json_array_append_new(arr, sim_summary_json(&rows[p], policy_name(ids[p]), est));
         rc = emit_json(arr);
     } else {
-        printf("trace %s (%zu tasks) on %dx%s\n", tr.path, tr.n, setup.ngpus, setup.gpu->name);
+        printf("trace %s (%zu tasks) on %dx%s\n", tr.path, tr.n, setup->ngpus, setup->gpu->name);
         print_table(rows, ids, POLICY_COUNT, est);
         rc = 0;
     }
@@ -321,17 +327,20 @@ int cmd_simulate(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     carma_err err = {{0}};
-    if (a.validate) {
-        char path[4096];
-        carma_config cfg;
-        if (!a.cargs.path && carma_data_path("aegis.conf", path, sizeof path, &err) == 0)
-            a.cargs.path = path;
-        if (err.msg[0] || cli_load_config(&cfg, &a.cargs, &err) ||
-            simulate_validate(&cfg, a.json, &err))
+    char path[4096];
+    if (a.validate && !a.cargs.path) {
+        if (carma_data_path("aegis.conf", path, sizeof path, &err))
             return cli_fail("simulate", &err);
-        return 0;
+        a.cargs.path = path;
     }
-    if (simulate(&a, &err))
-        return cli_fail("simulate", &err);
-    return 0;
+    carma_config cfg;
+    if ((rc = load_config(&a, &cfg, &err)) != 0)
+        return cli_config_fail("simulate", rc, &err);
+    if (a.validate)
+        return simulate_validate(&cfg, a.json, &err) ? cli_fail("simulate", &err) : 0;
+    sim_setup setup;
+    /* it fails only on a GPU spec it cannot read: --gpus's (a usage error) or the config's */
+    if (build_setup(&a, &setup, &cfg, &err))
+        return a.gpus ? cli_usage_error("simulate", "%s", err.msg) : cli_fail("simulate", &err);
+    return simulate(&a, &setup, &err) ? cli_fail("simulate", &err) : 0;
 }

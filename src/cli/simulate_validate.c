@@ -38,7 +38,7 @@ static const struct {
 
 typedef struct real_run {
     bool known;
-    double makespan_s, jct_mean_s, energy_mj;
+    double makespan_s, jct_mean_s, energy_j;
     int oom;
 } real_run;
 
@@ -105,18 +105,16 @@ static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
             break;
         r->known = true;
         r->oom = (int)oom;
-        r->energy_mj = NAN;
+        r->energy_j = NAN;
     }
     csv_free(&t);
     if (rc || open_real("aegis/dcgmi_energy_summary.csv", "raw_label", &t, &ct, &cl, err))
         return -1;
     rc = (ce = csv_require_column(&t, "total_gpu_energy_j", err)) < 0;
     for (size_t i = 0; !rc && i < t.nrows; i++) {
-        double joules;
         if (!match_run(t.rows[i].fields[ct], t.rows[i].fields[cl], true, &k, &p))
             continue;
-        rc = real_num(&t, i, ce, &joules, err);
-        real[k][p].energy_mj = joules / 1e6;
+        rc = real_num(&t, i, ce, &real[k][p].energy_j, err);
     }
     csv_free(&t);
     return rc ? -1 : 0;
@@ -175,7 +173,7 @@ static int emit_json(const validate_row *rows, int n)
             "sim_norm_makespan", num_or_null(ratio(r->sim.makespan_s, ex->sim.makespan_s)),
             "sim_mean_jct_s", num_or_null(r->sim.mean_jct_s),
             "sim_norm_mean_jct", num_or_null(ratio(r->sim.mean_jct_s, ex->sim.mean_jct_s)),
-            "sim_oom", r->sim.oom_crashes, "sim_energy_mj", num_or_null(r->sim.energy_mj),
+            "sim_oom", r->sim.oom_crashes, "sim_energy_j", num_or_null(r->sim.energy_j),
             "real_makespan_s", r->real.known ? json_real(r->real.makespan_s) : json_null(),
             "real_mean_jct_s", r->real.known ? json_real(r->real.jct_mean_s) : json_null());
         if (o && r->real.known) {
@@ -184,7 +182,7 @@ static int emit_json(const validate_row *rows, int n)
             json_object_set_new(o, "real_norm_mean_jct",
                                 json_real(r->real.jct_mean_s / ex->real.jct_mean_s));
             json_object_set_new(o, "real_oom", json_integer(r->real.oom));
-            json_object_set_new(o, "real_energy_mj", num_or_null(r->real.energy_mj));
+            json_object_set_new(o, "real_energy_j", num_or_null(r->real.energy_j));
         }
         if (!o || json_array_append_new(arr, o)) {
             json_decref(arr);
@@ -254,10 +252,11 @@ static void print_table(const validate_row *rows, int n)
         }
         if (known) {
             snprintf(oom, sizeof oom, "%d/%d", r->sim.oom_crashes, r->real.oom);
-            snprintf(energy, sizeof energy, "%.1f/%.1f", r->sim.energy_mj, r->real.energy_mj);
+            snprintf(energy, sizeof energy, "%.1f/%.1f", sim_display_mj(r->sim.energy_j),
+                     sim_display_mj(r->real.energy_j));
         } else {
             snprintf(oom, sizeof oom, "%d/-", r->sim.oom_crashes);
-            snprintf(energy, sizeof energy, "%.1f/-", r->sim.energy_mj);
+            snprintf(energy, sizeof energy, "%.1f/-", sim_display_mj(r->sim.energy_j));
         }
         printf("%-7s %-12s  %-26s  %-26s  %-9s  %s\n", r->trace, r->policy, mk, jct, oom, energy);
     }

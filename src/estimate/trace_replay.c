@@ -1,6 +1,7 @@
 /* trace_replay.c — see trace_replay.h. */
 #include "estimate/trace_replay.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ int mtrace_load(const char *path, mtrace_events *t, carma_err *err)
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "r");
     if (!f)
-        return carma_err_set(err, "cannot open trace %s", path);
+        return carma_err_set(err, "cannot open trace %s: %s", path, strerror(errno));
     char line[256];
     size_t lineno = 0;
     bool ended = false;
@@ -83,6 +84,9 @@ int mtrace_load(const char *path, mtrace_events *t, carma_err *err)
         if (rc)
             carma_err_prefix(err, "%s:%zu", path, lineno);
     }
+    /* a read error (EISDIR: fopen opens a directory) is not a short trace */
+    if (!rc && ferror(f))
+        rc = carma_err_set(err, "%s: %s", path, strerror(errno ? errno : EIO));
     fclose(f);
     if (!rc && !ended)
         rc = carma_err_set(err, "%s: the trace is incomplete (no end line)", path);

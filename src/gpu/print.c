@@ -4,6 +4,14 @@
 #include <jansson.h>
 #include <math.h>
 
+/* The backend keeps the energy counter in mJ, as NVML and DCGM give it and the Prometheus
+ * endpoint exports it (dcgm-exporter's unit); carma's own outputs, this one and `carma
+ * simulate`'s, give energy in J. */
+static double energy_j(const gpu_reading *r)
+{
+    return r->energy_mj / 1000.0;
+}
+
 static void print_fraction(FILE *out, const char *label, double v)
 {
     if (isnan(v))
@@ -39,7 +47,7 @@ static void print_text(FILE *out, const gpu_reading *r)
     if (isnan(r->energy_mj))
         fprintf(out, ", energy unknown");
     else
-        fprintf(out, ", energy %.1f J", r->energy_mj / 1000.0);
+        fprintf(out, ", energy %.1f J", energy_j(r));
     fprintf(out, "  (%s)\n", metric_source_name(r->src_power));
     if (!r->procs_known) {
         fprintf(out, "  processes unknown\n");
@@ -87,7 +95,7 @@ static json_t *reading_json(const gpu_reading *r)
     json_object_set_new(o, "drama", real_or_null(r->drama));
     json_object_set_new(o, "activity_source", source_or_null(r->src_activity));
     json_object_set_new(o, "power_w", real_or_null(r->power_w));
-    json_object_set_new(o, "energy_mj", real_or_null(r->energy_mj));
+    json_object_set_new(o, "energy_j", real_or_null(energy_j(r)));
     json_object_set_new(o, "power_source", source_or_null(r->src_power));
     json_t *procs = json_null();
     if (r->procs_known) {
@@ -111,7 +119,9 @@ int gpu_print_readings(FILE *out, const gpu_reading *r, int n, bool json)
         json_t *a = json_array();
         for (int i = 0; i < n; i++)
             json_array_append_new(a, reading_json(&r[i]));
-        int rc = json_dumpf(a, out, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        /* 15 significant digits (DBL_DIG) print any value of up to 15 digits as it was read:
+         * an energy counter of up to 10^12 J to the mJ, and 0.405 as 0.405 */
+        int rc = json_dumpf(a, out, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
         json_decref(a);
         if (rc || fputc('\n', out) == EOF)
             return -1;

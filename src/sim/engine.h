@@ -62,12 +62,19 @@ typedef struct sim_summary {
     double makespan_s;   /* first submission to last completion */
     double mean_jct_s, median_jct_s, p95_jct_s, mean_wait_s; /* over completed jobs */
     double gpu_util_mean;/* time-averaged SM activity over GPUs and the makespan */
-    double energy_mj;
+    double energy_j;     /* J drawn by every GPU over the makespan */
     int oom_crashes;
     int collocated_placements;
     int placements;
     uint64_t events;
 } sim_summary;
+
+/* Energy in the tables and plots, where joules run to eight digits; every figure (and the
+ * JSON) stays in J. */
+static inline double sim_display_mj(double joules)
+{
+    return joules / 1e6;
+}
 
 typedef struct sim_setup {
     sched_config sched;

@@ -49,6 +49,6 @@ void sim_summarize(sim_result *r, double t_start, double t_end, int ngpus, doubl
     s->median_jct_s = jct ? sim_quantile(jct, s->completed, 0.5) : NAN;
     s->p95_jct_s = jct ? sim_quantile(jct, s->completed, 0.95) : NAN;
     s->gpu_util_mean = span > 0 ? util_s / (span * ngpus) : NAN;
-    s->energy_mj = energy_j / 1e6;
+    s->energy_j = energy_j;
     free(jct);
 }

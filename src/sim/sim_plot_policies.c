@@ -23,7 +23,7 @@ int add_policies(sim_plot *p, carma_err *err)
     if (!f)
         return -1;
     fprintf(f, "# policies.dat — one row per policy, trace %s on %s ('-': no figure)\n"
-               "# index policy makespan_h mean_jct_h energy_mj baseline p95_jct_h mean_wait_h "
+               "# index policy makespan_h mean_jct_h energy_MJ baseline p95_jct_h mean_wait_h "
                "gpu_util_pct oom_crashes completed tasks\n",
             p->trace, p->server);
     for (size_t i = 0; i < p->nruns; i++) {
@@ -33,7 +33,7 @@ int add_policies(sim_plot *p, carma_err *err)
         fprintf(f, "%zu \"%s\"", i, safe);
         put_num(f, s->makespan_s, 1 / 3600.0, "%.4f");
         put_num(f, s->mean_jct_s, 1 / 3600.0, "%.4f");
-        put_num(f, s->energy_mj, 1, "%.4f");
+        put_num(f, sim_display_mj(s->energy_j), 1, "%.4f");
         fprintf(f, " %d", strcmp(p->runs[i].policy, "exclusive") == 0);
         put_num(f, s->p95_jct_s, 1 / 3600.0, "%.4f");
         put_num(f, s->mean_wait_s, 1 / 3600.0, "%.4f");

@@ -29,7 +29,7 @@ json_t *sim_summary_json(const sim_summary *s, const char *policy, const char *e
     bad |= json_object_set_new(o, "p95_jct_s", number_or_null(s->p95_jct_s));
     bad |= json_object_set_new(o, "mean_wait_s", number_or_null(s->mean_wait_s));
     bad |= json_object_set_new(o, "gpu_util_mean", number_or_null(s->gpu_util_mean));
-    bad |= json_object_set_new(o, "energy_mj", number_or_null(s->energy_mj));
+    bad |= json_object_set_new(o, "energy_j", number_or_null(s->energy_j));
     bad |= json_object_set_new(o, "oom_crashes", json_integer(s->oom_crashes));
     bad |= json_object_set_new(o, "collocated_placements", json_integer(s->collocated_placements));
     bad |= json_object_set_new(o, "median_jct_s", number_or_null(s->median_jct_s));

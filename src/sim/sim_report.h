@@ -8,7 +8,7 @@
 #include "sim/engine.h"
 
 /* {policy, estimator, tasks, completed, makespan_s, mean_jct_s, p95_jct_s, mean_wait_s,
- *  gpu_util_mean, energy_mj, oom_crashes, collocated_placements} plus median_jct_s, failed,
+ *  gpu_util_mean, energy_j, oom_crashes, collocated_placements} plus median_jct_s, failed,
  * placements, events. Unknown figures (NaN) are null. NULL on allocation failure. */
 json_t *sim_summary_json(const sim_summary *s, const char *policy, const char *estimator);
 

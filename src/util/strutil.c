@@ -187,16 +187,18 @@ char *read_file(const char *path, size_t *len_out)
             return NULL;
         }
         buf = nb;
+        errno = 0;
         size_t got = fread(buf + len, 1, cap - len - 1, f);
         len += got;
         if (got == 0)
             break;
     }
-    int failed = ferror(f);
+    /* read's own errno (EISDIR for a directory, which fopen opens) says what went wrong */
+    int failed = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     if (failed) {
         free(buf);
-        errno = EIO;
+        errno = failed;
         return NULL;
     }
     buf[len] = '\0';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `carma config`: defaults are CARMA's, the shipped data/carma.conf is exactly its output, --set
 # and a config file override them, --list says where each option applies, and bad keys or
-# values are clear errors with exit status 1.
+# values are clear errors: exit status 2 for a --set (a usage error), 1 for a file.
 set -u
 CARMA=$1 SRC=$2
 fails=0
@@ -20,7 +20,7 @@ diff -u "$SRC/data/carma.conf" <("$CARMA" config) \
     || fail "data/carma.conf is not \`carma config\` (regenerate it: carma config >data/carma.conf)"
 # The policy help and the unknown-policy message both list the policy table.
 help_names=$(sed -n 's/^# placement policy: //p' <<<"$out" | tr -d ' ' | tr ',' '\n' | sort)
-msg_names=$("$CARMA" config --set policy=nope 2>&1 | sed 's/.*(expected \(.*\))$/\1/; s/ or /, /' \
+msg_names=$("$CARMA" config --set policy=nope 2>&1 | head -1 | sed 's/.*(expected \(.*\))$/\1/; s/ or /, /' \
             | tr -d ' ' | tr ',' '\n' | sort)
 [ -n "$help_names" ] && [ "$help_names" = "$msg_names" ] && grep -qx "horus" <<<"$help_names" \
     || fail "policy help lists the policy table: '$help_names' vs '$msg_names'"
@@ -48,11 +48,14 @@ out=$(CARMA_CONFIG="$tmp/ok.conf" "$CARMA" config --set window=5) || fail "env c
 grep -qx "window = 5" <<<"$out" || fail "--set wins over the file"
 grep -qx "estimator = gpumemnet" <<<"$out" || fail "\$CARMA_CONFIG read"
 
+# A --set the config refuses is a usage error (exit 2); a file it cannot take, or keys that do
+# not go together, a failure (exit 1).
+want=2
 bad() { # bad DESCRIPTION EXPECTED_TEXT ARGS...
     local desc=$1 text=$2; shift 2
     local msg rc
     msg=$("$CARMA" config "$@" 2>&1 >/dev/null); rc=$?
-    [ "$rc" -eq 1 ] || fail "$desc: exit $rc, expected 1"
+    [ "$rc" -eq "$want" ] || fail "$desc: exit $rc, expected $want"
     case "$msg" in *"$text"*) ;; *) fail "$desc: message '$msg' lacks '$text'" ;; esac
 }
 bad "unknown policy" "unknown policy 'round-robin'" --set policy=round-robin
@@ -66,12 +69,14 @@ bad "ewma_alpha 0" "ewma_alpha: expected a fraction in (0, 1], got 0" --set ewma
 bad "sample interval" "sample_interval_s: expected 0.01..3600 seconds" --set sample_interval_s=0.001
 bad "unknown estimator" "unknown estimator 'dnnmem' (expected none, horus, faketensor, gpumemnet, carma or xmem)" \
     --set estimator=dnnmem
+bad "not a pair" "expected KEY=VALUE" --set policy
+want=1
 bad "power fractions" "sim_power_busy_frac, sim_power_util_frac: must sum to at most 2" \
     --set sim_power_busy_frac=1.9
 "$CARMA" config --set sim_power_busy_frac=1.9 --set sim_power_util_frac=0.05 >/dev/null \
     || fail "a check across keys waits for every --set"
-bad "not a pair" "expected KEY=VALUE" --set policy
 bad "missing file" "nope.conf" --config "$tmp/nope.conf"
+bad "a directory" "config $tmp: Is a directory" --config "$tmp"
 printf 'policy = oracle-ff\nthis line is wrong\n' >"$tmp/bad.conf"
 bad "bad line" "bad.conf:2: expected \`key = value\`" --config "$tmp/bad.conf"
 printf 'estimator = magic\n' >"$tmp/bad2.conf"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The commands that talk to the daemon (cli/request.h): true --help, exit status 2 for bad
-# usage, 1 with a clear message when the daemon is unreachable or refuses, nothing stored for a
+# usage (a bad --set too), 1 with a clear message when the daemon is unreachable or refuses or
+# the --config cannot be read, nothing stored for a
 # refused submission, and the --json shapes the issue asks for.
 set -u
 CARMA=$1
@@ -27,6 +28,25 @@ grep -q "cannot reach the daemon at $SOCK" <<<"$out" || fail "no daemon message:
 [ $? -eq 1 ] && grep -q "expected COUNTxNAME-<N>GB" "$tmp/err" || fail "bad --sim-gpus"
 
 start_daemon --sim-gpus 2xA100-40GB --set sample_interval_s=0.2
+# --config and --set are checked whatever names the socket ($CARMA_SOCKET here, or --socket),
+# though the socket needs no config: a bad --set is a usage error, a missing file a failure
+queue_via() { # queue_via env|opt ARGS...: `carma queue`, the socket by $CARMA_SOCKET or --socket
+    local how=$1; shift
+    if [ "$how" = env ]; then
+        "$CARMA" queue "$@"
+    else
+        env -u CARMA_SOCKET "$CARMA" queue --socket "$SOCK" "$@"
+    fi
+}
+for how in env opt; do
+    out=$(queue_via $how --set bogus=1 2>&1)
+    [ $? -eq 2 ] && grep -q "unknown config key 'bogus'" <<<"$out" \
+        || fail "$how: --set bogus=1: $out"
+    out=$(queue_via $how --config "$tmp/none.conf" 2>&1)
+    [ $? -eq 1 ] && grep -q "config $tmp/none.conf: No such file" <<<"$out" \
+        || fail "$how: --config missing: $out"
+    queue_via $how >/dev/null || fail "$how: queue does not reach the daemon"
+done
 out=$("$CARMA" submit --gpus 3 -- true 2>&1); [ $? -eq 1 ] || fail "3 GPUs on 2 should fail"
 grep -q "asks for 3 GPUs but this server has 2" <<<"$out" || fail "message: $out"
 "$CARMA" submit /nonexistent/x.rad >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing task file"
@@ -71,6 +91,27 @@ id=$("$CARMA" submit --hold --batch 64 "$src/examples/resnet18.yaml") || fail "s
 m=$("$CARMA" show --json "$id" | jq -c .mem)
 jq -e '.oracle == 788 and .faketensor == 53 and .horus != 2231 and .gpumemnet != 8192' \
     <<<"$m" >/dev/null || fail "--batch 64 should recompute the summary's figures: $m"
+# cancel takes several ids (as scancel): each is cancelled; one that cannot be is named on
+# stderr, the others still are, and the exit status is 1. A bad id cancels nothing.
+long() { "$CARMA" submit --json --mem 1G -- sleep 60 | jq .id; }
+a=$(long) b=$(long) c=$(long)
+"$CARMA" cancel "$a" x >/dev/null 2>&1; [ $? -eq 2 ] || fail "cancel with a bad id should exit 2"
+task_is "$a" cancelled && fail "a usage error cancelled task $a"
+out=$("$CARMA" cancel "$a" 1 99 "$b" 2>"$tmp/err"); rc=$?
+[ $rc -eq 1 ] || fail "cancel of two live and two others: exit $rc"
+for t in "$a" "$b"; do
+    grep -Eq "^task $t (cancelled|cancelling)$" <<<"$out" || fail "cancel $t: $out"
+    wait_until 10 task_is "$t" cancelled || fail "task $t not cancelled"
+done
+grep -q "^carma cancel: task 1: task 1 is already done$" "$tmp/err" \
+    && grep -q "^carma cancel: task 99: no task 99$" "$tmp/err" || fail "cancel errors: $(cat "$tmp/err")"
+out=$("$CARMA" cancel --json "$c" 1 2>/dev/null); rc=$?
+[ $rc -eq 1 ] && jq -e --argjson c "$c" 'length == 2 and .[0].id == $c and .[0].ok and
+        (.[0].state | test("^cancel")) and .[1] == {"id": 1, "ok": false,
+        "error": "task 1 is already done"}' <<<"$out" >/dev/null || fail "cancel --json: $rc $out"
+wait_until 10 task_is "$c" cancelled || fail "task $c not cancelled"
+d=$(long) e=$(long)
+"$CARMA" cancel "$d" "$e" >/dev/null || fail "cancel of two live tasks should exit 0"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]

@@ -12,11 +12,13 @@ fi
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
-in_memory() {
+# raw REQUEST FIELD: sends one request line, prints the reply's FIELD
+raw() {
     python3 -c 'import json, socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"{\"verb\":\"ping\"}\n")
-print(json.loads(s.makefile().readline()).get("tasks_in_memory"))' "$SOCK"
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode() + b"\n")
+print(json.loads(s.makefile().readline()).get(sys.argv[3]))' "$SOCK" "$1" "$2"
 }
+in_memory() { raw '{"verb":"ping"}' tasks_in_memory; }
 all_ended() { "$CARMA" queue --all --json | jq -e 'length == 5 and all(.[]; .state == "done")'; }
 
 start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.2
@@ -46,8 +48,16 @@ grep -q -- "--after 2" "$tmp/err" || fail "--limit should say how to go on: $(ca
 [ "$("$CARMA" queue --state running --json | jq -c 'map(.name)')" = '["long1"]' ] || fail "--state running"
 [ "$("$CARMA" queue --all --user root --json | jq length)" = 7 ] || fail "--user root"
 [ "$("$CARMA" queue --all --user nobody --json | jq length)" = 0 ] || fail "--user nobody"
-out=$("$CARMA" queue --state sleeping 2>&1) && fail "--state sleeping accepted"
-grep -q "'state' must be one of queued, running, done, failed, cancelled" <<<"$out" || fail "state message: $out"
+out=$(raw '{"verb":"queue","state":"sleeping"}' error)
+grep -q "'state' must be one of queued, running, done, failed, cancelled" <<<"$out" \
+    || fail "the daemon's state message: $out"
+# for the CLI a usage error, named by its flag, found before any request
+for c in queue history; do
+    out=$("$CARMA" $c --state sleeping 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "$c --state sleeping: exit $rc, want 2"
+    want="--state: expected one of queued, running, done, failed, cancelled, timeout; got 'sleeping'"
+    grep -q -- "$want" <<<"$out" || fail "$c state message: $out"
+done
 "$CARMA" queue --limit 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--limit 0 should be a usage error"
 
 # After a restart only the live tasks are loaded; the ended ones are still answered.

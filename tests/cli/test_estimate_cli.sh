@@ -22,6 +22,8 @@ expect() {
 }
 
 expect 0 "usage: carma estimate" "$CARMA" estimate --help
+expect 2 "given empty" "$CARMA" estimate --summary "" --batch 32
+expect 1 "$SRC/data: Is a directory" "$CARMA" estimate --summary "$SRC/data" --batch 32
 expect 0 '"class": 1' "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet --json
 expect 0 '"mib": 16000' "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet --json
 expect 0 '"estimator": "horus"' "$CARMA" estimate --summary "$SRC/data/gpumemnet/summaries/vgg_32.model" --batch 32 --estimator horus --json

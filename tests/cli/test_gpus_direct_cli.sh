@@ -25,6 +25,7 @@ grep -q 'gpu 0  NVIDIA H100 80GB HBM3  GPU-aaaa-0001' <<<"$out" || fail "no GPU 
 grep -q 'smact 0.405 smocc 0.200 drama 0.300  (gpm)' <<<"$out" || fail "no GPM activity: $out"
 grep -q 'memory    20480 / 81559 MiB used' <<<"$out" || fail "memory: $out"
 grep -q 'processes 1: pid 4242 10240 MiB' <<<"$out" || fail "processes: $out"
+grep -q 'power     251.5 W, energy 987654.3 J  (nvml)' <<<"$out" || fail "power and energy: $out"
 grep -q 'util      unknown' <<<"$out" || fail "unsupported util not unknown: $out"
 grep -q 'smact unknown smocc unknown drama unknown  (unknown)' <<<"$out" || fail "A100: $out"
 grep -q 'note: .*libdcgm' <<<"$out" || fail "no note on the missing DCGM: $out"
@@ -36,6 +37,9 @@ grep -q '"uuid": "GPU-aaaa-0001"' <<<"$out" || fail "json uuid: $out"
 grep -q '"smact": null' <<<"$out" || fail "one sample gave an SM activity: $out"
 grep -q '"power_w": 251.5' <<<"$out" || fail "json power: $out"
 grep -q '"util_gpu": null' <<<"$out" || fail "json unknown util: $out"
+# the counter of 987654321 mJ, in J (the unit of every energy in carma's JSON), every digit kept
+grep -q '"energy_j": 987654.321,' <<<"$out" || fail "json energy: $out"
+grep -q '"energy_mj"' <<<"$out" && fail "json energy_mj (millijoules) is gone: energy_j"
 
 # the bare library: everything unknown, nothing zero
 out=$("$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/bare/libnvidia-ml.so.1" --samples 1) \

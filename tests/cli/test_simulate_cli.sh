@@ -3,7 +3,7 @@
 # exclusive-makespan check against a strict-FIFO calculation done here in awk, --validate against
 # the real AEGIS runs, and bad input
 # (unknown task file, malformed row, unknown policy / estimator / GPU model) failing clearly
-# with no output files left behind.
+# (usage errors with exit 2) with no output files left behind.
 set -u
 CARMA=$1 SRC=$2
 fails=0
@@ -14,9 +14,14 @@ jget() { sed -n "s/^ *\"$1\": \"\{0,1\}\([^\",]*\).*/\1/p" | head -1; }
 
 out=$("$CARMA" simulate --json) || fail "default run exits 0"
 for k in policy estimator tasks completed makespan_s mean_jct_s p95_jct_s mean_wait_s \
-         gpu_util_mean energy_mj oom_crashes collocated_placements; do
+         gpu_util_mean energy_j oom_crashes collocated_placements; do
     grep -q "\"$k\":" <<<"$out" || fail "JSON key $k missing"
 done
+# energy: J in the JSON (as in `carma gpus --json`), MJ in the text; the same figure
+grep -q '"energy_mj"' <<<"$out" && fail "energy_mj (it was megajoules) is gone: energy_j"
+mj=$("$CARMA" simulate | sed -n 's/^energy  *\([0-9.]*\) MJ$/\1/p')
+awk -v j="$(jget energy_j <<<"$out")" -v mj="$mj" 'BEGIN { exit !(j > 1e6 && (j / 1e6 - mj) ^ 2 < 1e-4) }' \
+    || fail "energy_j $(jget energy_j <<<"$out") J is not the text's $mj MJ"
 [ "$(jget tasks <<<"$out")" = 90 ] || fail "default trace is mix-90"
 [ "$(jget completed <<<"$out")" = 90 ] || fail "all 90 complete"
 
@@ -60,12 +65,14 @@ first=$(awk -F, 'NR > 1 && !seen[$2]++ { print $NF }' "$tmp/hist/tasks.csv" | so
 head -1 "$tmp/run/gpu_timeline.csv" | grep -q "^t_s,gpu," || fail "timeline header"
 ls -A "$tmp/run" | grep -q tmp && fail "temporary files left in --out"
 
-# Bad input: exit 1, a message naming the problem, nothing written under --out.
+# Bad input: exit 1 (2 for a bad value on the command line), a message naming the problem,
+# nothing written under --out.
+want=1
 bad() { # expected-message args...
     local msg=$1; shift
     rm -rf "$tmp/bad"
     err=$("$CARMA" simulate "$@" --out "$tmp/bad" 2>&1 >/dev/null); rc=$?
-    [ $rc -eq 1 ] || fail "$* exits 1 (got $rc)"
+    [ $rc -eq $want ] || fail "$* exits $want (got $rc)"
     grep -q "$msg" <<<"$err" || fail "$*: message '$msg' missing in: $err"
     [ -z "$(ls -A "$tmp/bad" 2>/dev/null)" ] || fail "$*: left files in --out"
 }
@@ -73,9 +80,13 @@ printf 'seq,submit_offset_s,task_file\n1,0,resnet.rad\n2,5,nosuch.rad\n' >"$tmp/
 bad "nosuch.rad" --trace "$tmp/unknown.csv"
 printf 'seq,submit_offset_s,task_file\n1,0,resnet.rad\n2,abc,vgg.rad\n' >"$tmp/malformed.csv"
 bad "malformed.csv:3" --trace "$tmp/malformed.csv"
+want=2
 bad "unknown policy 'best'" --policy best
+bad "unknown policy 'best'" --set policy=best
 bad "unknown estimator 'psychic'" --estimator psychic
 bad "unknown GPU model 'B300'" --gpus 4xB300
+want=1
+bad "unknown GPU model 'B300'" --set sim_server=4xB300
 printf 'seq,submit_offset_s,task_file\n1,0,x.rad\n' >"$tmp/nomem.csv"
 printf 'rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_min\nx.rad,x,1,,5\n' \
     >"$tmp/nomem_catalog.csv"
@@ -146,9 +157,22 @@ within=$(jq '[.[] | select(.trace != "venus" and .policy != "exclusive")
                 ((.sim_norm_mean_jct - .real_norm_mean_jct) | fabs < 0.05)
               | select(.)] | length' <<<"$out")
 [ "$within" -ge 18 ] || fail "--validate: $within of 20 figures within 0.05 (at least 18)"
+jq -e 'all(.[]; .sim_energy_j > 1e6) and ([.[] | select(.trace == "philly")]
+        | all(.real_energy_j > 1e6 and (.sim_energy_j / .real_energy_j - 1 | fabs) < 0.2))' \
+    <<<"$out" >/dev/null || fail "--validate: energies in J, the simulated near the real"
 "$CARMA" simulate --validate | grep -q "^within +-0.05: [0-9]* of 20" || fail "--validate table"
+# a directory where a file belongs says so (it was "Input/output error")
+out=$("$CARMA" simulate --trace "$tmp" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp: Is a directory" <<<"$out" || fail "--trace DIR: exit $rc, $out"
+out=$("$CARMA" trace synth --catalog "$tmp" --jobs 3 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "$tmp: Is a directory" <<<"$out" || fail "--catalog DIR: exit $rc, $out"
 "$CARMA" simulate --validate --policy lucid >/dev/null 2>&1; [ $? -eq 2 ] \
     || fail "--validate with --policy exits 2"
+for o in --trace --catalog; do # --validate runs the AEGIS traces on its catalog: not these
+    out=$("$CARMA" simulate --validate $o "$tmp/x.csv" 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "takes only --json, --config and --set" <<<"$out" \
+        || fail "--validate with $o: exit $rc, $out"
+done
 "$CARMA" simulate --validate --set sim_interference=off --json >/dev/null \
     || fail "--validate takes --set"
 mkdir "$tmp/realdata" && cp -r "$SRC/data/." "$tmp/realdata/"

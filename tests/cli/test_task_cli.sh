@@ -6,6 +6,7 @@ src=$2
 rad=$src/tests/data/rad
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 out=$("$carma" task check "$rad/resnet18_cifar100_20e_1.rad" "$src/examples/resnet18.yaml" 2>&1)
 [ $? -eq 0 ] || fail "check of good files exited non-zero: $out"
@@ -57,6 +58,9 @@ done
 [ $? -eq 2 ] || fail "show with two files must exit 2"
 "$carma" task show "$src/tasks.txt" 2>&1 | grep -q "unknown task file type" ||
     fail "unknown extension message"
+mkdir "$tmp/dir.yaml"
+out=$("$carma" task check "$tmp/dir.yaml" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "dir.yaml: Is a directory" <<<"$out" || fail "a directory: exit $rc, $out"
 "$carma" task --help | grep -q "carma task check FILE" || fail "--help"
 "$carma" help task | grep -q "carma task show" || fail "help task"
 

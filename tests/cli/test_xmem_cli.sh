@@ -31,6 +31,7 @@ sum=$(printf '%s' "$out" | jq '.context_mib + .reserved_mib + .workspaces_mib + 
 [ "$(printf '%s' "$out" | jq -r .estimator)" = xmem ] || fail "estimator name: $out"
 expect 0 "reserved" "$CARMA" estimate --trace "$T"
 expect 1 "not a carma trace" "$CARMA" estimate --trace "$D/tiny_mlp.py"
+expect 1 "$D: Is a directory" "$CARMA" estimate --trace "$D"
 expect 2 "needs a command" "$CARMA" estimate --run
 expect 2 "at least 1" "$CARMA" estimate --run --iterations 0 -- x.py
 expect 2 "do not go together" "$CARMA" estimate --run --eval -- x.py

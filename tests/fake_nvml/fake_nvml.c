@@ -3,7 +3,7 @@
  * file is read again whenever it changes (replace it with `mv` to change the GPUs mid-run).
  *
  * Scenario lines ('#' starts a comment; values may be "quoted"):
- *   gpu uuid=U name=N total=MiB used=MiB reserved=MiB util=PCT power=MW energy=MJ
+ *   gpu uuid=U name=N total=MiB used=MiB reserved=MiB util=PCT power=mW energy=mJ
  *       gpm=0|1 smact=PCT smocc=PCT drama=PCT      (util/power/energy/sm*: "na" = not supported)
  *       minor=N                                    (/dev/nvidiaN; default: the GPU's line number
  *                                                   from 0, as on a machine whose minor numbers

@@ -1,7 +1,8 @@
 /* test_cli_request.c — the command line shared by the commands that talk to the daemon
  * (cli/request.h): the common options read for every such command, its own ones handed back
- * in order, --help and usage errors as exit statuses, operands, and '+' stopping at the first
- * operand (submit's COMMAND). */
+ * in order, --help and usage errors as exit statuses, the config the options give checked
+ * whatever names the socket, operands, and '+' stopping at the first operand (submit's
+ * COMMAND). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "cli/request.h"
+#include "tmpfile_fixture.h"
 
 /* What the last run saw. */
 static struct {
@@ -64,8 +66,9 @@ static int run(const request_cmd *c, char **argv)
 static void common_and_own_options_in_any_order(void **state)
 {
     (void)state;
-    char *argv[] = {"logs", "--json", "-f", "--socket", "/s", "--set", "a=1", "7", "--name",
-                    "x", "--config", "c.conf", "--set", "b=2", NULL};
+    char *conf = write_tmp("window = 5\n");
+    char *argv[] = {"logs", "--json", "-f", "--socket", "/s", "--set", "grace_s=1", "7",
+                    "--name", "x", "--config", conf, "--set", "window=7", NULL};
     assert_int_equal(run(&cmd, argv), 0);
     assert_int_equal(seen.last, 0);
     assert_int_equal(seen.nown, 2);
@@ -74,13 +77,35 @@ static void common_and_own_options_in_any_order(void **state)
     assert_string_equal(seen.own_arg[1], "x");
     assert_true(seen.opts.json);
     assert_string_equal(seen.opts.socket, "/s");
-    assert_string_equal(seen.opts.config.path, "c.conf");
+    assert_string_equal(seen.opts.config.path, conf);
     assert_int_equal(seen.opts.config.nsets, 2);
-    assert_string_equal(seen.opts.config.sets[1], "b=2");
+    assert_string_equal(seen.opts.config.sets[1], "window=7");
     assert_int_equal(seen.operands, seen.argc - 1); /* getopt moved the operand last */
     assert_int_equal(seen.id_rc, 0);
     assert_int_equal(seen.id, 7);
     assert_int_equal(seen.none_rc, EXIT_USAGE); /* 7 is one operand too many for queue */
+    unlink(conf);
+    free(conf);
+}
+
+/* The config the options give is read once they are over, though --socket (or $CARMA_SOCKET)
+ * already names the daemon: a --set it refuses is a usage error, a file it cannot read a
+ * failure, and the command ends before doing anything. */
+static void a_bad_config_ends_the_command(void **state)
+{
+    (void)state;
+    char *bad_key[] = {"queue", "--socket", "/s", "--set", "bogus=1", NULL};
+    assert_int_equal(run(&cmd, bad_key), EXIT_USAGE);
+    assert_int_equal(seen.last, -1);
+    char *bad_value[] = {"queue", "--set", "policy=bogus", "--socket", "/s", NULL};
+    assert_int_equal(run(&cmd, bad_value), EXIT_USAGE);
+    char *no_file[] = {"queue", "--socket", "/s", "--config", "/nonexistent/carma.conf", NULL};
+    assert_int_equal(run(&cmd, no_file), 1);
+    assert_int_equal(seen.last, -1);
+    setenv("CARMA_SOCKET", "/s", 1);
+    char *env_socket[] = {"queue", "--set", "bogus=1", NULL};
+    assert_int_equal(run(&cmd, env_socket), EXIT_USAGE);
+    unsetenv("CARMA_SOCKET");
 }
 
 static void help_and_usage_errors_end_the_command(void **state)
@@ -165,9 +190,11 @@ static void task_verb_ends_without_a_request(void **state)
 
 int main(void)
 {
+    setenv("CARMA_CONFIG", "", 1); /* no config file but the tests' own */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(common_and_own_options_in_any_order),
         cmocka_unit_test(help_and_usage_errors_end_the_command),
+        cmocka_unit_test(a_bad_config_ends_the_command),
         cmocka_unit_test(task_id_operands),
         cmocka_unit_test(plus_stops_at_the_first_operand),
         cmocka_unit_test(task_verb_ends_without_a_request),

@@ -1,6 +1,7 @@
 /* test_util.c — the small helpers of src/util that others fold into: growing an array
  * (array.h), the monotonic clock (clock.h), quoting a command line's words for /bin/sh and
  * reading a whole file (strutil.h), and the data directory's defaults (datadir.h). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,6 +142,10 @@ static void read_file_past_its_first_buffer(void **state)
     unlink(empty);
     free(empty);
     assert_null(read_file("/nonexistent/carma", &len));
+    assert_int_equal(errno, ENOENT);
+    /* fopen opens a directory; reading it fails with EISDIR, which must reach the message */
+    assert_null(read_file("/", &len));
+    assert_int_equal(errno, EISDIR);
     free(text);
 }
 
