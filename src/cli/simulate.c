@@ -211,6 +211,16 @@ static int load_config(const sim_cli *a, carma_config *cfg, carma_err *err)
     if ((a->policy && config_set(cfg, "policy", a->policy, err)) ||
         (a->estimator && config_set(cfg, "estimator", a->estimator, err)))
         return CLI_CONFIG_BAD_SET;
+    /* xmem traces a training script: the catalog's tasks have none, so no figure either */
+    if (cfg->sched.estimator == MEM_XMEM && a->estimator) {
+        carma_err_set(err, "--estimator xmem: the simulator has no xmem figures (xmem runs a "
+                           "task's training script; the catalog has none): use none, "
+                           "faketensor, horus, gpumemnet or carma");
+        return CLI_CONFIG_BAD_SET;
+    }
+    if (cfg->sched.estimator == MEM_XMEM)
+        fprintf(stderr, "carma simulate: note: the config's estimator, xmem, has no figures in "
+                        "the simulator: est-* policies place tasks as with no figure\n");
     return 0;
 }
 

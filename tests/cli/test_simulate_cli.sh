@@ -92,6 +92,13 @@ printf 'rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_m
     >"$tmp/nomem_catalog.csv"
 bad "no measured peak memory" --trace "$tmp/nomem.csv" --catalog "$tmp/nomem_catalog.csv"
 "$CARMA" simulate --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option exits 2"
+# xmem figures come from running a training script: the catalog's tasks have none
+out=$("$CARMA" simulate --estimator xmem 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "the simulator has no xmem figures" <<<"$out" \
+    || fail "--estimator xmem: exit $rc: $out"
+out=$("$CARMA" simulate --set estimator=xmem --policy est-magm 2>&1 >/dev/null) \
+    && grep -q "note: the config's estimator, xmem, has no figures" <<<"$out" \
+    || fail "estimator xmem from the config: say so: $out"
 "$CARMA" simulate --help | grep -q -- "--no-interference" || fail "--help lists options"
 
 # A config-defined GPU model.
