@@ -37,6 +37,14 @@ int parse_duration_s(const char *s, int64_t max_s, int64_t *out, carma_err *err)
     }
     if (*p)
         goto bad;
+    /* Only the leading field may run past its clock range (90 minutes, 36 hours): 10:99 is a
+     * typo, not 11:39. */
+    for (int k = 1; k < nf; k++)
+        if (f[k] > 59)
+            return carma_err_set(err, "'%s': minutes and seconds after the first field are "
+                                      "0 to 59", s);
+    if (has_days && f[0] > 23)
+        return carma_err_set(err, "'%s': hours after a day count are 0 to 23", s);
     int64_t secs;
     if (has_days) /* D-HH, D-HH:MM, D-HH:MM:SS */
         secs = days * 86400 + f[0] * 3600 + (nf > 1 ? f[1] * 60 : 0) + (nf > 2 ? f[2] : 0);

@@ -25,8 +25,11 @@ static void slurm_time_formats(void **state)
     assert_int_equal(secs("1-2"), 93600);        /* D-HH */
     assert_int_equal(secs("1-0:30"), 88200);     /* D-HH:MM */
     assert_int_equal(secs("0-0:0:7"), 7);        /* D-HH:MM:SS */
+    assert_int_equal(secs("90"), 5400);          /* the leading field may run past 59 */
+    assert_int_equal(secs("36:00:00"), 129600);
     const char *bad[] = {"", "0", "0:00", "x", "1:2:3:4", "1-", "-5", "1-2:3:4:5", "5m",
-                         "367-0", "1234567890"};
+                         "367-0", "1234567890", "10:99", "1:60:00", "1:00:60", "1-24",
+                         "1-2:60"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(secs(bad[i]), -1);
 }
