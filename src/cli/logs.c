@@ -179,8 +179,13 @@ static int run(request_args *a)
                     break;
             }
         }
-        if (!follow)
+        if (!follow) {
+            /* nothing printed is not the same as a task that printed nothing */
+            if (task.attempts == 0 && !collected)
+                fprintf(stderr, "carma logs: task %lld %s: no output\n", (long long)id,
+                        task.ended ? "ended without starting" : "has not started yet");
             break;
+        }
         if (eof[0] && eof[1]) {
             /* all of the attempt asked for, or of an ended task's last one */
             if (which || (task.ended && task.attempts <= attempt))

@@ -40,6 +40,14 @@ task_is "$id" done || fail "logs --follow ended with the task $(task_state "$id"
 [ "$(cat "$tmp/follow.out")" = $'LINE\nLINE' ] || fail "logs --follow: both attempts' stdout: $(cat "$tmp/follow.out")"
 grep -q OutOfMemoryError "$tmp/follow.err" || fail "logs --follow: attempt 1's traceback: $(cat "$tmp/follow.err")"
 grep -qx '== attempt 2' "$tmp/follow.err" || fail "logs --follow: no line announcing attempt 2: $(cat "$tmp/follow.err")"
+# A task that never started has no output, and says so (stderr; nothing on stdout, exit 0).
+h=$("$CARMA" submit --hold -- echo never) || fail "submit --hold"
+out=$("$CARMA" logs "$h" 2>"$tmp/h.err"); rc=$?
+[ $rc -eq 0 ] && [ -z "$out" ] && grep -q "^carma logs: task $h has not started yet: no output$" \
+    "$tmp/h.err" || fail "logs of a held task: rc $rc, '$out', $(cat "$tmp/h.err")"
+"$CARMA" cancel "$h" >/dev/null
+"$CARMA" logs "$h" 2>&1 >/dev/null | grep -q "task $h ended without starting: no output" \
+    || fail "logs of a task cancelled before it started: $("$CARMA" logs "$h" 2>&1)"
 stop_daemon
 
 [ $fails -eq 0 ] && echo PASS
