@@ -71,8 +71,17 @@ if [ -z "${sent:-}" ]; then
 else
     [ "$sent" -gt 1000 ] && [ "$replies" -ge "$sent" ] \
         || fail "every request should be answered: $(cat "$tmp/flood.out")"
-    [ $((peak - before)) -lt 16384 ] \
-        || fail "the daemon's peak memory grew by $(((peak - before) / 1024)) MiB for one client not reading"
+    # Its writes blocked: about 16,000 requests of 17 bytes get in (socket buffers, and the
+    # 1 MiB of replies); without the bound the daemon read on until 64 MiB of replies
+    # (some 190,000) and dropped the client.
+    [ "$sent" -lt 60000 ] || fail "the daemon read $sent requests from a client not reading"
+    # AddressSanitizer's quarantine keeps freed memory: the peak says nothing under it.
+    if ldd "$CARMA" 2>/dev/null | grep -q libasan; then
+        echo "note: ASan build: the daemon's peak memory is not checked"
+    else
+        [ $((peak - before)) -lt 16384 ] \
+            || fail "the daemon's peak memory grew by $(((peak - before) / 1024)) MiB for one client not reading"
+    fi
 fi
 "$CARMA" queue >/dev/null || fail "the daemon should still serve others"
 stop_daemon
