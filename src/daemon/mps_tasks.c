@@ -78,10 +78,7 @@ int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err
         snprintf(env->vars[0], MPS_ENV_LEN, "CUDA_MPS_PIPE_DIRECTORY=%s", d->mps_pipe);
         return 0;
     }
-    const char *uuids[SCHED_MAX_TASK_GPUS];
-    for (int i = 0; i < t->att.ngpus; i++)
-        uuids[i] = d->readings[t->att.gpus[i]].uuid;
-    return mps_client_env(&d->mps, uuids, t->att.ngpus, figure, d->cfg.sched.margin_mib,
+    return mps_client_env(&d->mps, t->att.ngpus, figure, d->cfg.sched.margin_mib,
                           d->cfg.daemon.mps_thread_pct, env, err);
 }
 

@@ -340,7 +340,7 @@ bool mps_control_running(const mps_options *o)
 
 /* ---- clients -------------------------------------------------------------------------------- */
 
-int mps_client_env(const mps_options *o, const char *const *uuids, int ngpus,
+int mps_client_env(const mps_options *o, int ngpus,
                    uint64_t figure_mib, uint64_t margin_mib, int thread_pct, mps_env *out,
                    carma_err *err)
 {
@@ -359,9 +359,7 @@ int mps_client_env(const mps_options *o, const char *const *uuids, int ngpus,
     /* MPS reads a limit as an integer with an 'M' or 'G' qualifier (the control daemon's
      * set_default_device_pinned_mem_limit says so; "MB" is not one of them) */
     for (int i = 0; i < ngpus; i++) {
-        if (!uuids[i] || !*uuids[i] || strchr(uuids[i], ',') || strchr(uuids[i], '='))
-            return carma_err_set(err, "GPU %d of the task has no usable UUID for the MPS cap", i);
-        int k = snprintf(lim + len, MPS_ENV_LEN - len, "%s%s=%lluM", i ? "," : "", uuids[i],
+        int k = snprintf(lim + len, MPS_ENV_LEN - len, "%s%d=%lluM", i ? "," : "", i,
                          (unsigned long long)(figure_mib + margin_mib));
         if (k < 0 || (size_t)k >= MPS_ENV_LEN - len)
             return carma_err_set(err, "MPS memory cap for %d GPUs is too long", ngpus);

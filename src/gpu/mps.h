@@ -43,16 +43,18 @@ int mps_control_stop(const mps_options *o, carma_err *err);
 bool mps_control_running(const mps_options *o);
 
 /* Environment for one client task, as "KEY=VALUE" strings for its exec: the pipe directory,
- * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT with (figure + margin) MiB on each of its GPUs (named by
- * UUID, so CUDA_VISIBLE_DEVICES order does not matter), and, when thread_pct is 1..100,
- * CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
+ * CUDA_MPS_PINNED_DEVICE_MEM_LIMIT with (figure + margin) MiB on each of its ngpus GPUs, named
+ * by the ordinal the task's CUDA sees (0..ngpus-1, in its CUDA_VISIBLE_DEVICES order): limits
+ * keyed by UUID are not applied by some drivers (NVIDIA's k8s-device-plugin moved to
+ * ordinals for that; the Slurm plugin here sets ordinals too), and, when thread_pct is
+ * 1..100, CUDA_MPS_ACTIVE_THREAD_PERCENTAGE. */
 #define MPS_ENV_MAX 4
 #define MPS_ENV_LEN 2048
 typedef struct mps_env {
     int n;
     char vars[MPS_ENV_MAX][MPS_ENV_LEN];
 } mps_env;
-int mps_client_env(const mps_options *o, const char *const *uuids, int ngpus,
+int mps_client_env(const mps_options *o, int ngpus,
                    uint64_t figure_mib, uint64_t margin_mib, int thread_pct, mps_env *out,
                    carma_err *err);
 

@@ -79,7 +79,7 @@ wait_until 10 test -s "$tmp/envB" || fail "task B was not collocated: $("$CARMA"
 [ "$(cat "$tmp/envA")" = "CUDA_MPS_PIPE_DIRECTORY=$PIPE" ] \
     || fail "task A (alone: the MPS server leaves the GPU idle) env: $(cat "$tmp/envA")"
 want="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50
-CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-fake-0000=4096M
+CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M
 CUDA_MPS_PIPE_DIRECTORY=$PIPE"
 [ "$(cat "$tmp/envB")" = "$want" ] || fail "collocated task B env: $(cat "$tmp/envB")"
 "$CARMA" gpus --json | jq -e ".[0].tasks | sort == [$a, $b]" >/dev/null \

@@ -82,36 +82,32 @@ static void client_env_caps_memory_per_gpu(void **state)
 {
     (void)state;
     mps_options o = {.pipe_dir = "/run/carma/mps"};
-    const char *uuids[] = {"GPU-aaaa", "GPU-bbbb"};
     mps_env e;
     carma_err err;
-    assert_int_equal(mps_client_env(&o, uuids, 2, 10000, 2048, 50, &e, &err), 0);
+    assert_int_equal(mps_client_env(&o, 2, 10000, 2048, 50, &e, &err), 0);
     assert_int_equal(e.n, 3);
     assert_string_equal(e.vars[0], "CUDA_MPS_PIPE_DIRECTORY=/run/carma/mps");
     assert_string_equal(e.vars[1],
-                        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-aaaa=12048M,GPU-bbbb=12048M");
+                        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=12048M,1=12048M");
     assert_string_equal(e.vars[2], "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50");
-    assert_int_equal(mps_client_env(&o, uuids, 1, 512, 0, 0, &e, &err), 0);
+    assert_int_equal(mps_client_env(&o, 1, 512, 0, 0, &e, &err), 0);
     assert_int_equal(e.n, 2); /* no thread percentage asked */
-    assert_string_equal(e.vars[1], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-aaaa=512M");
+    assert_string_equal(e.vars[1], "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=512M");
 }
 
 static void client_env_rejects_bad_input(void **state)
 {
     (void)state;
     mps_options o = {.pipe_dir = "/run/carma/mps"};
-    const char *uuids[] = {"GPU-aaaa", ""};
     mps_env e;
     carma_err err = {""};
-    assert_int_equal(mps_client_env(&o, uuids, 2, 100, 0, 0, &e, &err), -1);
-    assert_non_null(strstr(err.msg, "GPU 1"));
-    assert_int_equal(mps_client_env(&o, uuids, 1, 0, 2048, 0, &e, &err), -1);
+    assert_int_equal(mps_client_env(&o, 1, 0, 2048, 0, &e, &err), -1);
     assert_non_null(strstr(err.msg, "memory figure"));
-    assert_int_equal(mps_client_env(&o, uuids, 1, 100, 0, 101, &e, &err), -1);
+    assert_int_equal(mps_client_env(&o, 1, 100, 0, 101, &e, &err), -1);
     assert_non_null(strstr(err.msg, "101"));
-    assert_int_equal(mps_client_env(&o, uuids, 0, 100, 0, 0, &e, &err), -1);
+    assert_int_equal(mps_client_env(&o, 0, 100, 0, 0, &e, &err), -1);
     mps_options none = {0};
-    assert_int_equal(mps_client_env(&none, uuids, 1, 100, 0, 0, &e, &err), -1);
+    assert_int_equal(mps_client_env(&none, 1, 100, 0, 0, &e, &err), -1);
     assert_non_null(strstr(err.msg, "pipe directory"));
 }
 
