@@ -23,10 +23,11 @@ static uint64_t bytes_to_mib_ceil(unsigned long long b)
     return (uint64_t)((b + (1ULL << 20) - 1) >> 20);
 }
 
-static void append_records(const unsigned char *buf, unsigned count, size_t stride,
+/* false when a process was left out for want of room in out */
+static bool append_records(const unsigned char *buf, unsigned count, size_t stride,
                            gpu_proc *out, int *n, int max)
 {
-    for (unsigned i = 0; i < count && *n < max; i++) {
+    for (unsigned i = 0; i < count; i++) {
         /* pid and usedGpuMemory sit at the same offsets in every record version */
         nvmlProcessInfo_v1_t rec;
         memcpy(&rec, buf + (size_t)i * stride, sizeof rec);
@@ -35,11 +36,14 @@ static void append_records(const unsigned char *buf, unsigned count, size_t stri
             seen |= out[j].pid == (pid_t)rec.pid;
         if (seen)
             continue;
+        if (*n >= max)
+            return false;
         gpu_proc *p = &out[(*n)++];
         p->pid = (pid_t)rec.pid;
         p->used_known = rec.usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL;
         p->used_mib = p->used_known ? bytes_to_mib_ceil(rec.usedGpuMemory) : 0;
     }
+    return true;
 }
 
 nvmlReturn_t nvml_read_proc_list(nvml_procs_fn fn, nvml_proc_layout layout, nvmlDevice_t dev,
@@ -65,10 +69,12 @@ nvmlReturn_t nvml_read_proc_list(nvml_procs_fn fn, nvml_proc_layout layout, nvml
         if (rc == NVML_SUCCESS) {
             if (count > cap)
                 count = cap;
-            append_records(buf, count, nvml_proc_stride(layout, buf, count), out, n, max);
+            /* a list cut short is not known: a process left out could be anyone's */
+            if (!append_records(buf, count, nvml_proc_stride(layout, buf, count), out, n, max))
+                rc = NVML_ERROR_INSUFFICIENT_SIZE;
         }
         free(buf);
-        if (rc != NVML_ERROR_INSUFFICIENT_SIZE)
+        if (rc != NVML_ERROR_INSUFFICIENT_SIZE || *n >= max)
             return rc;
     }
     return rc;

@@ -1,5 +1,6 @@
 /* test_nvml_parts.c — the pieces under the nvml backend on their own: the process-record stride
- * probe, GPM's percent-to-fraction edge, the memory version word, DCGM's absent path. */
+ * probe, a process list longer than carma keeps, GPM's percent-to-fraction edge, the memory
+ * version word, DCGM's absent path. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,10 +85,46 @@ static void dcgm_absent_is_a_clear_error(void **state)
     dcgm_reader_close(NULL); /* harmless */
 }
 
+/* A driver's list of `listed` processes (pids 2000...), v2 records, with NVML's size query. */
+static unsigned listed;
+static nvmlReturn_t many_procs(nvmlDevice_t dev, unsigned *count, void *infos)
+{
+    (void)dev;
+    if (*count < listed || !infos) {
+        *count = listed;
+        return listed ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+    }
+    for (unsigned i = 0; i < listed; i++) {
+        nvmlProcessInfo_v2_t r = {0};
+        r.pid = 2000 + i;
+        r.usedGpuMemory = 1 << 20;
+        memcpy((unsigned char *)infos + i * sizeof r, &r, sizeof r);
+    }
+    *count = listed;
+    return NVML_SUCCESS;
+}
+
+static void a_list_cut_short_is_not_known(void **state)
+{
+    (void)state;
+    gpu_proc out[8];
+    int n = 0;
+    listed = 8; /* exactly what fits */
+    assert_int_equal(nvml_read_proc_list(many_procs, NVML_PROCS_V2, NULL, out, &n, 8),
+                     NVML_SUCCESS);
+    assert_int_equal(n, 8);
+    assert_int_equal(out[7].pid, 2007);
+    n = 0;
+    listed = 9; /* one more than fits: a process left out could be anyone's */
+    assert_int_equal(nvml_read_proc_list(many_procs, NVML_PROCS_V2, NULL, out, &n, 8),
+                     NVML_ERROR_INSUFFICIENT_SIZE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stride_probe_tells_24_from_32),
+        cmocka_unit_test(a_list_cut_short_is_not_known),
         cmocka_unit_test(memory_v2_version_word_is_nvmls),
         cmocka_unit_test(gpm_percent_becomes_fraction),
         cmocka_unit_test(dcgm_absent_is_a_clear_error),
