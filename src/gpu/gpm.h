@@ -9,7 +9,9 @@
 
 #include "gpu/nvml_lib.h"
 
-#define GPM_MIN_INTERVAL_S 0.1
+/* nvml.h: the interval between two nvmlGpmSampleGet calls should be greater than 100 ms; a
+ * tick's clock is read before its GPUs are sampled, so leave a margin over it. */
+#define GPM_MIN_INTERVAL_S 0.11
 
 typedef struct gpm_reader {
     bool supported;            /* the library has GPM and the device says it supports it */
@@ -24,7 +26,7 @@ typedef struct gpm_reader {
  * device (or a library without GPM) gives a reader with supported = false. */
 void gpm_reader_init(gpm_reader *g, const nvml_lib *lib, nvmlDevice_t dev);
 
-/* Takes a sample at monotonic time `now`. When the previous sample is at least 100 ms older,
+/* Takes a sample at monotonic time `now`. When the previous sample is GPM_MIN_INTERVAL_S older,
  * computes the metrics between the two. Writes the latest computed values (NaN for any the
  * device did not give) and returns true; returns false with NaNs when none is available yet
  * or the sample failed. *rc gets the NVML code of a failed call (NVML_SUCCESS otherwise). */

@@ -1,6 +1,6 @@
 /* test_nvml_parts.c — the pieces under the nvml backend on their own: the process-record stride
- * probe, a process list longer than carma keeps, GPM's percent-to-fraction edge, the memory
- * version word, DCGM's absent path. */
+ * probe, a process list longer than carma keeps, GPM's interval and percent-to-fraction edge,
+ * the memory version word, DCGM's absent path. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -120,6 +120,31 @@ static void a_list_cut_short_is_not_known(void **state)
                      NVML_ERROR_INSUFFICIENT_SIZE);
 }
 
+/* nvml.h asks for more than 100 ms between two GPM samples: 100 ms on carma's clock is too
+ * soon (the clock is read before the GPUs are sampled), a little more is not. */
+static int gpm_gets;
+static nvmlReturn_t counting_gpm_get(nvmlDevice_t dev, nvmlGpmSample_t s)
+{
+    (void)dev;
+    (void)s;
+    gpm_gets++;
+    return NVML_ERROR_UNKNOWN; /* enough: only whether it was asked counts here */
+}
+
+static void gpm_waits_more_than_100_ms(void **state)
+{
+    (void)state;
+    nvml_lib lib = {.gpm_sample_get = counting_gpm_get};
+    gpm_reader g = {.supported = true, .have_prev = true, .prev_t = 0.0};
+    double a, b, c;
+    nvmlReturn_t rc;
+    gpm_gets = 0;
+    gpm_reader_sample(&g, &lib, NULL, 0.1, &a, &b, &c, &rc);
+    assert_int_equal(gpm_gets, 0);
+    gpm_reader_sample(&g, &lib, NULL, 0.2, &a, &b, &c, &rc);
+    assert_int_equal(gpm_gets, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +152,7 @@ int main(void)
         cmocka_unit_test(a_list_cut_short_is_not_known),
         cmocka_unit_test(memory_v2_version_word_is_nvmls),
         cmocka_unit_test(gpm_percent_becomes_fraction),
+        cmocka_unit_test(gpm_waits_more_than_100_ms),
         cmocka_unit_test(dcgm_absent_is_a_clear_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
