@@ -133,6 +133,7 @@ typedef struct peer {
     size_t out_len, out_off, out_cap;
     bool closing;        /* close once the output is flushed */
     bool lines_left;     /* complete requests in `in` that a turn left for the next */
+    bool eof;            /* the client sent all it will (it may still read the replies) */
     double last_active;
 } peer;
 

@@ -289,7 +289,7 @@ static bool backlogged(const peer *p)
 static bool read_peer(daemon_state *d, peer *p)
 {
     int handled = 0;
-    while (!backlogged(p)) {
+    while (!p->eof && !backlogged(p)) {
         if (p->in_cap - p->in_len < 4096) {
             /* Doubling that stops at one line's limit (array_grow has no ceiling). */
             size_t cap = p->in_cap ? p->in_cap * 2 : 8192;
@@ -304,8 +304,10 @@ static bool read_peer(daemon_state *d, peer *p)
             p->in_cap = cap;
         }
         ssize_t r = recv(p->fd, p->in + p->in_len, p->in_cap - p->in_len, 0);
-        if (r == 0)
-            return p->out_len > p->out_off ? (p->closing = true) : false;
+        if (r == 0) { /* a client that shut its side down still gets what it asked for */
+            p->eof = true;
+            break;
+        }
         if (r < 0)
             break;
         p->in_len += (size_t)r;
@@ -341,6 +343,11 @@ static bool read_peer(daemon_state *d, peer *p)
         queue_reply(p, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
         p->closing = true;
         p->in_len = 0;
+    }
+    if (p->eof && !p->lines_left) { /* answered all it sent: close once the replies are out */
+        if (p->out_len <= p->out_off)
+            return false;
+        p->closing = true;
     }
     return true;
 }
@@ -385,7 +392,7 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     for (int i = 0; i < n; i++) {
         peer *p = d->peers[i];
         /* a backlogged peer is not read: its socket fills and its client's writes block */
-        bool reading = !p->closing && !backlogged(p);
+        bool reading = !p->closing && !p->eof && !backlogged(p);
         fds[i + 1] = (struct pollfd){p->fd, (short)((reading ? POLLIN : 0) |
                                                     (p->out_len > p->out_off ? POLLOUT : 0)), 0};
         if (serve_again(p))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A client that pipelines requests is served in full without holding the daemon's memory:
 # more complete requests than one turn of the loop handles (512) arriving in one write are all
-# answered without waiting for more input; a client that sends requests without reading the
+# answered without waiting for more input; a client that shuts its side down after its
+# requests gets their replies; a client that sends requests without reading the
 # replies finds its writes blocked once about 1 MiB of replies waits for it (the daemon stops
 # reading it), instead of the daemon buffering 64 MiB and dropping it, and it gets every reply
 # once it reads them.
@@ -31,6 +32,35 @@ except socket.timeout:
 PY
 )
 grep -q '"version"' <<<"$out" || fail "the ping after 1000 lines in one write: $out"
+
+# Requests, then the client shuts its side down (as `... | socat - UNIX:...` does): it still
+# gets every reply. The daemon is stopped meanwhile, so that it reads the requests and the
+# end of input in one go.
+out=$(python3 - "$SOCK" "$DAEMON_PID" <<'PY'
+import os, signal, socket, sys
+pid = int(sys.argv[2])
+s = socket.socket(socket.AF_UNIX)
+os.kill(pid, signal.SIGSTOP)
+try:
+    s.connect(sys.argv[1])
+    s.sendall(b'{"verb": "ping"}\n' * 3)
+    s.shutdown(socket.SHUT_WR)
+finally:
+    os.kill(pid, signal.SIGCONT)
+s.settimeout(5)
+buf = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+except socket.timeout:
+    pass
+print(buf.count(b"\n"))
+PY
+)
+[ "$out" = 3 ] || fail "3 requests then a shutdown of the client's side: $out replies"
 
 # Requests without reading for 3 s: the daemon's peak memory grows by the backlog (1 MiB of
 # replies, and what the socket buffers hold), not by up to 64 MiB, and every reply comes.
