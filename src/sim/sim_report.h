@@ -12,8 +12,10 @@
  * placements, events. Unknown figures (NaN) are null. NULL on allocation failure. */
 json_t *sim_summary_json(const sim_summary *s, const char *policy, const char *estimator);
 
-/* Writes DIR/tasks.csv and DIR/gpu_timeline.csv (DIR is created if missing). Each file is
- * written to a temporary name and renamed, so a failure leaves no partial file. */
+/* Writes DIR/tasks.csv and DIR/gpu_timeline.csv (DIR is created if missing) all or nothing:
+ * both are written in a private staging directory inside DIR, then moved into place together
+ * (util/safefs.h), so a failure leaves neither (and no DIR it created), and no symlink planted
+ * in DIR is followed. */
 int sim_write_outputs(const char *dir, const sim_result *r, const sim_job_spec *jobs,
                       carma_err *err);
 

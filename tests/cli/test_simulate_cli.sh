@@ -64,6 +64,27 @@ first=$(awk -F, 'NR > 1 && !seen[$2]++ { print $NF }' "$tmp/hist/tasks.csv" | so
     || fail "sim_history: no task was planned with an earlier solo run"
 head -1 "$tmp/run/gpu_timeline.csv" | grep -q "^t_s,gpu," || fail "timeline header"
 ls -A "$tmp/run" | grep -q tmp && fail "temporary files left in --out"
+# --out follows no symlink planted in DIR (at the temporary names of old, at a final name: that
+# one is replaced), and writes its files all or nothing: a directory where gpu_timeline.csv
+# belongs fails before anything moves (tasks.csv was left new, beside the old timeline).
+small=$SRC/data/traces/test.csv
+mkdir "$tmp/sy"; echo precious >"$tmp/precious"
+for n in .tasks.csv.tmp .gpu_timeline.csv.tmp gpu_timeline.csv; do ln -s ../precious "$tmp/sy/$n"; done
+(umask 022; "$CARMA" simulate --trace "$small" --out "$tmp/sy" >/dev/null) \
+    || fail "--out beside symlinks exits 0"
+[ "$(cat "$tmp/precious")" = precious ] || fail "--out followed a symlink in DIR"
+[ -f "$tmp/sy/gpu_timeline.csv" ] && [ ! -L "$tmp/sy/gpu_timeline.csv" ] \
+    || fail "--out: the symlink at a final name is replaced by the file"
+[ "$(stat -c %a "$tmp/sy/tasks.csv")" = 644 ] || fail "--out: tasks.csv mode (umask 022)"
+[ "$(ls -A "$tmp/sy" | grep -c '^\.carma')" = 0 ] || fail "--out: staging left: $(ls -A "$tmp/sy")"
+mkdir -p "$tmp/half/gpu_timeline.csv/x"; echo old >"$tmp/half/tasks.csv"
+err=$("$CARMA" simulate --trace "$small" --out "$tmp/half" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -q "half/gpu_timeline.csv: Is a directory" <<<"$err" \
+    || fail "--out over a directory: exit $rc, $err"
+[ "$(ls -A "$tmp/half" | tr '\n' ' ')" = "gpu_timeline.csv tasks.csv " ] \
+    && [ "$(cat "$tmp/half/tasks.csv")" = old ] || fail "--out failing half-way changed DIR"
+"$CARMA" simulate --trace "$small" --out "$tmp/half/tasks.csv/x" >/dev/null 2>&1 \
+    && fail "--out under a file exits 1"
 
 # Bad input: exit 1 (2 for a bad value on the command line), a message naming the problem,
 # nothing written under --out.
