@@ -283,7 +283,7 @@ static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
         sim_result res;
         if (run_one(setup, jobs, tr.n, &res, progress, err))
             goto done;
-        rc = a->out_dir ? sim_write_outputs(a->out_dir, &res, jobs, err) : 0;
+        rc = a->out_dir ? sim_write_outputs(a->out_dir, &res, &tr, jobs, err) : 0;
         if (rc == 0 && a->json)
             rc = emit_json(sim_summary_json(&res.summary, policy_name(setup->sched.policy), est));
         else if (rc == 0)

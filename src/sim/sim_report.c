@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/safefs.h"
 
@@ -46,13 +47,34 @@ static void put_num(FILE *f, double x)
         fprintf(f, "%.3f", x);
 }
 
-static void write_tasks(FILE *f, const sim_result *r, const sim_job_spec *jobs)
+/* A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
+ * break, so that a task file name cannot shift the columns after it. */
+static void put_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* One row per trace entry, in the trace's order: its seq and task file name as the trace gives
+ * them (jobs[i] and r->jobs[i] are entry i). */
+static void write_tasks(FILE *f, const sim_result *r, const trace *tr, const sim_job_spec *jobs)
 {
     fputs("seq,task_file,gpus_requested,submit_s,first_start_s,end_s,jct_s,wait_s,busy_s,"
           "attempts,oom_crashes,completed,collocated,gpus,runtime_est_s\n", f);
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_job_result *j = &r->jobs[i];
-        fprintf(f, "%zu,%s,%d,", i + 1, jobs[i].name ? jobs[i].name : "", jobs[i].ngpus);
+        fprintf(f, "%d,", tr->entries[i].seq);
+        put_field(f, tr->entries[i].task_file);
+        fprintf(f, ",%d,", jobs[i].ngpus);
         put_num(f, j->submit_s);
         fputc(',', f);
         put_num(f, j->first_start_s);
@@ -83,8 +105,8 @@ static void write_timeline(FILE *f, const sim_result *r)
     }
 }
 
-int sim_write_outputs(const char *dir, const sim_result *r, const sim_job_spec *jobs,
-                      carma_err *err)
+int sim_write_outputs(const char *dir, const sim_result *r, const trace *tr,
+                      const sim_job_spec *jobs, carma_err *err)
 {
     static const char *const names[] = {"tasks.csv", "gpu_timeline.csv"};
     safefs_stage st;
@@ -98,7 +120,7 @@ int sim_write_outputs(const char *dir, const sim_result *r, const sim_job_spec *
             break;
         }
         if (i == 0)
-            write_tasks(f, r, jobs);
+            write_tasks(f, r, tr, jobs);
         else
             write_timeline(f, r);
         if (ferror(f) | fclose(f))

@@ -85,6 +85,17 @@ err=$("$CARMA" simulate --trace "$small" --out "$tmp/half" 2>&1 >/dev/null); rc=
     && [ "$(cat "$tmp/half/tasks.csv")" = old ] || fail "--out failing half-way changed DIR"
 "$CARMA" simulate --trace "$small" --out "$tmp/half/tasks.csv/x" >/dev/null 2>&1 \
     && fail "--out under a file exits 1"
+# tasks.csv: the trace's seq (not the row number) and task file name, CSV-quoted where it holds
+# a comma or a quote (catalog lookups take the base name)
+printf 'seq,submit_offset_s,task_file\n10,0,"x,y/mnist_train.rad"\n20,5,"q""/mnist_train.rad"\n' \
+    >"$tmp/named.csv"
+"$CARMA" simulate --trace "$tmp/named.csv" --out "$tmp/named" >/dev/null || fail "--out named run"
+got=$(python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+print(" ".join(str(len(r)) for r in rows), "|", " ".join(r[0] + "=" + r[1] for r in rows[1:]))' \
+      "$tmp/named/tasks.csv")
+[ "$got" = '15 15 15 | 10=x,y/mnist_train.rad 20=q"/mnist_train.rad' ] \
+    || fail "tasks.csv: seq and quoted task_file: $got"
 
 # Bad input: exit 1 (2 for a bad value on the command line), a message naming the problem,
 # nothing written under --out.
