@@ -97,6 +97,19 @@ print(" ".join(str(len(r)) for r in rows), "|", " ".join(r[0] + "=" + r[1] for r
 [ "$got" = '15 15 15 | 10=x,y/mnist_train.rad 20=q"/mnist_train.rad' ] \
     || fail "tasks.csv: seq and quoted task_file: $got"
 
+# Every task failing (BERT_base cannot fit a 16 GB V100): the makespan is unknown, and so are the
+# figures over it: null in the JSON (energy too, not 0), "-" in the text (not nan).
+printf 'seq,submit_offset_s,task_file\n1,0,BERT_base.rad\n' >"$tmp/nofit.csv"
+out=$("$CARMA" simulate --gpus 1xV100-16GB --trace "$tmp/nofit.csv" --json) || fail "no-fit run exits 0"
+jq -e '.completed == 0 and .failed == 1 and .makespan_s == null and .energy_j == null
+       and .gpu_util_mean == null and .mean_jct_s == null' <<<"$out" >/dev/null \
+    || fail "every task failing: unknown figures are null: $out"
+out=$("$CARMA" simulate --gpus 1xV100-16GB --trace "$tmp/nofit.csv")
+grep -qi nan <<<"$out" && fail "every task failing: the text prints nan: $out"
+grep -q '^makespan  *-$' <<<"$out" && grep -q '^energy  *-$' <<<"$out" \
+    && grep -q 'mean -, median -, p95 -$' <<<"$out" && grep -q '^GPU utilization  *- (' <<<"$out" \
+    || fail "every task failing: '-' for unknown in the text: $out"
+
 # Bad input: exit 1 (2 for a bad value on the command line), a message naming the problem,
 # nothing written under --out.
 want=1
