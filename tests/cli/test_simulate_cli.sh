@@ -197,6 +197,10 @@ out=$("$CARMA" simulate --validate --json) || fail "--validate --json exits 0"
 [ "$(jq length <<<"$out")" = 18 ] || fail "--validate: 3 traces x 6 policies"
 [ "$(jq '[.[] | select(.trace == "venus" and .real_makespan_s != null)] | length' <<<"$out")" = 0 ] \
     || fail "--validate: venus has no real results"
+jq -e '(map(keys) | unique | length) == 1 and (.[0] | has("real_energy_j"))
+        and ([.[] | select(.trace == "venus") | .real_norm_makespan, .real_norm_mean_jct,
+              .real_oom, .real_energy_j] | all(. == null))' <<<"$out" >/dev/null \
+    || fail "--validate --json: every row has the same keys, null where unknown (venus)"
 jq -e '[.[] | select(.policy == "exclusive" and .trace != "venus")
         | (.sim_makespan_s / .real_makespan_s - 1) | fabs < 0.03] | all' <<<"$out" >/dev/null \
     || fail "--validate: exclusive makespans within 3 %"
