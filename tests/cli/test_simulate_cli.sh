@@ -145,6 +145,7 @@ out=$("$CARMA" simulate --set estimator=xmem --policy est-magm 2>&1 >/dev/null) 
     && grep -q "note: the config's estimator, xmem, has no figures" <<<"$out" \
     || fail "estimator xmem from the config: say so: $out"
 "$CARMA" simulate --help | grep -q -- "--no-interference" || fail "--help lists options"
+"$CARMA" simulate --help | sed '/^$/q' | grep -q -- "--validate" || fail "the usage names --validate"
 
 # A config-defined GPU model.
 "$CARMA" simulate --set sim_gpu_model=T4-16GB:16G:10:70 --gpus 8xT4-16GB --json >/dev/null \
