@@ -26,7 +26,8 @@ static const char *const usage =
     "usage: carma simulate [--trace FILE] [--gpus SPEC] [--policy NAME] [--estimator NAME]\n"
     "                      [--startup-s N] [--no-interference] [--compare] [--out DIR]\n"
     "                      [--plot DIR] [--json] [--catalog FILE] [--config FILE]\n"
-    "                      [--set KEY=VALUE]...\n\n"
+    "                      [--set KEY=VALUE]...\n"
+    "       carma simulate --validate [--json] [--config FILE] [--set KEY=VALUE]...\n\n"
     "Replays a trace (CSV `seq,submit_offset_s,task_file`) on a simulated server, with the\n"
     "same scheduling core the daemon uses, and prints makespan, job completion times, waits,\n"
     "GPU utilization (SM activity), energy, out-of-memory crashes and collocations.\n\n"
@@ -118,17 +119,33 @@ static void print_table(const sim_summary *rows, const policy_id *ids, int n, co
     printf("(estimator for est-*: %s; changes against exclusive)\n", est);
 }
 
+/* A figure of the text summary: "-" when unknown (NaN), as in the --compare table. */
+static const char *figure(char *buf, size_t size, const char *fmt, double x)
+{
+    if (!isfinite(x))
+        return "-";
+    snprintf(buf, size, fmt, x);
+    return buf;
+}
+
 static void print_summary(const sim_summary *r, const char *policy, const char *est)
 {
+    char a[64], b[64], c[64];
     printf("policy                 %s (estimator %s)\n", policy, est);
     printf("tasks completed        %zu of %zu (%zu failed)\n", r->completed, r->tasks, r->failed);
-    printf("makespan               %.0f s (%.2f h)\n", r->makespan_s, r->makespan_s / 3600);
-    printf("job completion time    mean %.0f s, median %.0f s, p95 %.0f s\n", r->mean_jct_s,
-           r->median_jct_s, r->p95_jct_s);
-    printf("mean wait              %.0f s\n", r->mean_wait_s);
-    printf("GPU utilization        %.1f %% (time-averaged SM activity)\n",
-           100 * r->gpu_util_mean);
-    printf("energy                 %.2f MJ\n", sim_display_mj(r->energy_j));
+    if (isfinite(r->makespan_s))
+        printf("makespan               %.0f s (%.2f h)\n", r->makespan_s, r->makespan_s / 3600);
+    else
+        printf("makespan               -\n");
+    printf("job completion time    mean %s, median %s, p95 %s\n",
+           figure(a, sizeof a, "%.0f s", r->mean_jct_s),
+           figure(b, sizeof b, "%.0f s", r->median_jct_s),
+           figure(c, sizeof c, "%.0f s", r->p95_jct_s));
+    printf("mean wait              %s\n", figure(a, sizeof a, "%.0f s", r->mean_wait_s));
+    printf("GPU utilization        %s (time-averaged SM activity)\n",
+           figure(a, sizeof a, "%.1f %%", 100 * r->gpu_util_mean));
+    printf("energy                 %s\n",
+           figure(a, sizeof a, "%.2f MJ", sim_display_mj(r->energy_j)));
     printf("out-of-memory crashes  %d\n", r->oom_crashes);
     printf("collocated placements  %d of %d\n", r->collocated_placements, r->placements);
 }
@@ -283,7 +300,7 @@ static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
         sim_result res;
         if (run_one(setup, jobs, tr.n, &res, progress, err))
             goto done;
-        rc = a->out_dir ? sim_write_outputs(a->out_dir, &res, jobs, err) : 0;
+        rc = a->out_dir ? sim_write_outputs(a->out_dir, &res, &tr, jobs, err) : 0;
         if (rc == 0 && a->json)
             rc = emit_json(sim_summary_json(&res.summary, policy_name(setup->sched.policy), est));
         else if (rc == 0)

@@ -162,28 +162,30 @@ static json_t *num_or_null(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* A row's JSON: the same keys in every row, null where a figure is unknown (venus's real ones). */
 static int emit_json(const validate_row *rows, int n)
 {
     json_t *arr = json_array();
     for (int i = 0; arr && i < n; i++) {
         const validate_row *r = &rows[i], *ex = &rows[i - i % NRUNS];
-        json_t *o = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o}",
+        const real_run *re = &r->real;
+        bool known = re->known;
+        json_t *o = json_pack(
+            "{s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
             "trace", r->trace, "policy", r->policy,
             "sim_makespan_s", num_or_null(r->sim.makespan_s),
             "sim_norm_makespan", num_or_null(ratio(r->sim.makespan_s, ex->sim.makespan_s)),
             "sim_mean_jct_s", num_or_null(r->sim.mean_jct_s),
             "sim_norm_mean_jct", num_or_null(ratio(r->sim.mean_jct_s, ex->sim.mean_jct_s)),
             "sim_oom", r->sim.oom_crashes, "sim_energy_j", num_or_null(r->sim.energy_j),
-            "real_makespan_s", r->real.known ? json_real(r->real.makespan_s) : json_null(),
-            "real_mean_jct_s", r->real.known ? json_real(r->real.jct_mean_s) : json_null());
-        if (o && r->real.known) {
-            json_object_set_new(o, "real_norm_makespan",
-                                json_real(r->real.makespan_s / ex->real.makespan_s));
-            json_object_set_new(o, "real_norm_mean_jct",
-                                json_real(r->real.jct_mean_s / ex->real.jct_mean_s));
-            json_object_set_new(o, "real_oom", json_integer(r->real.oom));
-            json_object_set_new(o, "real_energy_j", num_or_null(r->real.energy_j));
-        }
+            "real_makespan_s", num_or_null(known ? re->makespan_s : NAN),
+            "real_mean_jct_s", num_or_null(known ? re->jct_mean_s : NAN),
+            "real_norm_makespan",
+            num_or_null(known ? ratio(re->makespan_s, ex->real.makespan_s) : NAN),
+            "real_norm_mean_jct",
+            num_or_null(known ? ratio(re->jct_mean_s, ex->real.jct_mean_s) : NAN),
+            "real_oom", known ? json_integer(re->oom) : json_null(),
+            "real_energy_j", num_or_null(known ? re->energy_j : NAN));
         if (!o || json_array_append_new(arr, o)) {
             json_decref(arr);
             return -1;

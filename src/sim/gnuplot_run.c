@@ -1,5 +1,6 @@
-/* gnuplot_run.c — `carma simulate --plot` on disk: writes the data files and scripts atomically
- * and runs gnuplot on each script (fork + execv, no shell) for the PNGs. */
+/* gnuplot_run.c — `carma simulate --plot` on disk: writes the data files and scripts into the
+ * plot directory's private staging directory (util/safefs.h) and runs gnuplot on each script
+ * there (fork + execv, no shell) for the PNGs, which sim_plot_render then moves into place. */
 #include "sim/gnuplot_run.h"
 
 #include <errno.h>
@@ -13,10 +14,10 @@
 
 #define PLOT_ERR_TAIL 2048 /* bytes of gnuplot's stderr kept for the error message */
 
-static int path_in_dir(char *out, size_t size, const char *dir, const char *prefix,
-                       const char *name, const char *suffix, carma_err *err)
+static int path_in_dir(char *out, size_t size, const char *dir, const char *name,
+                       carma_err *err)
 {
-    int n = snprintf(out, size, "%s/%s%s%s", dir, prefix, name, suffix);
+    int n = snprintf(out, size, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= size)
         return carma_err_set(err, "--plot %s: path too long", dir);
     return 0;
@@ -43,27 +44,16 @@ int find_in_path(const char *prog, char *out, size_t size)
     }
 }
 
-int write_file(const sim_plot *p, const plot_file *pf, carma_err *err)
+int write_file(safefs_stage *st, const plot_file *pf, carma_err *err)
 {
-    char tmp[PLOT_PATH_MAX], fin[PLOT_PATH_MAX];
-    if (path_in_dir(tmp, sizeof tmp, p->dir, ".", pf->name, ".tmp", err) ||
-        path_in_dir(fin, sizeof fin, p->dir, "", pf->name, "", err))
-        return -1;
-    FILE *f = fopen(tmp, "w");
+    FILE *f = safefs_stage_fopen(st, pf->name, err);
     if (!f)
-        return carma_err_set(err, "%s: %s", tmp, strerror(errno));
+        return -1;
     bool bad = fwrite(pf->text, 1, pf->len, f) != pf->len;
     bad |= ferror(f) != 0;
     bad |= fclose(f) != 0;
-    if (bad) {
-        unlink(tmp);
-        return carma_err_set(err, "%s: write failed", tmp);
-    }
-    if (rename(tmp, fin)) {
-        int e = errno;
-        unlink(tmp);
-        return carma_err_set(err, "%s: %s", fin, strerror(e));
-    }
+    if (bad)
+        return carma_err_set(err, "%s/%s: write failed", st->path, pf->name);
     return 0;
 }
 
@@ -77,18 +67,15 @@ static const char *last_line(char *text)
     return nl ? nl + 1 : text;
 }
 
-/* Runs `gnuplot -e "outfile='.PNG.tmp'" SCRIPT` in DIR, then renames the image into place. */
-int run_gnuplot(const sim_plot *p, const char *gnuplot, const plot_image *im,
-                carma_err *err)
+/* Runs `gnuplot SCRIPT` in the staging directory: the script and its data were written there,
+ * where nobody else can swap them, and the image it draws lands there. */
+int run_gnuplot(const sim_plot *p, safefs_stage *st, const plot_image *im, carma_err *err)
 {
-    char script[PLOT_PATH_MAX], tmp_png[PLOT_PATH_MAX], png[PLOT_PATH_MAX];
-    char outvar[PLOT_NAME_MAX + 32];
-    if (path_in_dir(script, sizeof script, p->dir, "", im->script, "", err) ||
-        path_in_dir(tmp_png, sizeof tmp_png, p->dir, ".", im->png, ".tmp", err) ||
-        path_in_dir(png, sizeof png, p->dir, "", im->png, "", err))
+    char script[PLOT_PATH_MAX]; /* for messages: where the script will be */
+    if (path_in_dir(script, sizeof script, p->dir, im->script, err))
         return -1;
-    snprintf(outvar, sizeof outvar, "outfile='.%s.tmp'", im->png);
-    char *argv[] = {(char *)gnuplot, "-e", outvar, (char *)im->script, NULL};
+    const char *gnuplot = p->gnuplot;
+    char *argv[] = {(char *)gnuplot, (char *)im->script, NULL};
     int errp[2] = {-1, -1}, report[2] = {-1, -1};
     if (pipe2(errp, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
         carma_err_set(err, "cannot run gnuplot on %s: %s", script, strerror(errno));
@@ -101,14 +88,14 @@ int run_gnuplot(const sim_plot *p, const char *gnuplot, const plot_image *im,
         carma_err_set(err, "cannot run gnuplot on %s: %s", script, strerror(errno));
         goto fail;
     }
-    if (pid == 0) { /* child: stdin/stdout on /dev/null, stderr to the pipe, in DIR */
+    if (pid == 0) { /* child: stdin/stdout on /dev/null, stderr to the pipe, in the stage */
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
             dup2(null, STDIN_FILENO);
             dup2(null, STDOUT_FILENO);
         }
         dup2(errp[1], STDERR_FILENO);
-        if (chdir(p->dir) == 0)
+        if (fchdir(st->fd) == 0)
             execv(gnuplot, argv);
         int e = errno;
         ssize_t w = write(report[1], &e, sizeof e);
@@ -144,7 +131,7 @@ int run_gnuplot(const sim_plot *p, const char *gnuplot, const plot_image *im,
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    struct stat st;
+    struct stat sb;
     if (rep == (ssize_t)sizeof exec_errno) {
         if (exec_errno == ENOENT)
             carma_err_set(err, NEEDS_GNUPLOT);
@@ -156,10 +143,9 @@ int run_gnuplot(const sim_plot *p, const char *gnuplot, const plot_image *im,
                       WIFEXITED(status) ? "exit status" : "signal",
                       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
                       *why ? ": " : "", why);
-    } else if (stat(tmp_png, &st) || st.st_size == 0) {
+    } else if (fstatat(st->fd, im->png, &sb, AT_SYMLINK_NOFOLLOW) || !S_ISREG(sb.st_mode) ||
+               sb.st_size == 0) {
         carma_err_set(err, "gnuplot wrote no image for %s", script);
-    } else if (rename(tmp_png, png)) {
-        carma_err_set(err, "%s: %s", png, strerror(errno));
     } else {
         close(errp[0]);
         close(report[0]);
@@ -172,6 +158,5 @@ fail:
         if (report[i] >= 0)
             close(report[i]);
     }
-    unlink(tmp_png);
-    return -1;
+    return -1; /* what gnuplot left in the stage goes with it */
 }

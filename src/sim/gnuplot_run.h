@@ -1,6 +1,6 @@
-/* gnuplot_run.h — `carma simulate --plot` on disk: writes each data file and script atomically
- * (a temporary name in DIR, then renamed) and runs gnuplot on a script (fork + execv, no shell),
- * renaming the PNG into place only when gnuplot succeeded. */
+/* gnuplot_run.h — `carma simulate --plot` on disk: writes each data file and script into the
+ * plot directory's private staging directory (util/safefs.h) and runs gnuplot on a script there
+ * (fork + execv, no shell); sim_plot_render moves the whole set into place when all went well. */
 #ifndef CARMA_SIM_GNUPLOT_RUN_H
 #define CARMA_SIM_GNUPLOT_RUN_H
 
@@ -8,6 +8,7 @@
 
 #include "sim/sim_plot_int.h"
 #include "util/err.h"
+#include "util/safefs.h"
 
 #define NEEDS_GNUPLOT "--plot needs gnuplot (apt-get install gnuplot-nox)"
 
@@ -15,11 +16,12 @@
  * Returns 0, or -1 when there is none. */
 int find_in_path(const char *prog, char *out, size_t size);
 
-/* Writes `pf` to DIR/.NAME.tmp, then renames it to DIR/NAME. */
-int write_file(const sim_plot *p, const plot_file *pf, carma_err *err);
+/* Writes `pf` to the staging directory under its name. */
+int write_file(safefs_stage *st, const plot_file *pf, carma_err *err);
 
-/* Runs `gnuplot -e "outfile='.PNG.tmp'" SCRIPT` in DIR, then renames the image into place; on
- * failure the message names the script and quotes gnuplot's last line of stderr. */
-int run_gnuplot(const sim_plot *p, const char *gnuplot, const plot_image *im, carma_err *err);
+/* Runs `gnuplot SCRIPT` (p->gnuplot) in the staging directory, where the script writes its PNG;
+ * on failure the message names the script (as DIR/SCRIPT) and quotes gnuplot's last line of
+ * stderr. */
+int run_gnuplot(const sim_plot *p, safefs_stage *st, const plot_image *im, carma_err *err);
 
 #endif

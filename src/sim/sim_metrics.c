@@ -48,7 +48,8 @@ void sim_summarize(sim_result *r, double t_start, double t_end, int ngpus, doubl
     s->mean_wait_s = s->completed ? wait_sum / (double)s->completed : NAN;
     s->median_jct_s = jct ? sim_quantile(jct, s->completed, 0.5) : NAN;
     s->p95_jct_s = jct ? sim_quantile(jct, s->completed, 0.95) : NAN;
-    s->gpu_util_mean = span > 0 ? util_s / (span * ngpus) : NAN;
-    s->energy_j = energy_j;
+    /* both are over the makespan: unknown (not 0) when it is, with no task completed */
+    s->gpu_util_mean = s->completed && span > 0 ? util_s / (span * ngpus) : NAN;
+    s->energy_j = s->completed ? energy_j : NAN;
     free(jct);
 }

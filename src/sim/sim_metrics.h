@@ -6,7 +6,9 @@
 
 /* Fills r->summary from r->jobs and the integrals the engine accumulated over [t_start, t_end]:
  * util_s = sum over GPUs of the time integral of SM activity, energy_j = of power. Job
- * completion times and waits are over completed jobs; events and placement counts are kept. */
+ * completion times and waits are over completed jobs; events and placement counts are kept.
+ * With no job completed the makespan is unknown, and so are the figures over it (utilization,
+ * energy): NaN. */
 void sim_summarize(sim_result *r, double t_start, double t_end, int ngpus, double util_s,
                    double energy_j);
 

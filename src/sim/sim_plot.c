@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/gnuplot_run.h"
 #include "sim/sim_plot_int.h"
@@ -109,31 +110,49 @@ void gp_prologue(FILE *f, const char *script, const char *png, const char *what,
 
 /* ---- the set -------------------------------------------------------------------------------- */
 
+/* Whether DIR can hold the plots, checked before any simulation but leaving nothing behind:
+ * an existing directory we may write to, or one that can be made (made, then removed again;
+ * sim_plot_render makes it for good). */
+static int check_dir(const char *dir, carma_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return carma_err_set(err, "--plot %s: exists and is not a directory", dir);
+        if (access(dir, W_OK | X_OK))
+            return carma_err_set(err, "--plot %s: %s", dir, strerror(errno));
+        return 0;
+    }
+    if (mkdir(dir, 0777))
+        return carma_err_set(err, "--plot %s: %s", dir, strerror(errno));
+    rmdir(dir);
+    return 0;
+}
+
 sim_plot *sim_plot_open(const char *dir, const sim_plot_info *info, carma_err *err)
 {
     if (!dir || !*dir) {
         carma_err_set(err, "--plot: empty directory name");
         return NULL;
     }
-    if (strlen(dir) + PLOT_NAME_MAX + 8 > PLOT_PATH_MAX) {
+    if (strlen(dir) + PLOT_NAME_MAX + 32 > PLOT_PATH_MAX) {
         carma_err_set(err, "--plot %s: path too long", dir);
         return NULL;
     }
-    struct stat st;
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        carma_err_set(err, "--plot %s: exists and is not a directory", dir);
+    char gnuplot[PATH_MAX];
+    if (find_in_path("gnuplot", gnuplot, sizeof gnuplot)) {
+        carma_err_set(err, NEEDS_GNUPLOT);
         return NULL;
     }
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        carma_err_set(err, "--plot %s: %s", dir, strerror(errno));
+    if (check_dir(dir, err))
         return NULL;
-    }
     sim_plot *p = calloc(1, sizeof *p);
     if (!p) {
         carma_err_set(err, "--plot: out of memory");
         return NULL;
     }
     snprintf(p->dir, sizeof p->dir, "%s", dir);
+    snprintf(p->gnuplot, sizeof p->gnuplot, "%s", gnuplot);
     size_t n = strlen(p->dir); /* "out/" names files "out/x", not "out//x" */
     while (n > 1 && p->dir[n - 1] == '/')
         p->dir[--n] = '\0';
@@ -150,27 +169,34 @@ sim_plot *sim_plot_open(const char *dir, const sim_plot_info *info, carma_err *e
 
 int sim_plot_render(sim_plot *p, bool policies, FILE *note, carma_err *err)
 {
-    char gnuplot[PATH_MAX];
-    if (find_in_path("gnuplot", gnuplot, sizeof gnuplot))
-        return carma_err_set(err, NEEDS_GNUPLOT);
     if (policies && p->nruns && add_policies(p, err))
         return -1;
-    struct stat st;
-    if ((mkdir(p->dir, 0755) && errno != EEXIST) || stat(p->dir, &st) || !S_ISDIR(st.st_mode))
-        return carma_err_set(err, "--plot %s: not a directory", p->dir);
-    for (size_t i = 0; i < p->nfiles; i++)
-        if (write_file(p, &p->files[i], err))
-            return -1;
-    for (size_t i = 0; i < p->nimages; i++)
-        if (run_gnuplot(p, gnuplot, &p->images[i], err))
-            return -1;
-    if (note) {
+    const char **names = malloc((p->nfiles + p->nimages + 1) * sizeof *names);
+    if (!names)
+        return carma_err_set(err, "--plot: out of memory");
+    size_t n = 0;
+    safefs_stage st;
+    int rc = safefs_stage_open(&st, "--plot", p->dir, err);
+    for (size_t i = 0; rc == 0 && i < p->nfiles; i++) {
+        rc = write_file(&st, &p->files[i], err);
+        names[n++] = p->files[i].name;
+    }
+    for (size_t i = 0; rc == 0 && i < p->nimages; i++) {
+        rc = run_gnuplot(p, &st, &p->images[i], err);
+        names[n++] = p->images[i].png;
+    }
+    /* every image drawn: the whole set into place together; otherwise none of it */
+    if (rc == 0)
+        rc = safefs_stage_commit(&st, names, n, err);
+    safefs_stage_close(&st);
+    free(names);
+    if (rc == 0 && note) {
         fprintf(note, "plots in %s/:", p->dir);
         for (size_t i = 0; i < p->nimages; i++)
             fprintf(note, " %s", p->images[i].png);
         fputs(" (beside them the .dat data and .gp gnuplot scripts)\n", note);
     }
-    return 0;
+    return rc;
 }
 
 void sim_plot_free(sim_plot *p)

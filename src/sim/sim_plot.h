@@ -22,9 +22,9 @@ typedef struct sim_plot_info {
 
 typedef struct sim_plot sim_plot;
 
-/* Starts a set of plots under `dir`, creating it (mode 0755) when missing, so a bad DIR fails
- * before any simulation. Error when `dir` exists and is not a directory, or cannot be created.
- * Returns NULL (err set) on failure. */
+/* Starts a set of plots under `dir`, checking before any simulation that gnuplot is on PATH
+ * ("--plot needs gnuplot (apt-get install gnuplot-nox)") and that `dir` is a directory we may
+ * write to, or can be made; nothing is created yet. Returns NULL (err set) on failure. */
 sim_plot *sim_plot_open(const char *dir, const sim_plot_info *info, carma_err *err);
 
 /* Adds one run (simulated with setup.record_timeline = true) under its policy name: prepares
@@ -32,12 +32,13 @@ sim_plot *sim_plot_open(const char *dir, const sim_plot_info *info, carma_err *e
  * Nothing is written yet, and `r` may be freed after the call. */
 int sim_plot_add_run(sim_plot *p, const char *policy, const sim_result *r, carma_err *err);
 
-/* Writes the data files and scripts (each to a temporary name, then renamed) and runs gnuplot
- * (fork + execvp, found on PATH, no shell) on each script, giving the PNGs; with `policies`
- * also policies.dat/.gp/.png from every run added. Errors: gnuplot not on PATH ("--plot needs
- * gnuplot (apt-get install gnuplot-nox)", nothing written), a file that cannot be written,
- * gnuplot failing (the message names the script and quotes gnuplot's error). When `note` is
- * non-NULL, one line naming the files written goes there. */
+/* Writes the data files and scripts and runs gnuplot (found by sim_plot_open, fork + execv, no
+ * shell) on each script, giving the PNGs; with `policies` also policies.dat/.gp/.png from every
+ * run added. All or nothing: the set is made in a private staging directory inside DIR and moved
+ * into place when every image is drawn (util/safefs.h), so no symlink planted in DIR is followed
+ * and a failure leaves DIR as it was (no DIR, when it made it). Errors: a file that cannot be
+ * written, gnuplot failing (the message names the script and quotes gnuplot's error). When
+ * `note` is non-NULL, one line naming the files written goes there. */
 int sim_plot_render(sim_plot *p, bool policies, FILE *note, carma_err *err);
 
 /* Frees the set (NULL is fine). */

@@ -39,6 +39,7 @@ typedef struct plot_run {
 
 struct sim_plot {
     char dir[PLOT_PATH_MAX];
+    char gnuplot[PLOT_PATH_MAX]; /* its absolute path, found by sim_plot_open */
     char trace[256], estimator[64], server[96];
     double mem_gib, idle_w;
     int ngpus;

@@ -1,13 +1,11 @@
 /* sim_report.c — JSON summary and CSV outputs of a simulation run. */
 #include "sim/sim_report.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "util/safefs.h"
 
 static json_t *number_or_null(double x)
 {
@@ -49,13 +47,34 @@ static void put_num(FILE *f, double x)
         fprintf(f, "%.3f", x);
 }
 
-static void write_tasks(FILE *f, const sim_result *r, const sim_job_spec *jobs)
+/* A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
+ * break, so that a task file name cannot shift the columns after it. */
+static void put_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* One row per trace entry, in the trace's order: its seq and task file name as the trace gives
+ * them (jobs[i] and r->jobs[i] are entry i). */
+static void write_tasks(FILE *f, const sim_result *r, const trace *tr, const sim_job_spec *jobs)
 {
     fputs("seq,task_file,gpus_requested,submit_s,first_start_s,end_s,jct_s,wait_s,busy_s,"
           "attempts,oom_crashes,completed,collocated,gpus,runtime_est_s\n", f);
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_job_result *j = &r->jobs[i];
-        fprintf(f, "%zu,%s,%d,", i + 1, jobs[i].name ? jobs[i].name : "", jobs[i].ngpus);
+        fprintf(f, "%d,", tr->entries[i].seq);
+        put_field(f, tr->entries[i].task_file);
+        fprintf(f, ",%d,", jobs[i].ngpus);
         put_num(f, j->submit_s);
         fputc(',', f);
         put_num(f, j->first_start_s);
@@ -86,40 +105,30 @@ static void write_timeline(FILE *f, const sim_result *r)
     }
 }
 
-typedef struct out_file {
-    char final[4096], tmp[4096];
-} out_file;
-
-int sim_write_outputs(const char *dir, const sim_result *r, const sim_job_spec *jobs,
-                      carma_err *err)
+int sim_write_outputs(const char *dir, const sim_result *r, const trace *tr,
+                      const sim_job_spec *jobs, carma_err *err)
 {
-    if (mkdir(dir, 0777) && errno != EEXIST)
-        return carma_err_set(err, "--out %s: %s", dir, strerror(errno));
-    out_file files[2];
-    const char *names[2] = {"tasks.csv", "gpu_timeline.csv"};
-    int written = 0, rc = 0;
+    static const char *const names[] = {"tasks.csv", "gpu_timeline.csv"};
+    safefs_stage st;
+    if (safefs_stage_open(&st, "--out", dir, err))
+        return -1;
+    int rc = 0;
     for (int i = 0; i < 2 && rc == 0; i++) {
-        snprintf(files[i].final, sizeof files[i].final, "%s/%s", dir, names[i]);
-        snprintf(files[i].tmp, sizeof files[i].tmp, "%s/.%s.tmp", dir, names[i]);
-        FILE *f = fopen(files[i].tmp, "w");
+        FILE *f = safefs_stage_fopen(&st, names[i], err);
         if (!f) {
-            rc = carma_err_set(err, "%s: %s", files[i].tmp, strerror(errno));
+            rc = -1;
             break;
         }
-        written++;
         if (i == 0)
-            write_tasks(f, r, jobs);
+            write_tasks(f, r, tr, jobs);
         else
             write_timeline(f, r);
         if (ferror(f) | fclose(f))
-            rc = carma_err_set(err, "%s: write failed", files[i].tmp);
+            rc = carma_err_set(err, "%s/%s: write failed", dir, names[i]);
     }
-    /* Both complete: move them into place; otherwise leave nothing behind. */
-    for (int i = 0; i < written; i++) {
-        if (rc == 0 && rename(files[i].tmp, files[i].final))
-            rc = carma_err_set(err, "%s: %s", files[i].final, strerror(errno));
-        if (rc)
-            unlink(files[i].tmp);
-    }
+    /* Both complete: into place together; otherwise neither (nor an empty DIR we created). */
+    if (rc == 0)
+        rc = safefs_stage_commit(&st, names, 2, err);
+    safefs_stage_close(&st);
     return rc;
 }

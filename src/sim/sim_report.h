@@ -6,15 +6,20 @@
 #include <jansson.h>
 
 #include "sim/engine.h"
+#include "task/trace.h"
 
 /* {policy, estimator, tasks, completed, makespan_s, mean_jct_s, p95_jct_s, mean_wait_s,
  *  gpu_util_mean, energy_j, oom_crashes, collocated_placements} plus median_jct_s, failed,
  * placements, events. Unknown figures (NaN) are null. NULL on allocation failure. */
 json_t *sim_summary_json(const sim_summary *s, const char *policy, const char *estimator);
 
-/* Writes DIR/tasks.csv and DIR/gpu_timeline.csv (DIR is created if missing). Each file is
- * written to a temporary name and renamed, so a failure leaves no partial file. */
-int sim_write_outputs(const char *dir, const sim_result *r, const sim_job_spec *jobs,
-                      carma_err *err);
+/* Writes DIR/tasks.csv (a row per entry of the trace the jobs came from, with its seq and task
+ * file name, CSV-quoted where needed) and DIR/gpu_timeline.csv (DIR is created if missing) all
+ * or nothing:
+ * both are written in a private staging directory inside DIR, then moved into place together
+ * (util/safefs.h), so a failure leaves neither (and no DIR it created), and no symlink planted
+ * in DIR is followed. */
+int sim_write_outputs(const char *dir, const sim_result *r, const trace *tr,
+                      const sim_job_spec *jobs, carma_err *err);
 
 #endif

@@ -1,6 +1,8 @@
-/* safefs.c — directories and files a privileged process can trust (see safefs.h). */
+/* safefs.c — directories and files a privileged process can trust, and sets of output files
+ * written into a directory all together (see safefs.h). */
 #include "util/safefs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -138,4 +140,130 @@ int safefs_trusted_file(const char *path, const char *what, carma_err *err)
             break;
     }
     return 0;
+}
+
+/* ---- a set of files written into a directory all together ---------------------------------- */
+
+/* Removes the files in directory fd (a staging directory holds files only). */
+static void empty_dir(int fd)
+{
+    int d = dup(fd);
+    DIR *dp = d >= 0 ? fdopendir(d) : NULL;
+    if (!dp) {
+        if (d >= 0)
+            close(d);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(dp)) != NULL;)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlinkat(fd, e->d_name, 0);
+    closedir(dp);
+}
+
+int safefs_stage_open(safefs_stage *st, const char *what, const char *dir, carma_err *err)
+{
+    memset(st, 0, sizeof *st);
+    st->dirfd = st->fd = -1;
+    char tmpl[sizeof st->path + sizeof st->name];
+    if (!*dir)
+        return carma_err_set(err, "%s: empty directory name", what);
+    if (snprintf(tmpl, sizeof tmpl, "%s/.carma-stage.XXXXXX", dir) >= (int)sizeof st->path)
+        return carma_err_set(err, "%s %s: path too long", what, dir);
+    snprintf(st->path, sizeof st->path, "%s", dir);
+    if (mkdir(dir, 0777) == 0)
+        st->created = true;
+    else if (errno != EEXIST)
+        return carma_err_set(err, "%s %s: %s", what, dir, strerror(errno));
+    st->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (st->dirfd < 0) {
+        carma_err_set(err, "%s %s: %s", what, dir,
+                      errno == ENOTDIR ? "exists and is not a directory" : strerror(errno));
+        safefs_stage_close(st);
+        return -1;
+    }
+    if (!mkdtemp(tmpl)) {
+        carma_err_set(err, "%s %s: cannot create a file there: %s", what, dir, strerror(errno));
+        safefs_stage_close(st);
+        return -1;
+    }
+    snprintf(st->name, sizeof st->name, "%s", strrchr(tmpl, '/') + 1);
+    /* ours, made just now, with nobody else's write access (not a look-alike put in its place) */
+    st->fd = safefs_openat(st->dirfd, st->name, O_RDONLY | O_DIRECTORY, 0);
+    struct stat sb;
+    if (st->fd < 0 || fstat(st->fd, &sb) || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
+        carma_err_set(err, "%s %s: %s was replaced while in use", what, dir, st->name);
+        safefs_stage_close(st);
+        return -1;
+    }
+    return 0;
+}
+
+FILE *safefs_stage_fopen(safefs_stage *st, const char *name, carma_err *err)
+{
+    int fd = safefs_openat(st->fd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        carma_err_set(err, "%s/%s: %s", st->path, name, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    return f;
+}
+
+/* The name in the staging directory that keeps the file staged name i replaces, until the
+ * commit is done (staged names are the callers' plain file names, never this). */
+static void backup_name(char *out, size_t size, size_t i)
+{
+    snprintf(out, size, ".carma-replaced.%zu", i);
+}
+
+int safefs_stage_commit(safefs_stage *st, const char *const *names, size_t n, carma_err *err)
+{
+    struct stat sb;
+    for (size_t i = 0; i < n; i++) /* rename cannot replace a directory: refuse before moving */
+        if (fstatat(st->dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode))
+            return carma_err_set(err, "%s/%s: %s", st->path, names[i], strerror(EISDIR));
+    bool *kept = calloc(n ? n : 1, sizeof *kept);
+    if (!kept)
+        return carma_err_set(err, "%s: out of memory", st->path);
+    size_t moved = 0;
+    char bak[64];
+    for (; moved < n; moved++) {
+        backup_name(bak, sizeof bak, moved);
+        /* a second link to the file about to be replaced (a symlink itself, not followed) */
+        kept[moved] = linkat(st->dirfd, names[moved], st->fd, bak, 0) == 0;
+        if (renameat(st->fd, names[moved], st->dirfd, names[moved]))
+            break;
+    }
+    int rc = 0;
+    if (moved < n) {
+        rc = carma_err_set(err, "%s/%s: %s", st->path, names[moved], strerror(errno));
+        for (size_t i = 0; i < moved; i++) { /* undo: the old file back, or no file */
+            backup_name(bak, sizeof bak, i);
+            if (!kept[i] || renameat(st->fd, bak, st->dirfd, names[i]))
+                unlinkat(st->dirfd, names[i], 0);
+        }
+    } else {
+        st->committed = true;
+    }
+    free(kept);
+    return rc;
+}
+
+void safefs_stage_close(safefs_stage *st)
+{
+    if (st->fd >= 0) {
+        empty_dir(st->fd);
+        close(st->fd);
+    }
+    if (st->dirfd >= 0) {
+        if (st->name[0])
+            unlinkat(st->dirfd, st->name, AT_REMOVEDIR);
+        close(st->dirfd);
+    }
+    if (st->created && !st->committed)
+        rmdir(st->path); /* only when still empty */
+    st->fd = st->dirfd = -1;
+    st->name[0] = '\0';
+    st->created = false;
 }

@@ -2,11 +2,13 @@
  * when the process's own user owns it and nobody else can write to it (otherwise whoever can
  * write there can plant a symlink, a file or a database for it to follow, truncate, chown or
  * load), and it is opened without following a symlink at its last component, so that the
- * files inside can be opened relative to its descriptor (openat with O_NOFOLLOW). */
+ * files inside can be opened relative to its descriptor (openat with O_NOFOLLOW). Also: a set
+ * of output files written into a directory all together, with no symlink followed. */
 #ifndef CARMA_UTIL_SAFEFS_H
 #define CARMA_UTIL_SAFEFS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "util/err.h"
@@ -38,5 +40,39 @@ int safefs_trusted_file(const char *path, const char *what, carma_err *err);
 
 /* openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode). */
 int safefs_openat(int dirfd, const char *name, int flags, mode_t mode);
+
+/* ---- a set of files written into a directory all together ----------------------------------
+ * Output files of a command (`carma simulate --out`, `--plot`) go to a directory the user names,
+ * which others may be able to write to. They are written in a staging directory made inside it
+ * (a fresh name, mode 0700: nobody else can plant a symlink there, or swap a file between its
+ * writing and its use), then moved into place together; until then the target is untouched. */
+typedef struct safefs_stage {
+    int dirfd;       /* the target directory */
+    int fd;          /* the staging directory */
+    bool created;    /* the target did not exist: removed again unless committed */
+    bool committed;
+    char path[4096]; /* the target as named, for messages */
+    char name[32];   /* the staging directory's name in the target */
+} safefs_stage;
+
+/* Opens directory `dir` (created, mode 0777 less the umask, when missing; its parent must
+ * exist) and makes a fresh staging directory in it. Returns 0, or -1 with err "WHAT DIR: why"
+ * (`what` is the option naming it, e.g. "--out") and st left closed. */
+int safefs_stage_open(safefs_stage *st, const char *what, const char *dir, carma_err *err);
+
+/* Creates file `name` in the staging directory for writing (mode 0644 less the umask; never an
+ * existing file, never through a symlink). Returns the stream, or NULL with err. */
+FILE *safefs_stage_fopen(safefs_stage *st, const char *name, carma_err *err);
+
+/* Moves the staged files names[0..n) into the target directory under the same names; what is
+ * there is replaced (a symlink itself, never what it points to). All or nothing: a name that
+ * is a directory there is refused before anything moves, and should a move fail, the files
+ * already moved are taken back and the files they replaced restored. Returns 0, or -1 with
+ * err naming the file. */
+int safefs_stage_commit(safefs_stage *st, const char *const *names, size_t n, carma_err *err);
+
+/* Removes the staging directory and whatever is left in it, and the target directory too when
+ * safefs_stage_open created it and nothing was committed (when it is still empty). */
+void safefs_stage_close(safefs_stage *st);
 
 #endif

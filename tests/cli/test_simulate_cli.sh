@@ -64,6 +64,51 @@ first=$(awk -F, 'NR > 1 && !seen[$2]++ { print $NF }' "$tmp/hist/tasks.csv" | so
     || fail "sim_history: no task was planned with an earlier solo run"
 head -1 "$tmp/run/gpu_timeline.csv" | grep -q "^t_s,gpu," || fail "timeline header"
 ls -A "$tmp/run" | grep -q tmp && fail "temporary files left in --out"
+# --out follows no symlink planted in DIR (at the temporary names of old, at a final name: that
+# one is replaced), and writes its files all or nothing: a directory where gpu_timeline.csv
+# belongs fails before anything moves (tasks.csv was left new, beside the old timeline).
+small=$SRC/data/traces/test.csv
+mkdir "$tmp/sy"; echo precious >"$tmp/precious"
+for n in .tasks.csv.tmp .gpu_timeline.csv.tmp gpu_timeline.csv; do ln -s ../precious "$tmp/sy/$n"; done
+(umask 022; "$CARMA" simulate --trace "$small" --out "$tmp/sy" >/dev/null) \
+    || fail "--out beside symlinks exits 0"
+[ "$(cat "$tmp/precious")" = precious ] || fail "--out followed a symlink in DIR"
+[ -f "$tmp/sy/gpu_timeline.csv" ] && [ ! -L "$tmp/sy/gpu_timeline.csv" ] \
+    || fail "--out: the symlink at a final name is replaced by the file"
+[ "$(stat -c %a "$tmp/sy/tasks.csv")" = 644 ] || fail "--out: tasks.csv mode (umask 022)"
+[ "$(ls -A "$tmp/sy" | grep -c '^\.carma')" = 0 ] || fail "--out: staging left: $(ls -A "$tmp/sy")"
+mkdir -p "$tmp/half/gpu_timeline.csv/x"; echo old >"$tmp/half/tasks.csv"
+err=$("$CARMA" simulate --trace "$small" --out "$tmp/half" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -q "half/gpu_timeline.csv: Is a directory" <<<"$err" \
+    || fail "--out over a directory: exit $rc, $err"
+[ "$(ls -A "$tmp/half" | tr '\n' ' ')" = "gpu_timeline.csv tasks.csv " ] \
+    && [ "$(cat "$tmp/half/tasks.csv")" = old ] || fail "--out failing half-way changed DIR"
+"$CARMA" simulate --trace "$small" --out "$tmp/half/tasks.csv/x" >/dev/null 2>&1 \
+    && fail "--out under a file exits 1"
+# tasks.csv: the trace's seq (not the row number) and task file name, CSV-quoted where it holds
+# a comma or a quote (catalog lookups take the base name)
+printf 'seq,submit_offset_s,task_file\n10,0,"x,y/mnist_train.rad"\n20,5,"q""/mnist_train.rad"\n' \
+    >"$tmp/named.csv"
+"$CARMA" simulate --trace "$tmp/named.csv" --out "$tmp/named" >/dev/null || fail "--out named run"
+got=$(python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+print(" ".join(str(len(r)) for r in rows), "|", " ".join(r[0] + "=" + r[1] for r in rows[1:]))' \
+      "$tmp/named/tasks.csv")
+[ "$got" = '15 15 15 | 10=x,y/mnist_train.rad 20=q"/mnist_train.rad' ] \
+    || fail "tasks.csv: seq and quoted task_file: $got"
+
+# Every task failing (BERT_base cannot fit a 16 GB V100): the makespan is unknown, and so are the
+# figures over it: null in the JSON (energy too, not 0), "-" in the text (not nan).
+printf 'seq,submit_offset_s,task_file\n1,0,BERT_base.rad\n' >"$tmp/nofit.csv"
+out=$("$CARMA" simulate --gpus 1xV100-16GB --trace "$tmp/nofit.csv" --json) || fail "no-fit run exits 0"
+jq -e '.completed == 0 and .failed == 1 and .makespan_s == null and .energy_j == null
+       and .gpu_util_mean == null and .mean_jct_s == null' <<<"$out" >/dev/null \
+    || fail "every task failing: unknown figures are null: $out"
+out=$("$CARMA" simulate --gpus 1xV100-16GB --trace "$tmp/nofit.csv")
+grep -qi nan <<<"$out" && fail "every task failing: the text prints nan: $out"
+grep -q '^makespan  *-$' <<<"$out" && grep -q '^energy  *-$' <<<"$out" \
+    && grep -q 'mean -, median -, p95 -$' <<<"$out" && grep -q '^GPU utilization  *- (' <<<"$out" \
+    || fail "every task failing: '-' for unknown in the text: $out"
 
 # Bad input: exit 1 (2 for a bad value on the command line), a message naming the problem,
 # nothing written under --out.
@@ -100,6 +145,7 @@ out=$("$CARMA" simulate --set estimator=xmem --policy est-magm 2>&1 >/dev/null) 
     && grep -q "note: the config's estimator, xmem, has no figures" <<<"$out" \
     || fail "estimator xmem from the config: say so: $out"
 "$CARMA" simulate --help | grep -q -- "--no-interference" || fail "--help lists options"
+"$CARMA" simulate --help | sed '/^$/q' | grep -q -- "--validate" || fail "the usage names --validate"
 
 # A config-defined GPU model.
 "$CARMA" simulate --set sim_gpu_model=T4-16GB:16G:10:70 --gpus 8xT4-16GB --json >/dev/null \
@@ -152,6 +198,10 @@ out=$("$CARMA" simulate --validate --json) || fail "--validate --json exits 0"
 [ "$(jq length <<<"$out")" = 18 ] || fail "--validate: 3 traces x 6 policies"
 [ "$(jq '[.[] | select(.trace == "venus" and .real_makespan_s != null)] | length' <<<"$out")" = 0 ] \
     || fail "--validate: venus has no real results"
+jq -e '(map(keys) | unique | length) == 1 and (.[0] | has("real_energy_j"))
+        and ([.[] | select(.trace == "venus") | .real_norm_makespan, .real_norm_mean_jct,
+              .real_oom, .real_energy_j] | all(. == null))' <<<"$out" >/dev/null \
+    || fail "--validate --json: every row has the same keys, null where unknown (venus)"
 jq -e '[.[] | select(.policy == "exclusive" and .trace != "venus")
         | (.sim_makespan_s / .real_makespan_s - 1) | fabs < 0.03] | all' <<<"$out" >/dev/null \
     || fail "--validate: exclusive makespans within 3 %"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `carma simulate --plot DIR`: real PNGs (the PNG signature, not empty) for one run and for
 # --compare, the .dat data and .gp scripts beside them (the script redraws by hand), no temporary
-# files left, mean/max above 16 GPUs, and clear failures: DIR a regular file, no gnuplot on PATH
-# (figures still printed, nothing written), gnuplot failing (the message names the script).
+# files left, mean/max above 16 GPUs, no symlink planted in DIR followed, and clear failures
+# that leave DIR as it was (no DIR when there was none): DIR a regular file, no gnuplot on PATH
+# (found out before simulating), gnuplot failing (the message names the script).
 set -u
 CARMA=$1 SRC=$2
 fails=0
@@ -54,8 +55,25 @@ else
     [ $rc -eq 1 ] || fail "failing gnuplot exits 1 (got $rc)"
     grep -q "gnuplot failed on $tmp/fails/gpus-carma.gp.*boom" <<<"$err" \
         || fail "failing gnuplot: message names the script: $err"
-    ls "$tmp/fails" | grep -q png && fail "failing gnuplot leaves no PNG"
-    no_tmp "$tmp/fails" || fail "failing gnuplot leaves no temporary file"
+    [ -e "$tmp/fails" ] && fail "failing gnuplot leaves no DIR (it made it): $(ls -A "$tmp/fails")"
+    # ... and in a DIR with an earlier set: all of it stays as it was
+    cp -r "$tmp/one" "$tmp/keep"
+    PATH="$tmp/bin:$PATH" "$CARMA" simulate --trace "$trace" --gpus 2xA100-40GB \
+        --plot "$tmp/keep" >/dev/null 2>&1 && fail "failing gnuplot exits 1"
+    diff -r "$tmp/one" "$tmp/keep" >/dev/null || fail "failing gnuplot changed the earlier set"
+
+    # Symlinks planted in DIR (at the temporary names of old, at a final name) are not followed:
+    # the files are made in a private directory and renamed over the names.
+    mkdir "$tmp/sy"; echo precious >"$tmp/precious"
+    for n in .gpus-carma.dat.tmp .gpus-carma.gp.tmp .gpus-carma.png.tmp gpus-carma.gp; do
+        ln -s ../precious "$tmp/sy/$n"
+    done
+    "$CARMA" simulate --trace "$trace" --plot "$tmp/sy" >/dev/null 2>&1 \
+        || fail "--plot beside symlinks exits 0"
+    [ "$(cat "$tmp/precious")" = precious ] || fail "--plot followed a symlink in DIR"
+    [ -f "$tmp/sy/gpus-carma.gp" ] && [ ! -L "$tmp/sy/gpus-carma.gp" ] && is_png "$tmp/sy/gpus-carma.png" \
+        || fail "--plot: a symlink at a final name is replaced by the file"
+    [ "$(ls -A "$tmp/sy" | grep -c '^\.carma')" = 0 ] || fail "--plot: staging left: $(ls -A "$tmp/sy")"
 fi
 
 # DIR is an existing regular file: a clear error before simulating, exit != 0.
@@ -64,14 +82,23 @@ err=$("$CARMA" simulate --trace "$trace" --plot "$tmp/file" 2>&1 >/dev/null); rc
 [ $rc -ne 0 ] || fail "--plot on a regular file exits != 0"
 grep -q "not a directory" <<<"$err" || fail "--plot on a regular file: message: $err"
 
-# No gnuplot on PATH: the figures first, then exit 1 with a message saying gnuplot is needed.
-out=$(PATH=/nonexistent "$CARMA" simulate --trace "$trace" --plot "$tmp/nognuplot" 2>"$tmp/err")
+# No gnuplot on PATH: exit 1 with a message saying gnuplot is needed, before simulating:
+# nothing printed, no --out files, no DIR.
+out=$(PATH=/nonexistent "$CARMA" simulate --trace "$trace" --out "$tmp/nogp_out" --json \
+      --plot "$tmp/nognuplot" 2>"$tmp/err")
 rc=$?
 [ $rc -eq 1 ] || fail "no gnuplot exits 1 (got $rc)"
 grep -q "simulate: --plot needs gnuplot (apt-get install gnuplot-nox)" "$tmp/err" \
     || fail "no gnuplot: message: $(cat "$tmp/err")"
-grep -q "^makespan" <<<"$out" || fail "no gnuplot: the figures are printed first"
-[ -z "$(ls -A "$tmp/nognuplot" 2>/dev/null)" ] || fail "no gnuplot: nothing written"
+[ -z "$out" ] || fail "no gnuplot: found out before simulating, but printed: $out"
+[ -e "$tmp/nognuplot" ] || [ -e "$tmp/nogp_out" ] && fail "no gnuplot: nothing written"
+
+# A run failing after --plot DIR was checked (here --out on a file) leaves no DIR behind.
+if command -v gnuplot >/dev/null; then
+    "$CARMA" simulate --trace "$trace" --out "$tmp/file" --plot "$tmp/notmade" >/dev/null 2>&1 \
+        && fail "--out on a regular file exits 1"
+    [ -e "$tmp/notmade" ] && fail "a failed run left its --plot DIR behind"
+fi
 
 "$CARMA" simulate --help | grep -q -- "--plot DIR" || fail "--help lists --plot"
 "$CARMA" simulate --plot >/dev/null 2>&1; [ $? -eq 2 ] || fail "--plot without DIR exits 2"

@@ -1,5 +1,6 @@
 /* test_sim_parts.c — the simulator's building blocks: event heap order, GPU model table and
- * --gpus parsing, interference and power models, lazy window aggregation, quantiles. */
+ * --gpus parsing, interference and power models, lazy window aggregation, quantiles, the
+ * summary's unknown figures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +144,26 @@ static void quantiles_interpolate(void **state)
     assert_true(isnan(sim_quantile(v, 0, 0.5)));
 }
 
+/* With no task completed the makespan is unknown, and so are utilization and energy over it
+ * (NaN, null in the JSON), not 0 J. */
+static void no_completion_leaves_figures_unknown(void **state)
+{
+    (void)state;
+    sim_job_result job = {.attempts = 1, .oom_crashes = 1, .completed = false, .submit_s = 0,
+                          .first_start_s = 0, .end_s = 10, .wait_s = 0, .busy_s = 10};
+    sim_result r = {.jobs = &job, .njobs = 1};
+    sim_summarize(&r, 0, 10, 1, 5, 600);
+    assert_int_equal(r.summary.failed, 1);
+    assert_true(isnan(r.summary.makespan_s));
+    assert_true(isnan(r.summary.energy_j));
+    assert_true(isnan(r.summary.gpu_util_mean));
+    job.completed = true;
+    sim_summarize(&r, 0, 10, 1, 5, 600);
+    assert_float_equal(r.summary.makespan_s, 10, 1e-12);
+    assert_float_equal(r.summary.energy_j, 600, 1e-12);
+    assert_float_equal(r.summary.gpu_util_mean, 0.5, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +173,7 @@ int main(void)
         cmocka_unit_test(fitted_interference_and_power_models),
         cmocka_unit_test(lazy_window_matches_sample_by_sample),
         cmocka_unit_test(quantiles_interpolate),
+        cmocka_unit_test(no_completion_leaves_figures_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
