@@ -24,15 +24,6 @@ static const char *const usage =
     "load a large simulated server. The same seed (default 1) gives the same trace. Without\n"
     "--out the trace goes to standard output; with it, the file is written whole or not at all.\n";
 
-static int print_trace(const trace *t)
-{
-    printf("seq,submit_offset_s,task_file\n");
-    for (size_t i = 0; i < t->n; i++)
-        printf("%d,%.10g,%s\n", t->entries[i].seq, t->entries[i].submit_offset_s,
-               t->entries[i].task_file);
-    return fflush(stdout) ? -1 : 0;
-}
-
 static int synth(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -91,7 +82,8 @@ static int synth(int argc, char **argv)
     if (rc == 0)
         rc = trace_synth(&cat, gaps, ngaps, (size_t)jobs, (uint64_t)seed, &t, &err);
     if (rc == 0)
-        rc = out ? trace_write(out, &t, &err) : print_trace(&t);
+        rc = out ? trace_write(out, &t, &err)
+                 : trace_fprint(stdout, "standard output", &t, &err); /* the same text */
     if (rc && !err.msg[0])
         carma_err_set(&err, "cannot write the trace");
     trace_free(&t);

@@ -105,24 +105,41 @@ static void write_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* The shortest of %.15g / %.17g that reads back as the same double. */
-static void write_seconds(FILE *f, double v)
+/* Checks every entry, naming it "NAME: entry I". */
+static int check_entries(const trace *t, const char *name, carma_err *err)
 {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, sizeof buf, "%.17g", v);
-    fputs(buf, f);
+    for (size_t i = 0; i < t->n; i++) {
+        char where[600];
+        snprintf(where, sizeof where, "%s: entry %zu", name, i + 1);
+        if (check_entry(&t->entries[i], i ? &t->entries[i - 1] : NULL, where, err))
+            return -1;
+    }
+    return 0;
+}
+
+int trace_fprint(FILE *f, const char *name, const trace *t, carma_err *err)
+{
+    if (check_entries(t, name, err))
+        return -1;
+    errno = 0;
+    fputs("seq,submit_offset_s,task_file\n", f);
+    for (size_t i = 0; i < t->n; i++) {
+        char secs[32];
+        fmt_double(secs, sizeof secs, t->entries[i].submit_offset_s);
+        fprintf(f, "%d,%s,", t->entries[i].seq, secs);
+        write_field(f, t->entries[i].task_file);
+        fputc('\n', f);
+    }
+    if (fflush(f) || ferror(f))
+        return carma_err_set(err, "%s: cannot write the trace: %s", name,
+                             strerror(errno ? errno : EIO));
+    return 0;
 }
 
 int trace_write(const char *path, const trace *t, carma_err *err)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        char where[600];
-        snprintf(where, sizeof where, "%s: entry %zu", path, i + 1);
-        if (check_entry(&t->entries[i], i ? &t->entries[i - 1] : NULL, where, err))
-            return -1;
-    }
+    if (check_entries(t, path, err)) /* before anything is created: the old file stays */
+        return -1;
     size_t n = strlen(path);
     char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
     if (!tmp)
@@ -138,21 +155,11 @@ int trace_write(const char *path, const trace *t, carma_err *err)
     }
     fchmod(fd, 0644); /* mkstemp's 0600 would make a trace only its writer can read */
     FILE *f = fdopen(fd, "w");
-    if (!f) {
+    if (!f)
         close(fd);
-    } else {
-        fputs("seq,submit_offset_s,task_file\n", f);
-        for (size_t i = 0; i < t->n; i++) {
-            fprintf(f, "%d,", t->entries[i].seq);
-            write_seconds(f, t->entries[i].submit_offset_s);
-            fputc(',', f);
-            write_field(f, t->entries[i].task_file);
-            fputc('\n', f);
-        }
-    }
     int saved = 0;
     errno = 0;
-    if (!f || fflush(f) || fsync(fileno(f)) || ferror(f))
+    if (!f || trace_fprint(f, path, t, NULL) || fsync(fileno(f)))
         saved = errno ? errno : EIO;
     if (f && fclose(f) && !saved)
         saved = errno ? errno : EIO;

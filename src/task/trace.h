@@ -3,6 +3,7 @@
 #define CARMA_CORE_TRACE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util/err.h"
 
@@ -22,6 +23,10 @@ typedef struct trace {
  * non-decreasing; task_file non-empty. Errors name the file and line. */
 int trace_load(const char *path, trace *out, carma_err *err);
 void trace_free(trace *t);
+/* Writes a trace as CSV text to f (named `name` in errors), exactly what trace_write puts in
+ * its file: every offset reads back as the same double. Refuses an invalid trace before
+ * writing anything. */
+int trace_fprint(FILE *f, const char *name, const trace *t, carma_err *err);
 /* Writes a trace atomically (temporary file, then rename): no partial file on failure. */
 int trace_write(const char *path, const trace *t, carma_err *err);
 

@@ -73,6 +73,15 @@ int parse_double(const char *s, double *out)
     return 0;
 }
 
+void fmt_double(char *buf, size_t size, double v)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 int parse_bool(const char *s, bool *out)
 {
     char buf[16];
