@@ -266,9 +266,14 @@ int config_set_pair(carma_config *cfg, const char *pair, carma_err *err)
 
 int config_load_file(carma_config *cfg, const char *path, carma_err *err)
 {
-    char *text = read_file(path, NULL);
+    size_t len, nul;
+    char *text = read_file(path, &len);
     if (!text)
         return carma_err_set(err, "config %s: %s", path, strerror(errno));
+    if ((nul = text_nul_line(text, len)) != 0) {
+        free(text);
+        return carma_err_set(err, "%s:%zu: contains a NUL byte", path, nul);
+    }
     carma_config work = *cfg; /* nothing changes unless the whole file is good */
     int rc = 0;
     size_t lineno = 0;

@@ -20,7 +20,7 @@ typedef struct csv_table {
 } csv_table;
 
 /* Loads a whole CSV file whose first row is a header. Every row must have as many
- * fields as the header; a mismatch is an error naming the file and line. */
+ * fields as the header; a mismatch, or a NUL byte, is an error naming the file and line. */
 int csv_load(const char *path, csv_table *out, carma_err *err);
 /* Same, from a buffer already in memory (name is used in messages). */
 int csv_parse(const char *name, const char *text, csv_table *out, carma_err *err);

@@ -216,6 +216,17 @@ char *read_file(const char *path, size_t *len_out)
     return buf;
 }
 
+size_t text_nul_line(const char *text, size_t len)
+{
+    const char *nul = memchr(text, '\0', len);
+    if (!nul)
+        return 0;
+    size_t line = 1;
+    for (const char *p = text; (p = memchr(p, '\n', (size_t)(nul - p))) != NULL; p++)
+        line++;
+    return line;
+}
+
 bool str_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);

@@ -31,6 +31,11 @@ char *str_dup(const char *s);
 /* Reads a whole file into a NUL-terminated heap buffer. Returns NULL and sets errno on failure. */
 char *read_file(const char *path, size_t *len_out);
 
+/* 0 when text[0..len) holds no NUL byte, else the 1-based line of the first one: a parser
+ * that reads read_file's text as a C string would silently stop there, so it refuses such a
+ * file naming that line. */
+size_t text_nul_line(const char *text, size_t len);
+
 /* True when s ends with suffix. */
 bool str_ends_with(const char *s, const char *suffix);
 

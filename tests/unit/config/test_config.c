@@ -290,6 +290,17 @@ static void test_config_file(void **state)
         unlink(p);
         free(p);
     }
+    /* a NUL byte would silently end the file there */
+    static const char nul[] = "retry_cap = 1\n# x\0y\nwindow = 2\n";
+    p = write_tmp_bytes(nul, sizeof nul - 1);
+    carma_config before = c;
+    assert_int_equal(config_load_file(&c, p, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:2: contains a NUL byte", p);
+    assert_string_equal(err.msg, want);
+    assert_same_config(&c, &before);
+    unlink(p);
+    free(p);
     assert_int_equal(config_load_file(&c, "/nonexistent.conf", &err), -1);
     assert_non_null(strstr(err.msg, "/nonexistent.conf"));
 }

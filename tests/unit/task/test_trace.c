@@ -117,6 +117,22 @@ static void test_malformed_traces(void **state)
     expect_load_error(HDR "1,0,\"a\"b\n", ":2:", "text after a closing quote");
 }
 
+/* A NUL byte before row 2 of 3 ran the trace with 1 task. */
+static void test_nul_byte_refused(void **state)
+{
+    (void)state;
+    static const char text[] = HDR "1,0,a.rad\n\0002,5,a.rad\n3,9,a.rad\n";
+    char *path = write_tmp_bytes(text, sizeof text - 1);
+    trace t;
+    carma_err err;
+    assert_int_equal(trace_load(path, &t, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3: contains a NUL byte", path);
+    assert_string_equal(err.msg, want);
+    unlink(path);
+    free(path);
+}
+
 static void test_write_round_trip(void **state)
 {
     (void)state;
@@ -183,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_shipped_traces),
         cmocka_unit_test(test_good_variants),
         cmocka_unit_test(test_malformed_traces),
+        cmocka_unit_test(test_nul_byte_refused),
         cmocka_unit_test(test_write_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,9 +4,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "tmpfile_fixture.h"
 
 #include "util/csv.h"
 
@@ -67,6 +71,23 @@ static void test_malformed(void **state)
     expect_error("a,\"b\n", "in.csv:1: unterminated");
 }
 
+/* A NUL byte would end the text early and silently drop every row after it. */
+static void test_load_nul_byte(void **state)
+{
+    (void)state;
+    static const char text[] = "a,b\n1,2\n3,\0004\n5,6\n";
+    char *path = write_tmp_bytes(text, sizeof text - 1);
+    csv_table t;
+    carma_err err;
+    assert_int_equal(csv_load(path, &t, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3: contains a NUL byte", path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(t.nrows, 0);
+    unlink(path);
+    free(path);
+}
+
 static void test_load_missing(void **state)
 {
     (void)state;
@@ -82,6 +103,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quoting_and_line_numbers),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_load_nul_byte),
         cmocka_unit_test(test_load_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
