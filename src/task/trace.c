@@ -29,6 +29,11 @@ static int check_entry(const trace_entry *e, const trace_entry *prev, const char
         return carma_err_set(err, "%s: seq %d is negative", where, e->seq);
     if (!(e->submit_offset_s >= 0) || !isfinite(e->submit_offset_s))
         return carma_err_set(err, "%s: submit_offset_s must be a number >= 0", where);
+    if (e->submit_offset_s > TRACE_MAX_OFFSET_S)
+        return carma_err_set(err,
+                             "%s: submit_offset_s %g is past the latest a trace may hold, %.0f s "
+                             "(about 31 years)",
+                             where, e->submit_offset_s, TRACE_MAX_OFFSET_S);
     if (prev && e->submit_offset_s < prev->submit_offset_s)
         return carma_err_set(err,
                              "%s: submit_offset_s %g is before the previous row's %g (offsets "

@@ -7,6 +7,11 @@
 
 #include "util/err.h"
 
+/* The latest submit_offset_s a trace may hold: about 31 years, far past any real trace, and
+ * where a double still counts seconds to better than a microsecond (at 1e17 s it loses whole
+ * seconds; 1e300 s made the simulated makespan 0). */
+#define TRACE_MAX_OFFSET_S 1e9
+
 typedef struct trace_entry {
     int seq;
     double submit_offset_s; /* seconds after the first submission, non-decreasing */
@@ -19,8 +24,8 @@ typedef struct trace {
     size_t n;
 } trace;
 
-/* Loads and validates a trace: header `seq,submit_offset_s,task_file`; offsets numeric, >= 0 and
- * non-decreasing; task_file non-empty. Errors name the file and line. */
+/* Loads and validates a trace: header `seq,submit_offset_s,task_file`; offsets numeric, 0 to
+ * TRACE_MAX_OFFSET_S and non-decreasing; task_file non-empty. Errors name the file and line. */
 int trace_load(const char *path, trace *out, carma_err *err);
 void trace_free(trace *t);
 /* Writes a trace as CSV text to f (named `name` in errors), exactly what trace_write puts in

@@ -90,6 +90,15 @@ static void test_good_variants(void **state)
     assert_true(t.entries[1].submit_offset_s == 0.5);
     assert_string_equal(t.entries[2].task_file, "d.rad");
     trace_free(&t);
+
+    path = write_tmp(HDR "1,0,a.rad\n2,1e9,a.rad\n");
+    rc = trace_load(path, &t, &err);
+    unlink(path);
+    free(path);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_true(t.entries[1].submit_offset_s == TRACE_MAX_OFFSET_S);
+    trace_free(&t);
 }
 
 static void test_malformed_traces(void **state)
@@ -103,6 +112,10 @@ static void test_malformed_traces(void **state)
     expect_load_error(HDR "1,0,a.rad\n2,10,b.rad\n3,5,c.rad\n", ":4:",
                       "submit_offset_s 5 is before the previous row's 10");
     expect_load_error(HDR "1,-1,a.rad\n", ":2:", ">= 0");
+    /* 1e300 s made the simulated makespan 0; the bound is 1e9 s, and 1e9 itself loads */
+    expect_load_error(HDR "1,1e300,a.rad\n", ":2:",
+                      "submit_offset_s 1e+300 is past the latest a trace may hold, 1000000000 s");
+    expect_load_error(HDR "1,0,a.rad\n2,1000000000.5,a.rad\n", ":3:", "1000000000 s");
     expect_load_error(HDR "1,soon,a.rad\n", ":2:", "expected seconds, got 'soon'");
     expect_load_error(HDR "1,10s,a.rad\n", ":2:", NULL);
     expect_load_error(HDR "1,nan,a.rad\n", ":2:", NULL);
