@@ -2,6 +2,7 @@
  * the option table (config_table.c); reading files and --set pairs is config_load.c's. */
 #include "config/config.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,6 +246,12 @@ int config_set(carma_config *cfg, const char *key, const char *value, carma_err 
     const config_row *r = config_find(key);
     if (!r)
         return carma_err_set(err, "unknown config key '%s' (see `carma config --list`)", key);
+    /* A value is one line of a config file: a newline in a --set would write a second line
+     * (another key) into `carma config`'s output, other controls garble it. */
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return carma_err_set(err, "%s: control character \\x%02x in the value (a value is "
+                                 "one line of text)", r->name, *p);
     return set_row(cfg, r, value, err);
 }
 
@@ -272,6 +279,36 @@ int config_validate(const carma_config *cfg, carma_err *err)
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
+/* A value as config_load.c reads it back: in double quotes (" and \ escaped) when it holds a
+ * '#', starts with a quote or has spaces at either end, which an unquoted value would lose. */
+static void write_text(const char *s, FILE *out)
+{
+    size_t n = strlen(s);
+    if (!n || (!strchr(s, '#') && s[0] != '"' && !isspace((unsigned char)s[0]) &&
+               !isspace((unsigned char)s[n - 1]))) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* NAME:MEMORY:IDLE_W:MAX_W, every number exact (as gpu_model_parse reads it). */
+#define GPU_MODEL_TEXT_MAX (GPU_MODEL_NAME_MAX + 96)
+static const char *model_text(const gpu_model *m, char *buf, size_t size)
+{
+    char idle[32], max[32];
+    fmt_double(idle, sizeof idle, m->idle_w);
+    fmt_double(max, sizeof max, m->max_w);
+    snprintf(buf, size, "%s:%llu:%s:%s", m->name, (unsigned long long)m->memory_mib, idle, max);
+    return buf;
+}
+
 static void write_value(const config_row *r, const void *field, FILE *out)
 {
     switch (r->type) {
@@ -284,9 +321,12 @@ static void write_value(const config_row *r, const void *field, FILE *out)
     case CONFIG_AGG:
         fputs(agg_mode_name(*(const agg_mode *)field), out);
         break;
-    case CONFIG_DOUBLE: /* 15 digits: what the user typed comes back */
-        fprintf(out, "%.15g", *(const double *)field);
+    case CONFIG_DOUBLE: {
+        char num[32];
+        fmt_double(num, sizeof num, *(const double *)field); /* as typed, and exact */
+        fputs(num, out);
         break;
+    }
     case CONFIG_MIB:
         fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)field);
         break;
@@ -294,17 +334,18 @@ static void write_value(const config_row *r, const void *field, FILE *out)
         fprintf(out, "%d", *(const int *)field);
         break;
     case CONFIG_STRING:
-        fputs(field, out);
+        write_text(field, out);
         break;
     case CONFIG_BOOL:
         fputs(*(const bool *)field ? "on" : "off", out);
         break;
     case CONFIG_GPU_MODELS: {
         const gpu_model_list *l = field;
-        for (int j = 0; j < l->n; j++)
-            fprintf(out, "%s%s:%llu:%g:%g", j ? ", " : "", l->items[j].name,
-                    (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
-                    l->items[j].max_w);
+        for (int j = 0; j < l->n; j++) {
+            char model[GPU_MODEL_TEXT_MAX];
+            fputs(j ? ", " : "", out);
+            write_text(model_text(&l->items[j], model, sizeof model), out);
+        }
         if (l->n == 0)
             fputs("none", out);
         break;
@@ -380,10 +421,12 @@ static void write_rows(const carma_config *cfg, bool about, FILE *out)
             const gpu_model_list *l = cfield_of(cfg, r);
             if (l->n == 0)
                 fprintf(out, "# %s = A30-24GB:24G:30:165\n", r->name);
-            for (int j = 0; j < l->n; j++)
-                fprintf(out, "%s = %s:%llu:%g:%g\n", r->name, l->items[j].name,
-                        (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
-                        l->items[j].max_w);
+            for (int j = 0; j < l->n; j++) {
+                char model[GPU_MODEL_TEXT_MAX];
+                fprintf(out, "%s = ", r->name);
+                write_text(model_text(&l->items[j], model, sizeof model), out);
+                fputs("\n", out);
+            }
         } else {
             fprintf(out, "%s = ", r->name);
             write_value(r, cfield_of(cfg, r), out);

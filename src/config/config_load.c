@@ -2,11 +2,45 @@
  * `key = value` lines and --set's KEY=VALUE pairs (config.h). */
 #include "config/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/strutil.h"
+
+/* The value after `key =`, read in place: in double quotes it is exactly what lies between
+ * them, with \" and \\ standing for " and \ (so that '#' and leading or trailing spaces
+ * survive a round trip through `carma config`, which quotes such values); unquoted it is
+ * trimmed and, in a file (`comments`), ends at a '#'. *value points into text. */
+static int read_value(char *text, bool comments, char **value, carma_err *err)
+{
+    char *s = text;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s != '"') {
+        char *hash = comments ? strchr(s, '#') : NULL;
+        if (hash)
+            *hash = '\0';
+        *value = str_trim(s);
+        return 0;
+    }
+    char *w = s, *r = s + 1;
+    for (; *r != '"'; r++) {
+        if (!*r)
+            return carma_err_set(err, "unterminated quoted value (a value is one line)");
+        if (*r == '\\' && (r[1] == '"' || r[1] == '\\'))
+            r++;
+        *w++ = *r;
+    }
+    *w = '\0';
+    for (r++; isspace((unsigned char)*r); r++)
+        ;
+    if (*r && !(comments && *r == '#'))
+        return carma_err_set(err, "text after the closing quote: '%s'", r);
+    *value = s;
+    return 0;
+}
 
 int config_set_pair(carma_config *cfg, const char *pair, carma_err *err)
 {
@@ -20,7 +54,13 @@ int config_set_pair(carma_config *cfg, const char *pair, carma_err *err)
     memcpy(key, pair, n);
     key[n] = '\0';
     str_trim(key);
-    return config_set(cfg, key, eq + 1, err);
+    char *text = str_dup(eq + 1), *value;
+    if (!text)
+        return carma_err_set(err, "out of memory");
+    int rc = read_value(text, false, &value, err) ? carma_err_prefix(err, "%s", key)
+                                                   : config_set(cfg, key, value, err);
+    free(text);
+    return rc;
 }
 
 int config_load_file(carma_config *cfg, const char *path, carma_err *err)
@@ -41,19 +81,22 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        str_trim(line);
-        if (!*line)
+        char *eq = strpbrk(line, "=#"); /* a '#' before any '=' makes the line a comment */
+        if (!eq || *eq == '#') {
+            if (eq)
+                *eq = '\0';
+            if (*str_trim(line)) {
+                rc = carma_err_set(err, "%s:%zu: expected `key = value`", path, lineno);
+                break;
+            }
             continue;
-        char *eq = strchr(line, '=');
-        if (!eq) {
-            rc = carma_err_set(err, "%s:%zu: expected `key = value`", path, lineno);
-            break;
         }
         *eq = '\0';
-        char *key = str_trim(line), *value = str_trim(eq + 1);
+        char *key = str_trim(line), *value;
+        if (read_value(eq + 1, true, &value, err)) {
+            rc = carma_err_prefix(err, "%s:%zu: %s", path, lineno, key);
+            break;
+        }
         const config_row *r = config_find(key);
         if (!*value && !(r && r->type == CONFIG_STRING)) { /* "" = a string's built-in default */
             rc = carma_err_set(err, "%s:%zu: %s: missing value", path, lineno, key);

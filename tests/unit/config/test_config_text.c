@@ -1,0 +1,165 @@
+/* test_config_text.c — config text as people write it and as `carma config` writes it: every
+ * value it prints reads back exactly (quoted strings, exact numbers), control characters are
+ * refused, and --set reads its value as a file line does. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config/config_fixture.h"
+#include "tmpfile_fixture.h"
+
+#include "config/config.h"
+
+/* c written by config_write (and by config_write_list) loads back as c. */
+static void assert_round_trips(const carma_config *c)
+{
+    carma_err err;
+    for (int list = 0; list < 2; list++) {
+        char *text = written(c, list);
+        char *p = write_tmp(text);
+        carma_config back;
+        config_defaults(&back);
+        if (config_load_file(&back, p, &err))
+            fail_msg("output does not load back: %s\n%s", err.msg, text);
+        assert_same_config(c, &back);
+        unlink(p);
+        free(p);
+        free(text);
+    }
+}
+
+/* '#' started a comment, so `on_finish = /x/a#b` came back as /x/a; spaces at the ends were
+ * trimmed; numbers printed with %g lost digits. */
+static void test_written_values_read_back_exactly(void **state)
+{
+    (void)state;
+    carma_config c;
+    carma_err err;
+    config_defaults(&c);
+    static const char *const sets[] = {
+        "on_finish=/x/a#b", "socket=\" /tmp/lead and trail \"", "state_dir=\"#\"",
+        "mps_pipe_dir=\"\\\"quoted\\\" and \\\\ back\\\\slash\"", "mps_log_dir=/plain\\dir\"q",
+        "sim_gpu_model=X1:16G:30.123456:212.345678", "sim_gpu_model=Y#2:8G:0.5:70",
+    };
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        if (config_set_pair(&c, sets[i], &err))
+            fail_msg("%s: %s", sets[i], err.msg);
+    assert_string_equal(c.daemon.on_finish, "/x/a#b");
+    assert_string_equal(c.daemon.socket, " /tmp/lead and trail ");
+    assert_string_equal(c.daemon.state_dir, "#");
+    assert_string_equal(c.daemon.mps_pipe_dir, "\"quoted\" and \\ back\\slash");
+    assert_string_equal(c.daemon.mps_log_dir, "/plain\\dir\"q");
+    c.sim.interf_smact_k = 1.0 / 3; /* a computed value: every digit must come back */
+    c.sim.gpu_models.items[1].idle_w = 0.1 + 0.2;
+    assert_int_equal(config_validate(&c, &err), 0);
+    assert_round_trips(&c);
+
+    char *text = written(&c, false);
+    assert_non_null(strstr(text, "\non_finish = \"/x/a#b\"\n"));
+    assert_non_null(strstr(text, "\nsim_gpu_model = X1:16384:30.123456:212.345678\n"));
+    assert_non_null(strstr(text, "\nsim_interference_smact_k = 0.3333333333333333\n"));
+    assert_non_null(strstr(text, "\nstate_dir = \"#\"\n"));
+    free(text);
+}
+
+/* A newline in a --set value wrote a second line, another key, into `carma config`'s output. */
+static void test_control_characters_refused(void **state)
+{
+    (void)state;
+    carma_config c, before;
+    carma_err err;
+    config_defaults(&c);
+    before = c;
+    assert_int_equal(config_set_pair(&c, "socket=/a\npolicy = exclusive", &err), -1);
+    assert_string_equal(err.msg, "socket: control character \\x0a in the value (a value is one "
+                                 "line of text)");
+    assert_int_equal(config_set(&c, "on_finish", "/bin/x\r", &err), -1);
+    assert_int_equal(config_set(&c, "sim_gpu_model", "A\x1b:8G:1:2", &err), -1);
+    assert_non_null(strstr(err.msg, "sim_gpu_model: control character \\x1b"));
+    assert_same_config(&c, &before);
+    char *p = write_tmp("policy = exclusive\nsocket = /a\tb\n");
+    assert_int_equal(config_load_file(&c, p, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:2: socket: control character \\x09", p);
+    if (strncmp(err.msg, want, strlen(want)))
+        fail_msg("'%s' does not start '%s'", err.msg, want);
+    assert_same_config(&c, &before);
+    unlink(p);
+    free(p);
+}
+
+/* How a file's values are read: quotes, comments after them, and what is wrong with them. */
+static void test_quoted_values_in_a_file(void **state)
+{
+    (void)state;
+    carma_config c;
+    carma_err err;
+    config_defaults(&c);
+    char *p = write_tmp("# socket = /commented\n"
+                        "socket = \"/a # b\"   # the comment after it\n"
+                        "state_dir=\"\"\n"
+                        "policy = \"exclusive\"\n"
+                        "mps_log_dir = /x # \"not a quote\n");
+    if (config_load_file(&c, p, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(c.daemon.socket, "/a # b");
+    assert_string_equal(c.daemon.state_dir, "");
+    assert_int_equal(c.sched.policy, POLICY_EXCLUSIVE);
+    assert_string_equal(c.daemon.mps_log_dir, "/x");
+    unlink(p);
+    free(p);
+    static const struct {
+        const char *text, *frag;
+    } bad[] = {
+        {"policy = carma\nsocket = \"/a\n", ":2: socket: unterminated quoted value"},
+        {"socket = \"/a\" b\n", ":1: socket: text after the closing quote: 'b'"},
+        {"policy = \"\"\n", ":1: policy: missing value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        p = write_tmp(bad[i].text);
+        assert_int_equal(config_load_file(&c, p, &err), -1);
+        if (!strstr(err.msg, p) || !strstr(err.msg, bad[i].frag))
+            fail_msg("message '%s' lacks the path or '%s'", err.msg, bad[i].frag);
+        unlink(p);
+        free(p);
+    }
+}
+
+/* --set reads its value as a file line does, less comments: trimmed (`--set 'policy =
+ * exclusive'` was an unknown policy ' exclusive'), quoted to keep spaces, '#' literal. */
+static void test_set_pairs_read_like_lines(void **state)
+{
+    (void)state;
+    carma_config c;
+    carma_err err;
+    config_defaults(&c);
+    assert_int_equal(config_set_pair(&c, " policy = exclusive ", &err), 0);
+    assert_int_equal(c.sched.policy, POLICY_EXCLUSIVE);
+    assert_int_equal(config_set_pair(&c, "window =\t7", &err), 0);
+    assert_int_equal(c.sched.window, 7);
+    assert_int_equal(config_set_pair(&c, "socket= \" /s \" ", &err), 0);
+    assert_string_equal(c.daemon.socket, " /s ");
+    assert_int_equal(config_set_pair(&c, "on_finish=/x/a#b", &err), 0);
+    assert_string_equal(c.daemon.on_finish, "/x/a#b");
+    assert_int_equal(config_set_pair(&c, "socket=\"/open", &err), -1);
+    assert_string_equal(err.msg, "socket: unterminated quoted value (a value is one line)");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_written_values_read_back_exactly),
+        cmocka_unit_test(test_control_characters_refused),
+        cmocka_unit_test(test_quoted_values_in_a_file),
+        cmocka_unit_test(test_set_pairs_read_like_lines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
