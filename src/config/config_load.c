@@ -76,7 +76,10 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
     carma_config work = *cfg; /* nothing changes unless the whole file is good */
     int rc = 0;
     size_t lineno = 0;
-    for (char *line = text, *next; line; line = next) {
+    char *start = text;
+    if (!strncmp(start, "\xEF\xBB\xBF", 3)) /* a UTF-8 byte-order mark, as some editors write */
+        start += 3;
+    for (char *line = start, *next; line; line = next) {
         lineno++;
         next = strchr(line, '\n');
         if (next)

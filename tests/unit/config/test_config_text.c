@@ -153,6 +153,21 @@ static void test_set_pairs_read_like_lines(void **state)
     assert_string_equal(err.msg, "socket: unterminated quoted value (a value is one line)");
 }
 
+/* A file saved with a UTF-8 byte-order mark was refused: unknown config key '\ufeffpolicy'. */
+static void test_byte_order_mark_skipped(void **state)
+{
+    (void)state;
+    carma_config c;
+    carma_err err;
+    config_defaults(&c);
+    char *p = write_tmp("\xEF\xBB\xBFpolicy = exclusive\n");
+    if (config_load_file(&c, p, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(c.sched.policy, POLICY_EXCLUSIVE);
+    unlink(p);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -160,6 +175,7 @@ int main(void)
         cmocka_unit_test(test_control_characters_refused),
         cmocka_unit_test(test_quoted_values_in_a_file),
         cmocka_unit_test(test_set_pairs_read_like_lines),
+        cmocka_unit_test(test_byte_order_mark_skipped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
