@@ -125,8 +125,9 @@ int config_set_pair(carma_config *cfg, const char *pair, carma_err *err);
 
 /* Loads a config file over cfg. Lines: `key = value`, blank, or `# comment`; a '#' after a
  * value starts a comment, and a value in double quotes is exactly what lies between them
- * (\" and \\ inside stand for " and \), so it may hold '#' or spaces at its ends. Errors
- * name the file and line. Nothing in cfg changes when the file has an error. */
+ * (\" and \\ inside stand for " and \), so it may hold '#' or spaces at its ends. A key
+ * appears once (sim_gpu_model once per model). Errors name the file and line. Nothing in cfg
+ * changes when the file has an error. */
 int config_load_file(carma_config *cfg, const char *path, carma_err *err);
 
 /* Checks the whole configuration: every row's bounds, every row's check, then the core's and

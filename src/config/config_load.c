@@ -74,12 +74,13 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
         return carma_err_set(err, "%s:%zu: contains a NUL byte", path, nul);
     }
     carma_config work = *cfg; /* nothing changes unless the whole file is good */
-    int rc = 0;
+    size_t *set_on = calloc(config_nrows, sizeof *set_on); /* each row's line, 0: not set */
+    int rc = set_on ? 0 : carma_err_set(err, "%s: out of memory", path);
     size_t lineno = 0;
     char *start = text;
     if (!strncmp(start, "\xEF\xBB\xBF", 3)) /* a UTF-8 byte-order mark, as some editors write */
         start += 3;
-    for (char *line = start, *next; line; line = next) {
+    for (char *line = start, *next; rc == 0 && line; line = next) {
         lineno++;
         next = strchr(line, '\n');
         if (next)
@@ -105,11 +106,22 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
             rc = carma_err_set(err, "%s:%zu: %s: missing value", path, lineno, key);
             break;
         }
+        /* Twice in one file is a mistake (which did the admin mean?), not last-wins; the
+         * GPU models are the one key a file repeats, once per model. */
+        size_t *on = r ? &set_on[r - config_rows] : NULL;
+        if (on && *on && r->type != CONFIG_GPU_MODELS) {
+            rc = carma_err_set(err, "%s:%zu: %s: already set on line %zu (a key may appear once)",
+                               path, lineno, key, *on);
+            break;
+        }
         if (config_set(&work, key, value, err)) {
             rc = carma_err_prefix(err, "%s:%zu", path, lineno);
             break;
         }
+        if (on)
+            *on = lineno;
     }
+    free(set_on);
     free(text);
     if (rc == 0 && (rc = config_validate(&work, err)) != 0)
         carma_err_prefix(err, "%s", path);

@@ -1,6 +1,6 @@
 /* test_config_text.c — config text as people write it and as `carma config` writes it: every
  * value it prints reads back exactly (quoted strings, exact numbers), control characters are
- * refused, and --set reads its value as a file line does. */
+ * refused, --set reads its value as a file line does, and a file sets each key once. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,6 +168,30 @@ static void test_byte_order_mark_skipped(void **state)
     free(p);
 }
 
+/* A key twice in one file silently took the last; the GPU models are the one repeated key. */
+static void test_duplicate_keys_refused(void **state)
+{
+    (void)state;
+    carma_config c, before;
+    carma_err err;
+    config_defaults(&c);
+    before = c;
+    char *p = write_tmp("policy = exclusive\n# policy = est-lug\nwindow = 5\n\npolicy = carma\n");
+    assert_int_equal(config_load_file(&c, p, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:5: policy: already set on line 1 (a key may appear once)", p);
+    assert_string_equal(err.msg, want);
+    assert_same_config(&c, &before);
+    unlink(p);
+    free(p);
+    p = write_tmp("sim_gpu_model = T4-16GB:16G:10:70\nsim_gpu_model = L4-24GB:24G:16:72\n");
+    if (config_load_file(&c, p, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(c.sim.gpu_models.n, 2);
+    unlink(p);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -176,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_quoted_values_in_a_file),
         cmocka_unit_test(test_set_pairs_read_like_lines),
         cmocka_unit_test(test_byte_order_mark_skipped),
+        cmocka_unit_test(test_duplicate_keys_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
