@@ -25,8 +25,9 @@ void trace_free(trace *t)
 static int check_entry(const trace_entry *e, const trace_entry *prev, const char *where,
                        carma_err *err)
 {
-    if (e->seq < 0)
-        return carma_err_set(err, "%s: seq %d is negative", where, e->seq);
+    if (e->seq < 1 || e->seq > TRACE_MAX_SEQ)
+        return carma_err_set(err, "%s: seq %d is not 1..%d (submission order, from 1)", where,
+                             e->seq, TRACE_MAX_SEQ);
     if (!(e->submit_offset_s >= 0) || !isfinite(e->submit_offset_s))
         return carma_err_set(err, "%s: submit_offset_s must be a number >= 0", where);
     if (e->submit_offset_s > TRACE_MAX_OFFSET_S)
@@ -42,6 +43,40 @@ static int check_entry(const trace_entry *e, const trace_entry *prev, const char
     if (!e->task_file || !*e->task_file)
         return carma_err_set(err, "%s: empty task_file", where);
     return 0;
+}
+
+typedef struct seq_at {
+    int seq;
+    size_t i;
+} seq_at;
+
+static int by_seq_then_position(const void *a, const void *b)
+{
+    const seq_at *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Finds the first entry (by position) whose seq an earlier entry already has: 1 with *again its
+ * index and *first the earlier one's, 0 when every seq is unique, -1 when out of memory. */
+static int find_repeated_seq(const trace_entry *e, size_t n, size_t *again, size_t *first)
+{
+    seq_at *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (seq_at){e[i].seq, i};
+    qsort(v, n, sizeof *v, by_seq_then_position);
+    int found = 0;
+    for (size_t k = 1; k < n; k++)
+        if (v[k].seq == v[k - 1].seq && (!found || v[k].i < *again)) {
+            *again = v[k].i;
+            *first = v[k - 1].i;
+            found = 1;
+        }
+    free(v);
+    return found;
 }
 
 static int load_rows(const csv_table *csv, trace *out, carma_err *err)
@@ -61,9 +96,11 @@ static int load_rows(const csv_table *csv, trace *out, carma_err *err)
         char where[600];
         snprintf(where, sizeof where, "%s:%zu", csv->path, r->line);
         int64_t seq;
-        if (parse_i64(r->fields[cseq], &seq) || seq < 0 || seq > 1000000000)
-            return carma_err_set(err, "%s: seq: expected a whole number >= 0, got '%s'", where,
-                                 r->fields[cseq]);
+        if (parse_i64(r->fields[cseq], &seq) || seq < 1 || seq > TRACE_MAX_SEQ)
+            return carma_err_set(err,
+                                 "%s: seq: expected a whole number 1..%d (submission order, "
+                                 "from 1), got '%s'",
+                                 where, TRACE_MAX_SEQ, r->fields[cseq]);
         e->seq = (int)seq;
         if (parse_double(r->fields[coff], &e->submit_offset_s))
             return carma_err_set(err, "%s: submit_offset_s: expected seconds, got '%s'", where,
@@ -74,7 +111,17 @@ static int load_rows(const csv_table *csv, trace *out, carma_err *err)
         if (check_entry(e, i ? e - 1 : NULL, where, err))
             return -1;
     }
-    return 0;
+    size_t again, first;
+    switch (find_repeated_seq(out->entries, out->n, &again, &first)) {
+    case 0:
+        return 0;
+    case 1:
+        return carma_err_set(err, "%s:%zu: seq %d repeats line %zu's (each submission has its own)",
+                             csv->path, csv->rows[again].line, out->entries[again].seq,
+                             csv->rows[first].line);
+    default:
+        return carma_err_set(err, "%s: out of memory", csv->path);
+    }
 }
 
 int trace_load(const char *path, trace *out, carma_err *err)
@@ -119,7 +166,16 @@ static int check_entries(const trace *t, const char *name, carma_err *err)
         if (check_entry(&t->entries[i], i ? &t->entries[i - 1] : NULL, where, err))
             return -1;
     }
-    return 0;
+    size_t again, first;
+    switch (find_repeated_seq(t->entries, t->n, &again, &first)) {
+    case 0:
+        return 0;
+    case 1:
+        return carma_err_set(err, "%s: entry %zu: seq %d repeats entry %zu's (each submission has "
+                             "its own)", name, again + 1, t->entries[again].seq, first + 1);
+    default:
+        return carma_err_set(err, "%s: out of memory", name);
+    }
 }
 
 int trace_fprint(FILE *f, const char *name, const trace *t, carma_err *err)

@@ -12,6 +12,9 @@
  * seconds; 1e300 s made the simulated makespan 0). */
 #define TRACE_MAX_OFFSET_S 1e9
 
+/* seq is the submission's number, 1.. this, each its own. */
+#define TRACE_MAX_SEQ 1000000000
+
 typedef struct trace_entry {
     int seq;
     double submit_offset_s; /* seconds after the first submission, non-decreasing */
@@ -24,8 +27,9 @@ typedef struct trace {
     size_t n;
 } trace;
 
-/* Loads and validates a trace: header `seq,submit_offset_s,task_file`; offsets numeric, 0 to
- * TRACE_MAX_OFFSET_S and non-decreasing; task_file non-empty. Errors name the file and line. */
+/* Loads and validates a trace: header `seq,submit_offset_s,task_file`; seq 1..TRACE_MAX_SEQ,
+ * no two alike; offsets numeric, 0 to TRACE_MAX_OFFSET_S and non-decreasing; task_file
+ * non-empty. Errors name the file and line. */
 int trace_load(const char *path, trace *out, carma_err *err);
 void trace_free(trace *t);
 /* Writes a trace as CSV text to f (named `name` in errors), exactly what trace_write puts in

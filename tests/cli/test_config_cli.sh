@@ -54,7 +54,8 @@ grep -qx "estimator = gpumemnet" <<<"$out" || fail "\$CARMA_CONFIG read"
     --set sim_gpu_model=X:16G:30.123456:212.345678 >"$tmp/rt.conf" || fail "round-trip values"
 grep -qx 'on_finish = "/x/a#b"' "$tmp/rt.conf" || fail "a value with '#' is written quoted"
 grep -qx 'sim_gpu_model = X:16384:30.123456:212.345678' "$tmp/rt.conf" || fail "model digits kept"
-"$CARMA" config --config "$tmp/rt.conf" | cmp -s - "$tmp/rt.conf" || fail "config output round-trips"
+"$CARMA" config --config "$tmp/rt.conf" | cmp -s - "$tmp/rt.conf" \
+    || fail "config output round-trips"
 out=$("$CARMA" config --set 'policy = exclusive') && grep -qx "policy = exclusive" <<<"$out" \
     || fail "--set trims around key and value"
 
@@ -80,7 +81,8 @@ bad "sample interval" "sample_interval_s: expected 0.01..3600 seconds" --set sam
 bad "unknown estimator" "unknown estimator 'dnnmem' (expected none, horus, faketensor, gpumemnet, carma or xmem)" \
     --set estimator=dnnmem
 bad "not a pair" "expected KEY=VALUE" --set policy
-bad "newline in a value" "socket: control character \\x0a in the value" --set $'socket=/a\npolicy = exclusive'
+bad "newline in a value" "socket: control character \\x0a in the value" \
+    --set $'socket=/a\npolicy = exclusive'
 want=1
 bad "power fractions" "sim_power_busy_frac, sim_power_util_frac: must sum to at most 2" \
     --set sim_power_busy_frac=1.9

@@ -119,6 +119,10 @@ static void test_malformed_traces(void **state)
     expect_load_error(HDR "1,soon,a.rad\n", ":2:", "expected seconds, got 'soon'");
     expect_load_error(HDR "1,10s,a.rad\n", ":2:", NULL);
     expect_load_error(HDR "1,nan,a.rad\n", ":2:", NULL);
+    /* seq is the submission's number, from 1, each its own */
+    expect_load_error(HDR "0,0,a.rad\n", ":2: seq: expected a whole number 1..1000000000", NULL);
+    expect_load_error(HDR "1,0,a.rad\n2,1,a.rad\n\n1,2,a.rad\n3,4,a.rad\n2,5,a.rad\n", ":5:",
+                      "seq 1 repeats line 2's");
     expect_load_error(HDR "x,0,a.rad\n", ":2: seq", NULL);
     expect_load_error(HDR "1.5,0,a.rad\n", ":2: seq", NULL);
     expect_load_error(HDR "1,0,\n", ":2: empty task_file", NULL);
@@ -170,6 +174,15 @@ static void test_write_round_trip(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0644);
+
+    trace_entry twice[] = {{1, 0, "a.rad"}, {2, 1, "b.rad"}, {2, 2, "c.rad"}};
+    trace tt = {NULL, twice, 3};
+    assert_int_equal(trace_write(path, &tt, &err), -1);
+    assert_non_null(strstr(err.msg, "entry 3: seq 2 repeats entry 2's"));
+    trace_entry zero[] = {{0, 0, "a.rad"}};
+    trace tz = {NULL, zero, 1};
+    assert_int_equal(trace_write(path, &tz, &err), -1);
+    assert_non_null(strstr(err.msg, "entry 1: seq 0 is not 1..1000000000"));
 
     /* an invalid trace is refused before anything is written: the old file stays */
     trace_entry bad[] = {{1, 5, "a.rad"}, {2, 1, "b.rad"}};
