@@ -75,8 +75,9 @@ static void test_shipped_traces(void **state)
 static void test_good_variants(void **state)
 {
     (void)state;
-    /* CRLF, a BOM, quoted names with commas, fractional and equal offsets, blank lines */
-    char *path = write_tmp("\xEF\xBB\xBF" "seq,submit_offset_s,task_file\r\n"
+    /* CRLF, a BOM, spaces around the column names, quoted names with commas, fractional and
+     * equal offsets, blank lines */
+    char *path = write_tmp("\xEF\xBB\xBF" "seq, submit_offset_s , task_file\r\n"
                            "1,0,a.rad\r\n2,0.5,\"dir/b,c.yaml\"\r\n\r\n3,0.5, d.rad \r\n");
     trace t;
     carma_err err;
