@@ -226,6 +226,8 @@ static int set_row(carma_config *cfg, const config_row *r, const char *value, ca
             return carma_err_set(err, "%s: expected on or off, got '%s'", r->name, value);
         return 0;
     case CONFIG_STRING:
+        if (!*value) /* empty: the built-in default, which for some keys is empty too */
+            value = r->def.s;
         if (strlen(value) >= CONFIG_STR_MAX)
             return carma_err_set(err, "%s: value longer than %d characters", r->name,
                                  CONFIG_STR_MAX - 1);
@@ -255,26 +257,35 @@ int config_set(carma_config *cfg, const char *key, const char *value, carma_err 
     return set_row(cfg, r, value, err);
 }
 
-int config_validate(const carma_config *cfg, carma_err *err)
+int config_check(const carma_config *cfg, const config_row **culprit, carma_err *err)
 {
-    for (size_t i = 0; i < config_nrows; i++) {
+    const config_row *bad = NULL;
+    for (size_t i = 0; i < config_nrows && !bad; i++) {
         const config_row *r = &config_rows[i];
         const void *field = cfield_of(cfg, r);
-        if (r->type == CONFIG_DOUBLE &&
-            sched_bounds_check(r->bounds, *(const double *)field, r->name, err))
-            return -1;
-        if (r->type == CONFIG_INT &&
-            sched_bounds_check(r->bounds, *(const int *)field, r->name, err))
-            return -1;
+        if ((r->type == CONFIG_DOUBLE &&
+             sched_bounds_check(r->bounds, *(const double *)field, r->name, err)) ||
+            (r->type == CONFIG_INT &&
+             sched_bounds_check(r->bounds, *(const int *)field, r->name, err)))
+            bad = r;
     }
-    for (size_t i = 0; i < config_nrows; i++)
+    for (size_t i = 0; i < config_nrows && !bad; i++)
         if (config_rows[i].check && config_rows[i].check(cfg, err))
-            return -1;
+            bad = &config_rows[i];
+    if (culprit)
+        *culprit = bad;
+    if (bad)
+        return -1;
     /* The rows cover these; they guard that what passes here is what the core and the
      * simulator accept. */
     if (sched_config_validate(&cfg->sched, err))
         return -1;
     return sim_params_validate(&cfg->sim, err);
+}
+
+int config_validate(const carma_config *cfg, carma_err *err)
+{
+    return config_check(cfg, NULL, err);
 }
 
 /* ---- writing ------------------------------------------------------------------------------- */

@@ -63,6 +63,18 @@ int config_set_pair(carma_config *cfg, const char *pair, carma_err *err)
     return rc;
 }
 
+/* The line of the file a failed check is about (set_on: each row's line, 0 when the file did
+ * not set it): the line of the key the message names, else of the other key its check reads;
+ * 0 when the file set neither, or no row is to blame. */
+static size_t culprit_line(const config_row *culprit, const size_t *set_on)
+{
+    if (!culprit)
+        return 0;
+    const config_row *also = culprit->check_reads ? config_find(culprit->check_reads) : NULL;
+    size_t at = set_on[culprit - config_rows];
+    return at || !also ? at : set_on[also - config_rows];
+}
+
 int config_load_file(carma_config *cfg, const char *path, carma_err *err)
 {
     size_t len, nul;
@@ -121,10 +133,16 @@ int config_load_file(carma_config *cfg, const char *path, carma_err *err)
         if (on)
             *on = lineno;
     }
-    free(set_on);
     free(text);
-    if (rc == 0 && (rc = config_validate(&work, err)) != 0)
-        carma_err_prefix(err, "%s", path);
+    const config_row *culprit;
+    if (rc == 0 && (rc = config_check(&work, &culprit, err)) != 0) {
+        size_t at = culprit_line(culprit, set_on);
+        if (at)
+            carma_err_prefix(err, "%s:%zu", path, at);
+        else
+            carma_err_prefix(err, "%s", path);
+    }
+    free(set_on);
     if (rc == 0)
         *cfg = work;
     return rc;

@@ -1,6 +1,7 @@
 /* test_config_text.c — config text as people write it and as `carma config` writes it: every
  * value it prints reads back exactly (quoted strings, exact numbers), control characters are
- * refused, --set reads its value as a file line does, and a file sets each key once. */
+ * refused, --set reads its value as a file line does, a file sets each key once, and its
+ * errors name the line, also those of checks across keys. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -192,6 +193,63 @@ static void test_duplicate_keys_refused(void **state)
     free(p);
 }
 
+/* A check across keys failing in a file named no line, and sim_server's named --gpus. */
+static void test_checks_across_keys_name_the_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"window = 3\nsim_server = 0xA100-40GB\n",
+         ":2: sim_server '0xA100-40GB': GPU count must be 1..100000"},
+        {"sim_server = 2xT4-16GB\nwindow = 3\n", ":1: sim_server '2xT4-16GB': unknown GPU model"},
+        {"# x\n\nsim_power_busy_frac = 1.9\n", ":3: sim_power_busy_frac, sim_power_util_frac"},
+        {"on_finish = rel\n", ":1: on_finish: 'rel' is not an absolute path"},
+        {"metrics_listen = nowhere\n", ":1: metrics_listen"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        carma_config c;
+        carma_err err;
+        config_defaults(&c);
+        char *p = write_tmp(bad[i].text), want[300];
+        snprintf(want, sizeof want, "%s%s", p, bad[i].want);
+        assert_int_equal(config_load_file(&c, p, &err), -1);
+        if (strncmp(err.msg, want, strlen(want)))
+            fail_msg("'%s' does not start '%s'", err.msg, want);
+        unlink(p);
+        free(p);
+    }
+    carma_config c;
+    const config_row *culprit = NULL;
+    carma_err err;
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "on_finish", "rel", &err), 0);
+    assert_int_equal(config_check(&c, &culprit, &err), -1);
+    assert_ptr_equal(culprit, config_find("on_finish"));
+    config_defaults(&c);
+    assert_int_equal(config_check(&c, &culprit, &err), 0);
+    assert_null(culprit);
+}
+
+/* `sim_server =` passed the reader, then failed as `--gpus ''`: an empty string value is the
+ * key's built-in default, as the reader's comment said. */
+static void test_empty_string_is_the_default(void **state)
+{
+    (void)state;
+    carma_config c;
+    carma_err err;
+    config_defaults(&c);
+    assert_int_equal(config_set(&c, "sim_server", "2xA100-80GB", &err), 0);
+    assert_int_equal(config_set(&c, "gpu_backend", "sim", &err), 0);
+    char *p = write_tmp("sim_server =\ngpu_backend = \"\"\n");
+    if (config_load_file(&c, p, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(c.sim.server, "4xA100-40GB");
+    assert_string_equal(c.daemon.gpu_backend, "nvml");
+    unlink(p);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +259,8 @@ int main(void)
         cmocka_unit_test(test_set_pairs_read_like_lines),
         cmocka_unit_test(test_byte_order_mark_skipped),
         cmocka_unit_test(test_duplicate_keys_refused),
+        cmocka_unit_test(test_checks_across_keys_name_the_line),
+        cmocka_unit_test(test_empty_string_is_the_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
