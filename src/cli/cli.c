@@ -71,8 +71,14 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
             carma_err_prefix(err, "--set");
             return CLI_CONFIG_BAD_SET;
         }
-    if (config_validate(cfg, err))
-        return -1;
+    /* The defaults and a loaded file are valid on their own: what fails now, a check across
+     * keys (on_finish, sim_server ...), the --sets made fail. */
+    if (config_validate(cfg, err)) {
+        if (a->nsets == 0)
+            return -1;
+        carma_err_prefix(err, "--set");
+        return CLI_CONFIG_BAD_SET;
+    }
     /* It runs as every task's owner: nobody else may have put code there. */
     if (a->trusted && cfg->daemon.on_finish[0] &&
         safefs_trusted_file(cfg->daemon.on_finish, "on_finish program", err))

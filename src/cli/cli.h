@@ -55,8 +55,9 @@ typedef struct cli_config_args {
 } cli_config_args;
 int cli_add_set(const char *cmd, cli_config_args *a, const char *pair);
 /* 0; -1 with err when the file cannot be read or the config is invalid; CLI_CONFIG_BAD_SET
- * with err when a --set is refused (unknown key, bad value, not KEY=VALUE): the command line
- * is wrong, not the file, and cli_config_fail says so with EXIT_USAGE. */
+ * with err when a --set is refused (unknown key, bad value, not KEY=VALUE, or a check across
+ * keys that the file alone passed): the command line is wrong, not the file, and
+ * cli_config_fail says so with EXIT_USAGE. */
 #define CLI_CONFIG_BAD_SET (-2)
 int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err);
 /* Prints cli_load_config's error (rc its result): a usage error (EXIT_USAGE) for a bad --set,

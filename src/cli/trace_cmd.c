@@ -1,5 +1,6 @@
 /* trace_cmd.c — `carma trace synth`: write a Philly-like synthetic trace for scale runs. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +22,9 @@ static const char *const usage =
     "resampled from Philly's recorded arrivals (default data/philly/interarrival_sequences.csv),\n"
     "1-GPU and 2-GPU jobs in Philly's proportion, tasks drawn from the workload catalog\n"
     "(default data/workloads.csv). --rate F makes arrivals F times as frequent (default 1), to\n"
-    "load a large simulated server. The same seed (default 1) gives the same trace. Without\n"
-    "--out the trace goes to standard output; with it, the file is written whole or not at all.\n";
-
-static int print_trace(const trace *t)
-{
-    printf("seq,submit_offset_s,task_file\n");
-    for (size_t i = 0; i < t->n; i++)
-        printf("%d,%.10g,%s\n", t->entries[i].seq, t->entries[i].submit_offset_s,
-               t->entries[i].task_file);
-    return fflush(stdout) ? -1 : 0;
-}
+    "load a large simulated server; a job past 1e9 s (about 31 years, the latest a trace may\n"
+    "hold) is refused. The same seed (default 1) gives the same trace. Without --out the\n"
+    "trace goes to standard output; with it, the file is written whole or not at all.\n";
 
 static int synth(int argc, char **argv)
 {
@@ -90,13 +83,17 @@ static int synth(int argc, char **argv)
         gaps[i] /= rate;
     if (rc == 0)
         rc = trace_synth(&cat, gaps, ngaps, (size_t)jobs, (uint64_t)seed, &t, &err);
+    bool too_long = rc == TRACE_SYNTH_TOO_LONG; /* --jobs and --rate are at fault */
     if (rc == 0)
-        rc = out ? trace_write(out, &t, &err) : print_trace(&t);
+        rc = out ? trace_write(out, &t, &err)
+                 : trace_fprint(stdout, "standard output", &t, &err); /* the same text */
     if (rc && !err.msg[0])
         carma_err_set(&err, "cannot write the trace");
     trace_free(&t);
     free(gaps);
     catalog_free(&cat);
+    if (too_long)
+        return cli_usage_error("trace synth", "%s: lower --jobs or raise --rate", err.msg);
     return rc ? cli_fail("trace synth", &err) : 0;
 }
 

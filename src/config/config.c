@@ -1,8 +1,8 @@
-/* config.c — parsing, --set, checking and writing of carma's config, all by walking the option
- * table (config_table.c). */
+/* config.c — setting one key from its text, checking and writing carma's config, all by walking
+ * the option table (config_table.c); reading files and --set pairs is config_load.c's. */
 #include "config/config.h"
 
-#include <errno.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +226,8 @@ static int set_row(carma_config *cfg, const config_row *r, const char *value, ca
             return carma_err_set(err, "%s: expected on or off, got '%s'", r->name, value);
         return 0;
     case CONFIG_STRING:
+        if (!*value) /* empty: the built-in default, which for some keys is empty too */
+            value = r->def.s;
         if (strlen(value) >= CONFIG_STR_MAX)
             return carma_err_set(err, "%s: value longer than %d characters", r->name,
                                  CONFIG_STR_MAX - 1);
@@ -246,83 +248,34 @@ int config_set(carma_config *cfg, const char *key, const char *value, carma_err 
     const config_row *r = config_find(key);
     if (!r)
         return carma_err_set(err, "unknown config key '%s' (see `carma config --list`)", key);
+    /* A value is one line of a config file: a newline in a --set would write a second line
+     * (another key) into `carma config`'s output, other controls garble it. */
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return carma_err_set(err, "%s: control character \\x%02x in the value (a value is "
+                                 "one line of text)", r->name, *p);
     return set_row(cfg, r, value, err);
 }
 
-int config_set_pair(carma_config *cfg, const char *pair, carma_err *err)
+int config_check(const carma_config *cfg, const config_row **culprit, carma_err *err)
 {
-    const char *eq = strchr(pair, '=');
-    if (!eq)
-        return carma_err_set(err, "expected KEY=VALUE, got '%s'", pair);
-    char key[128];
-    size_t n = (size_t)(eq - pair);
-    if (n == 0 || n >= sizeof key)
-        return carma_err_set(err, "expected KEY=VALUE, got '%s'", pair);
-    memcpy(key, pair, n);
-    key[n] = '\0';
-    str_trim(key);
-    return config_set(cfg, key, eq + 1, err);
-}
-
-int config_load_file(carma_config *cfg, const char *path, carma_err *err)
-{
-    char *text = read_file(path, NULL);
-    if (!text)
-        return carma_err_set(err, "config %s: %s", path, strerror(errno));
-    carma_config work = *cfg; /* nothing changes unless the whole file is good */
-    int rc = 0;
-    size_t lineno = 0;
-    for (char *line = text, *next; line; line = next) {
-        lineno++;
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        str_trim(line);
-        if (!*line)
-            continue;
-        char *eq = strchr(line, '=');
-        if (!eq) {
-            rc = carma_err_set(err, "%s:%zu: expected `key = value`", path, lineno);
-            break;
-        }
-        *eq = '\0';
-        char *key = str_trim(line), *value = str_trim(eq + 1);
-        const config_row *r = config_find(key);
-        if (!*value && !(r && r->type == CONFIG_STRING)) { /* "" = a string's built-in default */
-            rc = carma_err_set(err, "%s:%zu: %s: missing value", path, lineno, key);
-            break;
-        }
-        if (config_set(&work, key, value, err)) {
-            rc = carma_err_prefix(err, "%s:%zu", path, lineno);
-            break;
-        }
-    }
-    free(text);
-    if (rc == 0 && (rc = config_validate(&work, err)) != 0)
-        carma_err_prefix(err, "%s", path);
-    if (rc == 0)
-        *cfg = work;
-    return rc;
-}
-
-int config_validate(const carma_config *cfg, carma_err *err)
-{
-    for (size_t i = 0; i < config_nrows; i++) {
+    const config_row *bad = NULL;
+    for (size_t i = 0; i < config_nrows && !bad; i++) {
         const config_row *r = &config_rows[i];
         const void *field = cfield_of(cfg, r);
-        if (r->type == CONFIG_DOUBLE &&
-            sched_bounds_check(r->bounds, *(const double *)field, r->name, err))
-            return -1;
-        if (r->type == CONFIG_INT &&
-            sched_bounds_check(r->bounds, *(const int *)field, r->name, err))
-            return -1;
+        if ((r->type == CONFIG_DOUBLE &&
+             sched_bounds_check(r->bounds, *(const double *)field, r->name, err)) ||
+            (r->type == CONFIG_INT &&
+             sched_bounds_check(r->bounds, *(const int *)field, r->name, err)))
+            bad = r;
     }
-    for (size_t i = 0; i < config_nrows; i++)
+    for (size_t i = 0; i < config_nrows && !bad; i++)
         if (config_rows[i].check && config_rows[i].check(cfg, err))
-            return -1;
+            bad = &config_rows[i];
+    if (culprit)
+        *culprit = bad;
+    if (bad)
+        return -1;
     /* The rows cover these; they guard that what passes here is what the core and the
      * simulator accept. */
     if (sched_config_validate(&cfg->sched, err))
@@ -330,7 +283,42 @@ int config_validate(const carma_config *cfg, carma_err *err)
     return sim_params_validate(&cfg->sim, err);
 }
 
+int config_validate(const carma_config *cfg, carma_err *err)
+{
+    return config_check(cfg, NULL, err);
+}
+
 /* ---- writing ------------------------------------------------------------------------------- */
+
+/* A value as config_load.c reads it back: in double quotes (" and \ escaped) when it holds a
+ * '#', starts with a quote or has spaces at either end, which an unquoted value would lose. */
+static void write_text(const char *s, FILE *out)
+{
+    size_t n = strlen(s);
+    if (!n || (!strchr(s, '#') && s[0] != '"' && !isspace((unsigned char)s[0]) &&
+               !isspace((unsigned char)s[n - 1]))) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* NAME:MEMORY:IDLE_W:MAX_W, every number exact (as gpu_model_parse reads it). */
+#define GPU_MODEL_TEXT_MAX (GPU_MODEL_NAME_MAX + 96)
+static const char *model_text(const gpu_model *m, char *buf, size_t size)
+{
+    char idle[32], max[32];
+    fmt_double(idle, sizeof idle, m->idle_w);
+    fmt_double(max, sizeof max, m->max_w);
+    snprintf(buf, size, "%s:%llu:%s:%s", m->name, (unsigned long long)m->memory_mib, idle, max);
+    return buf;
+}
 
 static void write_value(const config_row *r, const void *field, FILE *out)
 {
@@ -344,9 +332,12 @@ static void write_value(const config_row *r, const void *field, FILE *out)
     case CONFIG_AGG:
         fputs(agg_mode_name(*(const agg_mode *)field), out);
         break;
-    case CONFIG_DOUBLE: /* 15 digits: what the user typed comes back */
-        fprintf(out, "%.15g", *(const double *)field);
+    case CONFIG_DOUBLE: {
+        char num[32];
+        fmt_double(num, sizeof num, *(const double *)field); /* as typed, and exact */
+        fputs(num, out);
         break;
+    }
     case CONFIG_MIB:
         fprintf(out, "%llu", (unsigned long long)*(const uint64_t *)field);
         break;
@@ -354,17 +345,18 @@ static void write_value(const config_row *r, const void *field, FILE *out)
         fprintf(out, "%d", *(const int *)field);
         break;
     case CONFIG_STRING:
-        fputs(field, out);
+        write_text(field, out);
         break;
     case CONFIG_BOOL:
         fputs(*(const bool *)field ? "on" : "off", out);
         break;
     case CONFIG_GPU_MODELS: {
         const gpu_model_list *l = field;
-        for (int j = 0; j < l->n; j++)
-            fprintf(out, "%s%s:%llu:%g:%g", j ? ", " : "", l->items[j].name,
-                    (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
-                    l->items[j].max_w);
+        for (int j = 0; j < l->n; j++) {
+            char model[GPU_MODEL_TEXT_MAX];
+            fputs(j ? ", " : "", out);
+            write_text(model_text(&l->items[j], model, sizeof model), out);
+        }
         if (l->n == 0)
             fputs("none", out);
         break;
@@ -440,10 +432,12 @@ static void write_rows(const carma_config *cfg, bool about, FILE *out)
             const gpu_model_list *l = cfield_of(cfg, r);
             if (l->n == 0)
                 fprintf(out, "# %s = A30-24GB:24G:30:165\n", r->name);
-            for (int j = 0; j < l->n; j++)
-                fprintf(out, "%s = %s:%llu:%g:%g\n", r->name, l->items[j].name,
-                        (unsigned long long)l->items[j].memory_mib, l->items[j].idle_w,
-                        l->items[j].max_w);
+            for (int j = 0; j < l->n; j++) {
+                char model[GPU_MODEL_TEXT_MAX];
+                fprintf(out, "%s = ", r->name);
+                write_text(model_text(&l->items[j], model, sizeof model), out);
+                fputs("\n", out);
+            }
         } else {
             fprintf(out, "%s = ", r->name);
             write_value(r, cfield_of(cfg, r), out);

@@ -59,7 +59,7 @@ typedef enum config_type {
     CONFIG_INT,        /* int within the row's bounds (and 0..CONFIG_INT_MAX) */
     CONFIG_MIB,        /* uint64_t MiB: 2048, 2G, 1.5GiB ... */
     CONFIG_BOOL,       /* bool: on/off, yes/no, true/false, 1/0 */
-    CONFIG_STRING,     /* char[CONFIG_STR_MAX]; "" allowed (a built-in default) */
+    CONFIG_STRING,     /* char[CONFIG_STR_MAX]; "" sets the row's default */
     CONFIG_GPU_MODELS  /* gpu_model_list: each `key = NAME:MEMORY:IDLE_W:MAX_W` adds one */
 } config_type;
 
@@ -98,6 +98,9 @@ typedef struct config_row {
     /* A check across keys, run by config_validate (after the whole file and every --set, since
      * a later key may make it pass); NULL when none. */
     int (*check)(const carma_config *cfg, carma_err *err);
+    /* The other key that check reads, when it reads two: a file's error names its line when
+     * the file did not set this row's key. NULL when none. */
+    const char *check_reads;
 } config_row;
 
 /* The rows in the order `carma config` writes them. */
@@ -116,21 +119,30 @@ int config_names(config_type type, const char *sep, const char *last, char *buf,
 /* Every option at its row's default. */
 void config_defaults(carma_config *cfg);
 
-/* Sets one option by name from its text value; errors name the key and what was expected. */
+/* Sets one option by name from its text value; errors name the key and what was expected. A
+ * value holding a control character (newline, tab ...) is refused: a value is one line. */
 int config_set(carma_config *cfg, const char *key, const char *value, carma_err *err);
-/* Parses "KEY=VALUE" (as given to --set). */
+/* Parses "KEY=VALUE" (as given to --set): key and value trimmed, a value in double quotes read
+ * as in a file; a '#' is part of the value. */
 int config_set_pair(carma_config *cfg, const char *pair, carma_err *err);
 
-/* Loads a config file over cfg. Lines: `key = value`, blank, or `# comment`. Errors name the
- * file and line. Nothing in cfg changes when the file has an error. */
+/* Loads a config file over cfg. Lines: `key = value`, blank, or `# comment`; a '#' after a
+ * value starts a comment, and a value in double quotes is exactly what lies between them
+ * (\" and \\ inside stand for " and \), so it may hold '#' or spaces at its ends. A key
+ * appears once (sim_gpu_model once per model). Errors name the file and line. Nothing in cfg
+ * changes when the file has an error. */
 int config_load_file(carma_config *cfg, const char *path, carma_err *err);
 
 /* Checks the whole configuration: every row's bounds, every row's check, then the core's and
  * the simulator's own checks (sched_config_validate, sim_params_validate). */
 int config_validate(const carma_config *cfg, carma_err *err);
+/* The same, and *culprit (when not NULL) the row whose bounds or check failed: NULL when the
+ * core's or the simulator's own check did, or nothing failed. */
+int config_check(const carma_config *cfg, const config_row **culprit, carma_err *err);
 
-/* Writes every option as `# help` and `key = value` (a valid config file; data/carma.conf is
- * this with the defaults). */
+/* Writes every option as `# help` and `key = value` (a valid config file that loads back as
+ * cfg, every number exact and a value that needs it in quotes; data/carma.conf is this with
+ * the defaults). */
 void config_write(const carma_config *cfg, FILE *out);
 /* The same with a second comment line per option: where it applies, what it takes, its
  * default (`carma config --list`). Also a valid config file. */

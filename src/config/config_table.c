@@ -241,7 +241,7 @@ const config_row config_rows[] = {
     /* ---- the simulator ---- */
     {OPT_STRING("sim_server", SIM, server,
                 "simulator: the server carma simulate runs on without --gpus, COUNTxMODEL"),
-     .check = check_sim_server},
+     .check = check_sim_server, .check_reads = "sim_gpu_model"},
     {OPT_DOUBLE("sim_startup_s", SIM, startup_s,
                 "simulator: CPU start-up seconds of a task whose catalog row has none measured "
                 "(the measured ones: AEGIS solo end-to-end minus training-loop time)")},
@@ -274,7 +274,7 @@ const config_row config_rows[] = {
                 "tools/fit_sim_models.py)")},
     {OPT_DOUBLE("sim_power_util_frac", SIM, power_util_frac,
                 "simulator: power per unit of GPU utilization, as a fraction of max_w (same fit)"),
-     .check = check_sim_power},
+     .check = check_sim_power, .check_reads = "sim_power_busy_frac"},
     {OPT_GPU_MODELS("sim_gpu_model", SIM, gpu_models,
                     "simulator: an extra GPU model NAME:MEMORY:IDLE_W:MAX_W (repeat the key for "
                     "more)")},

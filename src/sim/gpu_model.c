@@ -94,8 +94,8 @@ int gpu_model_list_add(gpu_model_list *list, const gpu_model *m, carma_err *err)
     return 0;
 }
 
-int gpu_spec_parse(const char *spec, const gpu_model_list *extra, int *count,
-                   const gpu_model **model, carma_err *err)
+int gpu_spec_parse_as(const char *what, const char *spec, const gpu_model_list *extra,
+                      int *count, const gpu_model **model, carma_err *err)
 {
     const char *x = strchr(spec, 'x');
     const char *name = spec;
@@ -104,21 +104,28 @@ int gpu_spec_parse(const char *spec, const gpu_model_list *extra, int *count,
         char num[32];
         size_t len = (size_t)(x - spec);
         if (len >= sizeof num)
-            return carma_err_set(err, "--gpus '%s': expected COUNTxMODEL, e.g. 4xA100-40GB", spec);
+            return carma_err_set(err, "%s '%s': expected COUNTxMODEL, e.g. 4xA100-40GB", what,
+                                 spec);
         memcpy(num, spec, len);
         num[len] = '\0';
         if (parse_i64(num, &n) || n < 1 || n > 100000)
-            return carma_err_set(err, "--gpus '%s': GPU count must be 1..100000", spec);
+            return carma_err_set(err, "%s '%s': GPU count must be 1..100000", what, spec);
         name = x + 1;
     }
     const gpu_model *m = gpu_model_find(extra, name);
     if (!m) {
         char names[512];
         gpu_model_names(extra, names, sizeof names);
-        return carma_err_set(err, "--gpus '%s': unknown GPU model '%s' (known: %s)", spec, name,
-                             names);
+        return carma_err_set(err, "%s '%s': unknown GPU model '%s' (known: %s)", what, spec,
+                             name, names);
     }
     *count = (int)n;
     *model = m;
     return 0;
+}
+
+int gpu_spec_parse(const char *spec, const gpu_model_list *extra, int *count,
+                   const gpu_model **model, carma_err *err)
+{
+    return gpu_spec_parse_as("--gpus", spec, extra, count, model, err);
 }

@@ -35,8 +35,13 @@ int gpu_model_parse(const char *text, gpu_model *out, carma_err *err);
 /* Adds (or replaces, by name) a model in the list. */
 int gpu_model_list_add(gpu_model_list *list, const gpu_model *m, carma_err *err);
 
-/* Parses "4xA100-40GB" (COUNT x MODEL; "A100-40GB" alone means one). */
+/* Parses "4xA100-40GB" (COUNT x MODEL; "A100-40GB" alone means one). Errors start
+ * "--gpus 'SPEC'". */
 int gpu_spec_parse(const char *spec, const gpu_model_list *extra, int *count,
                    const gpu_model **model, carma_err *err);
+/* The same, errors starting "WHAT 'SPEC'": the spec came from WHAT (e.g. the config key
+ * sim_server), which is what the user must fix. */
+int gpu_spec_parse_as(const char *what, const char *spec, const gpu_model_list *extra,
+                      int *count, const gpu_model **model, carma_err *err);
 
 #endif

@@ -46,9 +46,7 @@ int sim_params_check_server(const sim_params *p, carma_err *err)
 {
     int count;
     const gpu_model *m;
-    if (gpu_spec_parse(p->server, &p->gpu_models, &count, &m, err))
-        return carma_err_prefix(err, "sim_server");
-    return 0;
+    return gpu_spec_parse_as("sim_server", p->server, &p->gpu_models, &count, &m, err);
 }
 
 int sim_params_check_power(const sim_params *p, carma_err *err)

@@ -71,6 +71,13 @@ int trace_synth(const workload_catalog *cat, const double *gaps, size_t ngaps, s
     for (size_t i = 0; rc == 0 && i < njobs; i++) {
         if (i > 0)
             t += gaps[rng_next(&state) % ngaps];
+        if (!(t <= TRACE_MAX_OFFSET_S)) { /* also inf, from gaps divided by a tiny rate */
+            carma_err_set(err,
+                          "job %zu would be submitted %g s in, past the latest a trace may hold, "
+                          "%.0f s (about 31 years)",
+                          i + 1, t, TRACE_MAX_OFFSET_S);
+            rc = TRACE_SYNTH_TOO_LONG;
+        }
         int which = npool[1] > 0 && rng_uniform(&state) < p_two ? 1 : 0;
         const workload *w = &cat->items[pool[which][rng_next(&state) % npool[which]]];
         e[i].seq = (int)(i + 1);

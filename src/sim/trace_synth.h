@@ -14,7 +14,12 @@
 /* Reads the positive `wait_before_s` gaps of the arrivals file. */
 int philly_gaps_load(const char *path, double **gaps, size_t *n, carma_err *err);
 
-/* Builds an n-job trace (out->path = NULL; free with trace_free). */
+/* What trace_synth returns when the gaps and the job count would put a job past
+ * TRACE_MAX_OFFSET_S: the caller's parameters are at fault, not a file. */
+#define TRACE_SYNTH_TOO_LONG (-2)
+
+/* Builds an n-job trace (out->path = NULL; free with trace_free). Returns 0, -1 or
+ * TRACE_SYNTH_TOO_LONG, with err set. */
 int trace_synth(const workload_catalog *cat, const double *gaps, size_t ngaps, size_t njobs,
                 uint64_t seed, trace *out, carma_err *err);
 

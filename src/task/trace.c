@@ -25,10 +25,16 @@ void trace_free(trace *t)
 static int check_entry(const trace_entry *e, const trace_entry *prev, const char *where,
                        carma_err *err)
 {
-    if (e->seq < 0)
-        return carma_err_set(err, "%s: seq %d is negative", where, e->seq);
+    if (e->seq < 1 || e->seq > TRACE_MAX_SEQ)
+        return carma_err_set(err, "%s: seq %d is not 1..%d (submission order, from 1)", where,
+                             e->seq, TRACE_MAX_SEQ);
     if (!(e->submit_offset_s >= 0) || !isfinite(e->submit_offset_s))
         return carma_err_set(err, "%s: submit_offset_s must be a number >= 0", where);
+    if (e->submit_offset_s > TRACE_MAX_OFFSET_S)
+        return carma_err_set(err,
+                             "%s: submit_offset_s %g is past the latest a trace may hold, %.0f s "
+                             "(about 31 years)",
+                             where, e->submit_offset_s, TRACE_MAX_OFFSET_S);
     if (prev && e->submit_offset_s < prev->submit_offset_s)
         return carma_err_set(err,
                              "%s: submit_offset_s %g is before the previous row's %g (offsets "
@@ -37,6 +43,40 @@ static int check_entry(const trace_entry *e, const trace_entry *prev, const char
     if (!e->task_file || !*e->task_file)
         return carma_err_set(err, "%s: empty task_file", where);
     return 0;
+}
+
+typedef struct seq_at {
+    int seq;
+    size_t i;
+} seq_at;
+
+static int by_seq_then_position(const void *a, const void *b)
+{
+    const seq_at *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Finds the first entry (by position) whose seq an earlier entry already has: 1 with *again its
+ * index and *first the earlier one's, 0 when every seq is unique, -1 when out of memory. */
+static int find_repeated_seq(const trace_entry *e, size_t n, size_t *again, size_t *first)
+{
+    seq_at *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (seq_at){e[i].seq, i};
+    qsort(v, n, sizeof *v, by_seq_then_position);
+    int found = 0;
+    for (size_t k = 1; k < n; k++)
+        if (v[k].seq == v[k - 1].seq && (!found || v[k].i < *again)) {
+            *again = v[k].i;
+            *first = v[k - 1].i;
+            found = 1;
+        }
+    free(v);
+    return found;
 }
 
 static int load_rows(const csv_table *csv, trace *out, carma_err *err)
@@ -56,9 +96,11 @@ static int load_rows(const csv_table *csv, trace *out, carma_err *err)
         char where[600];
         snprintf(where, sizeof where, "%s:%zu", csv->path, r->line);
         int64_t seq;
-        if (parse_i64(r->fields[cseq], &seq) || seq < 0 || seq > 1000000000)
-            return carma_err_set(err, "%s: seq: expected a whole number >= 0, got '%s'", where,
-                                 r->fields[cseq]);
+        if (parse_i64(r->fields[cseq], &seq) || seq < 1 || seq > TRACE_MAX_SEQ)
+            return carma_err_set(err,
+                                 "%s: seq: expected a whole number 1..%d (submission order, "
+                                 "from 1), got '%s'",
+                                 where, TRACE_MAX_SEQ, r->fields[cseq]);
         e->seq = (int)seq;
         if (parse_double(r->fields[coff], &e->submit_offset_s))
             return carma_err_set(err, "%s: submit_offset_s: expected seconds, got '%s'", where,
@@ -69,7 +111,17 @@ static int load_rows(const csv_table *csv, trace *out, carma_err *err)
         if (check_entry(e, i ? e - 1 : NULL, where, err))
             return -1;
     }
-    return 0;
+    size_t again, first;
+    switch (find_repeated_seq(out->entries, out->n, &again, &first)) {
+    case 0:
+        return 0;
+    case 1:
+        return carma_err_set(err, "%s:%zu: seq %d repeats line %zu's (each submission has its own)",
+                             csv->path, csv->rows[again].line, out->entries[again].seq,
+                             csv->rows[first].line);
+    default:
+        return carma_err_set(err, "%s: out of memory", csv->path);
+    }
 }
 
 int trace_load(const char *path, trace *out, carma_err *err)
@@ -105,24 +157,50 @@ static void write_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* The shortest of %.15g / %.17g that reads back as the same double. */
-static void write_seconds(FILE *f, double v)
+/* Checks every entry, naming it "NAME: entry I". */
+static int check_entries(const trace *t, const char *name, carma_err *err)
 {
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.15g", v);
-    if (strtod(buf, NULL) != v)
-        snprintf(buf, sizeof buf, "%.17g", v);
-    fputs(buf, f);
+    for (size_t i = 0; i < t->n; i++) {
+        char where[600];
+        snprintf(where, sizeof where, "%s: entry %zu", name, i + 1);
+        if (check_entry(&t->entries[i], i ? &t->entries[i - 1] : NULL, where, err))
+            return -1;
+    }
+    size_t again, first;
+    switch (find_repeated_seq(t->entries, t->n, &again, &first)) {
+    case 0:
+        return 0;
+    case 1:
+        return carma_err_set(err, "%s: entry %zu: seq %d repeats entry %zu's (each submission has "
+                             "its own)", name, again + 1, t->entries[again].seq, first + 1);
+    default:
+        return carma_err_set(err, "%s: out of memory", name);
+    }
+}
+
+int trace_fprint(FILE *f, const char *name, const trace *t, carma_err *err)
+{
+    if (check_entries(t, name, err))
+        return -1;
+    errno = 0;
+    fputs("seq,submit_offset_s,task_file\n", f);
+    for (size_t i = 0; i < t->n; i++) {
+        char secs[32];
+        fmt_double(secs, sizeof secs, t->entries[i].submit_offset_s);
+        fprintf(f, "%d,%s,", t->entries[i].seq, secs);
+        write_field(f, t->entries[i].task_file);
+        fputc('\n', f);
+    }
+    if (fflush(f) || ferror(f))
+        return carma_err_set(err, "%s: cannot write the trace: %s", name,
+                             strerror(errno ? errno : EIO));
+    return 0;
 }
 
 int trace_write(const char *path, const trace *t, carma_err *err)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        char where[600];
-        snprintf(where, sizeof where, "%s: entry %zu", path, i + 1);
-        if (check_entry(&t->entries[i], i ? &t->entries[i - 1] : NULL, where, err))
-            return -1;
-    }
+    if (check_entries(t, path, err)) /* before anything is created: the old file stays */
+        return -1;
     size_t n = strlen(path);
     char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
     if (!tmp)
@@ -138,21 +216,11 @@ int trace_write(const char *path, const trace *t, carma_err *err)
     }
     fchmod(fd, 0644); /* mkstemp's 0600 would make a trace only its writer can read */
     FILE *f = fdopen(fd, "w");
-    if (!f) {
+    if (!f)
         close(fd);
-    } else {
-        fputs("seq,submit_offset_s,task_file\n", f);
-        for (size_t i = 0; i < t->n; i++) {
-            fprintf(f, "%d,", t->entries[i].seq);
-            write_seconds(f, t->entries[i].submit_offset_s);
-            fputc(',', f);
-            write_field(f, t->entries[i].task_file);
-            fputc('\n', f);
-        }
-    }
     int saved = 0;
     errno = 0;
-    if (!f || fflush(f) || fsync(fileno(f)) || ferror(f))
+    if (!f || trace_fprint(f, path, t, NULL) || fsync(fileno(f)))
         saved = errno ? errno : EIO;
     if (f && fclose(f) && !saved)
         saved = errno ? errno : EIO;

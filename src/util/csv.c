@@ -123,6 +123,20 @@ static int row_is_blank(const csv_row *r)
     return r->nfields == 1 && r->fields[0][0] == '\0';
 }
 
+/* Trims the header's names (`seq, submit_offset_s` names submit_offset_s) and refuses a name
+ * twice: a lookup by name would silently take the first of the two columns. */
+static int check_header(const char *name, csv_row *h, carma_err *err)
+{
+    for (size_t i = 0; i < h->nfields; i++)
+        str_trim(h->fields[i]);
+    for (size_t i = 1; i < h->nfields; i++)
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(h->fields[i], h->fields[j]))
+                return carma_err_set(err, "%s:%zu: column '%s' appears twice in the header", name,
+                                     h->line, h->fields[i]);
+    return 0;
+}
+
 int csv_parse(const char *name, const char *text, csv_table *out, carma_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -145,6 +159,8 @@ int csv_parse(const char *name, const char *text, csv_table *out, carma_err *err
         rc = carma_err_set(err, "%s: empty file (expected a header row)", name);
         goto done;
     }
+    if ((rc = check_header(name, &out->header, err)) != 0)
+        goto done;
     for (;;) {
         csv_row row = {0};
         got = parse_record(name, text, &pos, &line, &row, &b, err);
@@ -181,10 +197,16 @@ done:
 
 int csv_load(const char *path, csv_table *out, carma_err *err)
 {
-    char *text = read_file(path, NULL);
+    size_t len, nul;
+    char *text = read_file(path, &len);
     if (!text) {
         memset(out, 0, sizeof *out);
         return carma_err_set(err, "%s: %s", path, strerror(errno));
+    }
+    if ((nul = text_nul_line(text, len)) != 0) {
+        free(text);
+        memset(out, 0, sizeof *out);
+        return carma_err_set(err, "%s:%zu: contains a NUL byte", path, nul);
     }
     int rc = csv_parse(path, text, out, err);
     free(text);

@@ -19,8 +19,9 @@ typedef struct csv_table {
     size_t nrows;
 } csv_table;
 
-/* Loads a whole CSV file whose first row is a header. Every row must have as many
- * fields as the header; a mismatch is an error naming the file and line. */
+/* Loads a whole CSV file whose first row is a header: its names are trimmed and must differ
+ * from each other. Every row must have as many fields as the header; a mismatch, a repeated
+ * name or a NUL byte is an error naming the file and line. */
 int csv_load(const char *path, csv_table *out, carma_err *err);
 /* Same, from a buffer already in memory (name is used in messages). */
 int csv_parse(const char *name, const char *text, csv_table *out, carma_err *err);

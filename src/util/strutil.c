@@ -73,6 +73,15 @@ int parse_double(const char *s, double *out)
     return 0;
 }
 
+void fmt_double(char *buf, size_t size, double v)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
 int parse_bool(const char *s, bool *out)
 {
     char buf[16];
@@ -205,6 +214,17 @@ char *read_file(const char *path, size_t *len_out)
     if (len_out)
         *len_out = len;
     return buf;
+}
+
+size_t text_nul_line(const char *text, size_t len)
+{
+    const char *nul = memchr(text, '\0', len);
+    if (!nul)
+        return 0;
+    size_t line = 1;
+    for (const char *p = text; (p = memchr(p, '\n', (size_t)(nul - p))) != NULL; p++)
+        line++;
+    return line;
 }
 
 bool str_ends_with(const char *s, const char *suffix)

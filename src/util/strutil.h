@@ -1,5 +1,5 @@
-/* strutil.h — small string helpers: trimming, strict number parsing, sizes, reading a file,
- * shell quoting, control characters made visible. */
+/* strutil.h — small string helpers: trimming, strict number parsing, exact number printing,
+ * sizes, reading a file, shell quoting, control characters made visible. */
 #ifndef CARMA_UTIL_STRUTIL_H
 #define CARMA_UTIL_STRUTIL_H
 
@@ -20,11 +20,21 @@ int parse_bool(const char *s, bool *out);
 /* A memory size in MiB: "512" (MiB), "512M", "512MiB", "20G", "20GiB", "1.5G". */
 int parse_size_mib(const char *s, uint64_t *out);
 
+/* v as the shortest of %.15g, %.16g and %.17g that reads back as the same double, into buf
+ * (at least 32 bytes): a number a person typed (15 digits or fewer) comes back as typed, and
+ * every double round-trips exactly. Traces and configs print their numbers with it. */
+void fmt_double(char *buf, size_t size, double v);
+
 /* strdup that returns NULL only on allocation failure (NULL in -> NULL out). */
 char *str_dup(const char *s);
 
 /* Reads a whole file into a NUL-terminated heap buffer. Returns NULL and sets errno on failure. */
 char *read_file(const char *path, size_t *len_out);
+
+/* 0 when text[0..len) holds no NUL byte, else the 1-based line of the first one: a parser
+ * that reads read_file's text as a C string would silently stop there, so it refuses such a
+ * file naming that line. */
+size_t text_nul_line(const char *text, size_t len);
 
 /* True when s ends with suffix. */
 bool str_ends_with(const char *s, const char *suffix);

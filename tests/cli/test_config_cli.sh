@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `carma config`: defaults are CARMA's, the shipped data/carma.conf is exactly its output, --set
 # and a config file override them, --list says where each option applies, and bad keys or
-# values are clear errors: exit status 2 for a --set (a usage error), 1 for a file.
+# values are clear errors: exit status 2 for a --set (a usage error), 1 for a file (naming its
+# line).
 set -u
 CARMA=$1 SRC=$2
 fails=0
@@ -48,8 +49,18 @@ out=$(CARMA_CONFIG="$tmp/ok.conf" "$CARMA" config --set window=5) || fail "env c
 grep -qx "window = 5" <<<"$out" || fail "--set wins over the file"
 grep -qx "estimator = gpumemnet" <<<"$out" || fail "\$CARMA_CONFIG read"
 
-# A --set the config refuses is a usage error (exit 2); a file it cannot take, or keys that do
-# not go together, a failure (exit 1).
+# What `carma config` prints reads back as the same values: '#' and spaces at the ends (quoted),
+# every digit of a number; a value is one line.
+"$CARMA" config --set 'on_finish=/x/a#b' --set 'socket=" /s "' \
+    --set sim_gpu_model=X:16G:30.123456:212.345678 >"$tmp/rt.conf" || fail "round-trip values"
+grep -qx 'on_finish = "/x/a#b"' "$tmp/rt.conf" || fail "a value with '#' is written quoted"
+grep -qx 'sim_gpu_model = X:16384:30.123456:212.345678' "$tmp/rt.conf" || fail "model digits kept"
+"$CARMA" config --config "$tmp/rt.conf" | cmp -s - "$tmp/rt.conf" \
+    || fail "config output round-trips"
+out=$("$CARMA" config --set 'policy = exclusive') && grep -qx "policy = exclusive" <<<"$out" \
+    || fail "--set trims around key and value"
+
+# A --set the config refuses is a usage error (exit 2); a file it cannot take a failure (exit 1).
 want=2
 bad() { # bad DESCRIPTION EXPECTED_TEXT ARGS...
     local desc=$1 text=$2; shift 2
@@ -70,11 +81,35 @@ bad "sample interval" "sample_interval_s: expected 0.01..3600 seconds" --set sam
 bad "unknown estimator" "unknown estimator 'dnnmem' (expected none, horus, faketensor, gpumemnet, carma or xmem)" \
     --set estimator=dnnmem
 bad "not a pair" "expected KEY=VALUE" --set policy
-want=1
-bad "power fractions" "sim_power_busy_frac, sim_power_util_frac: must sum to at most 2" \
+bad "newline in a value" "socket: control character \\x0a in the value" \
+    --set $'socket=/a\npolicy = exclusive'
+# A --set that fails a check across keys (which waits for every --set) is the command line's
+# fault too: the defaults and a file that loaded pass it on their own.
+bad "power fractions" "--set: sim_power_busy_frac, sim_power_util_frac: must sum to at most 2" \
     --set sim_power_busy_frac=1.9
 "$CARMA" config --set sim_power_busy_frac=1.9 --set sim_power_util_frac=0.05 >/dev/null \
     || fail "a check across keys waits for every --set"
+bad "relative on_finish" "--set: on_finish: 'rel' is not an absolute path" --set on_finish=rel
+bad "bad metrics_listen" "--set: metrics_listen" --set metrics_listen=localhost
+bad "unknown sim_server model" "--set: sim_server '4xB300': unknown GPU model 'B300'" \
+    --set sim_server=4xB300
+want=1
+# From a file, the same checks name its line, and the key rather than an option never given.
+printf 'window = 3\nsim_server = 0xA100-40GB\n' >"$tmp/server.conf"
+bad "sim_server in a file" "server.conf:2: sim_server '0xA100-40GB': GPU count must be 1..100000" \
+    --config "$tmp/server.conf"
+"$CARMA" config --config "$tmp/server.conf" 2>&1 | grep -q -- "--gpus" \
+    && fail "a bad sim_server names --gpus, which was not given"
+printf 'sim_power_busy_frac = 1.9\n' >"$tmp/power.conf"
+bad "power fractions in a file" "power.conf:1: sim_power_busy_frac, sim_power_util_frac" \
+    --config "$tmp/power.conf"
+printf '# hook\non_finish = rel\n' >"$tmp/hook.conf"
+bad "relative on_finish in a file" "hook.conf:2: on_finish: 'rel' is not an absolute path" \
+    --config "$tmp/hook.conf"
+# An empty string value is the key's built-in default (sim_server's is 4xA100-40GB).
+printf 'sim_server =\n' >"$tmp/empty.conf"
+out=$("$CARMA" config --config "$tmp/empty.conf") && grep -qx "sim_server = 4xA100-40GB" <<<"$out" \
+    || fail "an empty sim_server is the default: $out"
 bad "missing file" "nope.conf" --config "$tmp/nope.conf"
 bad "a directory" "config $tmp: Is a directory" --config "$tmp"
 printf 'policy = oracle-ff\nthis line is wrong\n' >"$tmp/bad.conf"

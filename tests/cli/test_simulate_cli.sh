@@ -130,8 +130,8 @@ bad "unknown policy 'best'" --policy best
 bad "unknown policy 'best'" --set policy=best
 bad "unknown estimator 'psychic'" --estimator psychic
 bad "unknown GPU model 'B300'" --gpus 4xB300
-want=1
 bad "unknown GPU model 'B300'" --set sim_server=4xB300
+want=1
 printf 'seq,submit_offset_s,task_file\n1,0,x.rad\n' >"$tmp/nomem.csv"
 printf 'rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_min\nx.rad,x,1,,5\n' \
     >"$tmp/nomem_catalog.csv"

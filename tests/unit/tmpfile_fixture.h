@@ -7,16 +7,23 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Returns the new file's path; the caller unlinks and frees it. */
-static inline char *write_tmp(const char *text)
+/* Writes len bytes (NUL bytes too) to a fresh file; returns its path, which the caller unlinks
+ * and frees. */
+static inline char *write_tmp_bytes(const char *bytes, size_t len)
 {
     char *path = strdup("/tmp/carma_test_XXXXXX");
     assert_non_null(path);
     int fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    assert_int_equal(write(fd, bytes, len), (ssize_t)len);
     close(fd);
     return path;
+}
+
+/* The same for a C string. */
+static inline char *write_tmp(const char *text)
+{
+    return write_tmp_bytes(text, strlen(text));
 }
 
 #endif

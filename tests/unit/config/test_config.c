@@ -13,69 +13,11 @@
 
 #include <cmocka.h>
 
+#include "config/config_fixture.h"
 #include "tmpfile_fixture.h"
 
 #include "config/config.h"
 #include "util/strutil.h"
-
-/* Field by field, row by row (struct padding is not guaranteed to survive assignment): every
- * option of the table, so a row added later is compared too. */
-static bool row_equal(const config_row *r, const carma_config *a, const carma_config *b)
-{
-    const void *x = (const char *)a + r->offset, *y = (const char *)b + r->offset;
-    switch (r->type) {
-    case CONFIG_POLICY:
-        return *(const policy_id *)x == *(const policy_id *)y;
-    case CONFIG_ESTIMATOR:
-        return *(const mem_source *)x == *(const mem_source *)y;
-    case CONFIG_AGG:
-        return *(const agg_mode *)x == *(const agg_mode *)y;
-    case CONFIG_DOUBLE:
-        return *(const double *)x == *(const double *)y;
-    case CONFIG_INT:
-        return *(const int *)x == *(const int *)y;
-    case CONFIG_MIB:
-        return *(const uint64_t *)x == *(const uint64_t *)y;
-    case CONFIG_BOOL:
-        return *(const bool *)x == *(const bool *)y;
-    case CONFIG_STRING:
-        return !strcmp(x, y);
-    case CONFIG_GPU_MODELS: {
-        const gpu_model_list *l = x, *m = y;
-        if (l->n != m->n)
-            return false;
-        for (int i = 0; i < l->n; i++)
-            if (strcmp(l->items[i].name, m->items[i].name) ||
-                l->items[i].memory_mib != m->items[i].memory_mib ||
-                l->items[i].idle_w != m->items[i].idle_w || l->items[i].max_w != m->items[i].max_w)
-                return false;
-        return true;
-    }
-    }
-    return false;
-}
-
-static void assert_same_config(const carma_config *a, const carma_config *b)
-{
-    for (size_t i = 0; i < config_nrows; i++)
-        if (!row_equal(&config_rows[i], a, b))
-            fail_msg("option %s differs", config_rows[i].name);
-}
-
-/* What config_write writes, as a string (the caller frees it). */
-static char *written(const carma_config *c, bool list)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    if (list)
-        config_write_list(c, f);
-    else
-        config_write(c, f);
-    fclose(f);
-    return buf;
-}
 
 /* The value of `key = value` in config text, or NULL when no such line (copied into buf). */
 static const char *value_in(const char *text, const char *key, char *buf, size_t size)
@@ -290,6 +232,17 @@ static void test_config_file(void **state)
         unlink(p);
         free(p);
     }
+    /* a NUL byte would silently end the file there */
+    static const char nul[] = "retry_cap = 1\n# x\0y\nwindow = 2\n";
+    p = write_tmp_bytes(nul, sizeof nul - 1);
+    carma_config before = c;
+    assert_int_equal(config_load_file(&c, p, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:2: contains a NUL byte", p);
+    assert_string_equal(err.msg, want);
+    assert_same_config(&c, &before);
+    unlink(p);
+    free(p);
     assert_int_equal(config_load_file(&c, "/nonexistent.conf", &err), -1);
     assert_non_null(strstr(err.msg, "/nonexistent.conf"));
 }

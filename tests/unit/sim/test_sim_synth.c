@@ -54,6 +54,28 @@ static void synth_is_deterministic_and_philly_like(void **state)
     catalog_free(&cat);
 }
 
+/* Gaps (divided by a tiny --rate) that would put a job past TRACE_MAX_OFFSET_S are refused as
+ * the parameters' fault, naming the job; up to the bound they are fine. */
+static void synth_refuses_offsets_past_the_bound(void **state)
+{
+    (void)state;
+    workload_catalog cat;
+    carma_err err;
+    trace t;
+    assert_int_equal(catalog_load(CARMA_DATA_DIR "/workloads.csv", &cat, &err), 0);
+    double half[] = {TRACE_MAX_OFFSET_S / 2}, huge[] = {INFINITY};
+    assert_int_equal(trace_synth(&cat, half, 1, 3, 1, &t, &err), 0);
+    assert_true(t.entries[2].submit_offset_s == TRACE_MAX_OFFSET_S);
+    trace_free(&t);
+    assert_int_equal(trace_synth(&cat, half, 1, 4, 1, &t, &err), TRACE_SYNTH_TOO_LONG);
+    assert_non_null(strstr(err.msg, "job 4 would be submitted 1.5e+09 s in"));
+    assert_int_equal(t.n, 0);
+    assert_null(t.entries);
+    assert_int_equal(trace_synth(&cat, huge, 1, 2, 1, &t, &err), TRACE_SYNTH_TOO_LONG);
+    assert_non_null(strstr(err.msg, "1000000000 s (about 31 years)"));
+    catalog_free(&cat);
+}
+
 static void unknown_task_file_names_the_entry(void **state)
 {
     (void)state;
@@ -130,6 +152,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(synth_is_deterministic_and_philly_like),
+        cmocka_unit_test(synth_refuses_offsets_past_the_bound),
         cmocka_unit_test(unknown_task_file_names_the_entry),
         cmocka_unit_test(computed_estimates_replace_stored_figures),
         cmocka_unit_test(sim_config_keys),

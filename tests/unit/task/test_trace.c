@@ -75,8 +75,9 @@ static void test_shipped_traces(void **state)
 static void test_good_variants(void **state)
 {
     (void)state;
-    /* CRLF, a BOM, quoted names with commas, fractional and equal offsets, blank lines */
-    char *path = write_tmp("\xEF\xBB\xBF" "seq,submit_offset_s,task_file\r\n"
+    /* CRLF, a BOM, spaces around the column names, quoted names with commas, fractional and
+     * equal offsets, blank lines */
+    char *path = write_tmp("\xEF\xBB\xBF" "seq, submit_offset_s , task_file\r\n"
                            "1,0,a.rad\r\n2,0.5,\"dir/b,c.yaml\"\r\n\r\n3,0.5, d.rad \r\n");
     trace t;
     carma_err err;
@@ -89,6 +90,15 @@ static void test_good_variants(void **state)
     assert_string_equal(t.entries[1].task_file, "dir/b,c.yaml");
     assert_true(t.entries[1].submit_offset_s == 0.5);
     assert_string_equal(t.entries[2].task_file, "d.rad");
+    trace_free(&t);
+
+    path = write_tmp(HDR "1,0,a.rad\n2,1e9,a.rad\n");
+    rc = trace_load(path, &t, &err);
+    unlink(path);
+    free(path);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_true(t.entries[1].submit_offset_s == TRACE_MAX_OFFSET_S);
     trace_free(&t);
 }
 
@@ -103,9 +113,17 @@ static void test_malformed_traces(void **state)
     expect_load_error(HDR "1,0,a.rad\n2,10,b.rad\n3,5,c.rad\n", ":4:",
                       "submit_offset_s 5 is before the previous row's 10");
     expect_load_error(HDR "1,-1,a.rad\n", ":2:", ">= 0");
+    /* 1e300 s made the simulated makespan 0; the bound is 1e9 s, and 1e9 itself loads */
+    expect_load_error(HDR "1,1e300,a.rad\n", ":2:",
+                      "submit_offset_s 1e+300 is past the latest a trace may hold, 1000000000 s");
+    expect_load_error(HDR "1,0,a.rad\n2,1000000000.5,a.rad\n", ":3:", "1000000000 s");
     expect_load_error(HDR "1,soon,a.rad\n", ":2:", "expected seconds, got 'soon'");
     expect_load_error(HDR "1,10s,a.rad\n", ":2:", NULL);
     expect_load_error(HDR "1,nan,a.rad\n", ":2:", NULL);
+    /* seq is the submission's number, from 1, each its own */
+    expect_load_error(HDR "0,0,a.rad\n", ":2: seq: expected a whole number 1..1000000000", NULL);
+    expect_load_error(HDR "1,0,a.rad\n2,1,a.rad\n\n1,2,a.rad\n3,4,a.rad\n2,5,a.rad\n", ":5:",
+                      "seq 1 repeats line 2's");
     expect_load_error(HDR "x,0,a.rad\n", ":2: seq", NULL);
     expect_load_error(HDR "1.5,0,a.rad\n", ":2: seq", NULL);
     expect_load_error(HDR "1,0,\n", ":2: empty task_file", NULL);
@@ -115,6 +133,22 @@ static void test_malformed_traces(void **state)
     expect_load_error(HDR "1,0,\"a.rad\n", ":2:", "unterminated quoted field");
     expect_load_error(HDR "1,0,a\"b.rad\n", ":2:", "stray quote");
     expect_load_error(HDR "1,0,\"a\"b\n", ":2:", "text after a closing quote");
+}
+
+/* A NUL byte before row 2 of 3 ran the trace with 1 task. */
+static void test_nul_byte_refused(void **state)
+{
+    (void)state;
+    static const char text[] = HDR "1,0,a.rad\n\0002,5,a.rad\n3,9,a.rad\n";
+    char *path = write_tmp_bytes(text, sizeof text - 1);
+    trace t;
+    carma_err err;
+    assert_int_equal(trace_load(path, &t, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3: contains a NUL byte", path);
+    assert_string_equal(err.msg, want);
+    unlink(path);
+    free(path);
 }
 
 static void test_write_round_trip(void **state)
@@ -141,6 +175,15 @@ static void test_write_round_trip(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0644);
+
+    trace_entry twice[] = {{1, 0, "a.rad"}, {2, 1, "b.rad"}, {2, 2, "c.rad"}};
+    trace tt = {NULL, twice, 3};
+    assert_int_equal(trace_write(path, &tt, &err), -1);
+    assert_non_null(strstr(err.msg, "entry 3: seq 2 repeats entry 2's"));
+    trace_entry zero[] = {{0, 0, "a.rad"}};
+    trace tz = {NULL, zero, 1};
+    assert_int_equal(trace_write(path, &tz, &err), -1);
+    assert_non_null(strstr(err.msg, "entry 1: seq 0 is not 1..1000000000"));
 
     /* an invalid trace is refused before anything is written: the old file stays */
     trace_entry bad[] = {{1, 5, "a.rad"}, {2, 1, "b.rad"}};
@@ -183,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_shipped_traces),
         cmocka_unit_test(test_good_variants),
         cmocka_unit_test(test_malformed_traces),
+        cmocka_unit_test(test_nul_byte_refused),
         cmocka_unit_test(test_write_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

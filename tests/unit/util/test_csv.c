@@ -4,9 +4,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "tmpfile_fixture.h"
 
 #include "util/csv.h"
 
@@ -65,6 +69,41 @@ static void test_malformed(void **state)
     expect_error("a,b\n1,ab\"c\n", "in.csv:2: stray quote");
     expect_error("a,b\n1,\"ab\"c\n", "in.csv:2: text after a closing quote");
     expect_error("a,\"b\n", "in.csv:1: unterminated");
+    /* a lookup by name took the first of two columns of one name */
+    expect_error("a,b,a\n1,2,3\n", "in.csv:1: column 'a' appears twice in the header");
+    expect_error("x, y ,\"y\"\n1,2,3\n", "in.csv:1: column 'y' appears twice in the header");
+}
+
+/* A NUL byte would end the text early and silently drop every row after it. */
+/* `seq, submit_offset_s` was "missing column 'submit_offset_s'": names are trimmed. */
+static void test_header_names_trimmed(void **state)
+{
+    (void)state;
+    csv_table t;
+    carma_err err;
+    if (csv_parse("in.csv", " seq, submit_offset_s ,\ttask_file\r\n1,0,a\n", &t, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(csv_column(&t, "seq"), 0);
+    assert_int_equal(csv_column(&t, "submit_offset_s"), 1);
+    assert_int_equal(csv_column(&t, "task_file"), 2);
+    assert_string_equal(t.rows[0].fields[2], "a");
+    csv_free(&t);
+}
+
+static void test_load_nul_byte(void **state)
+{
+    (void)state;
+    static const char text[] = "a,b\n1,2\n3,\0004\n5,6\n";
+    char *path = write_tmp_bytes(text, sizeof text - 1);
+    csv_table t;
+    carma_err err;
+    assert_int_equal(csv_load(path, &t, &err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s:3: contains a NUL byte", path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(t.nrows, 0);
+    unlink(path);
+    free(path);
 }
 
 static void test_load_missing(void **state)
@@ -82,6 +121,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quoting_and_line_numbers),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_header_names_trimmed),
+        cmocka_unit_test(test_load_nul_byte),
         cmocka_unit_test(test_load_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

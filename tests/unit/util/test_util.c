@@ -1,6 +1,7 @@
 /* test_util.c — the small helpers of src/util that others fold into: growing an array
- * (array.h), the monotonic clock (clock.h), quoting a command line's words for /bin/sh and
- * reading a whole file (strutil.h), and the data directory's defaults (datadir.h). */
+ * (array.h), the monotonic clock (clock.h), quoting a command line's words for /bin/sh,
+ * printing doubles exactly and reading a whole file (strutil.h), and the data directory's
+ * defaults (datadir.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -115,6 +116,28 @@ static void controls_are_escaped_for_terminals(void **state)
     assert_null(str_escape_controls_text(NULL));
 }
 
+static void doubles_print_short_and_exact(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *text;
+    } cases[] = {
+        {0.1, "0.1"}, {16.7848, "16.7848"}, {0.1 + 0.2, "0.30000000000000004"}, {0, "0"},
+        {1e9, "1000000000"}, {212.345678, "212.345678"}, {1.0 / 3, "0.3333333333333333"},
+    };
+    char buf[32];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        fmt_double(buf, sizeof buf, cases[i].v);
+        assert_string_equal(buf, cases[i].text);
+    }
+    const double hard[] = {5e-324, 1.7976931348623157e308, 12514.142857142857, 2.0 / 7 * 1e5};
+    for (size_t i = 0; i < sizeof hard / sizeof *hard; i++) {
+        fmt_double(buf, sizeof buf, hard[i]);
+        assert_true(strtod(buf, NULL) == hard[i]);
+    }
+}
+
 static void read_file_past_its_first_buffer(void **state)
 {
     (void)state;
@@ -177,6 +200,7 @@ int main(void)
         cmocka_unit_test(clock_is_monotonic_seconds),
         cmocka_unit_test(shell_words_quoted_only_when_needed),
         cmocka_unit_test(controls_are_escaped_for_terminals),
+        cmocka_unit_test(doubles_print_short_and_exact),
         cmocka_unit_test(read_file_past_its_first_buffer),
         cmocka_unit_test(data_defaults_follow_the_data_dir),
     };

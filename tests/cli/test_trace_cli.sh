@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `carma trace synth` and traces as `carma simulate` reads them: standard output and --out get
+# the same text, every offset exact; bad traces are refused naming the file and line.
+set -u
+CARMA=$1 SRC=$2
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+# --rate 7 makes fractional offsets of many digits: both outputs must keep every one of them.
+"$CARMA" trace synth --jobs 3000 --rate 7 --seed 5 >stdout.csv || fail "synth to stdout exits 0"
+"$CARMA" trace synth --jobs 3000 --rate 7 --seed 5 --out out.csv || fail "synth --out exits 0"
+cmp -s stdout.csv out.csv || fail "stdout and --out differ: $(diff stdout.csv out.csv | head -3)"
+
+# Offsets past 1e9 s (about 31 years) are refused: synth's parameters are a usage error, a
+# trace file a failure naming its line (1e300 s gave a makespan of 0).
+err=$("$CARMA" trace synth --jobs 3 --rate 1e-290 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "job 2 would be submitted .* s in, past the latest a trace" <<<"$err" \
+    && grep -q "1000000000 s (about 31 years): lower --jobs or raise --rate" <<<"$err" \
+    || fail "synth past the bound: exit 2 ($rc: $err)"
+printf 'seq,submit_offset_s,task_file\n1,1e300,BERT_base.rad\n' >huge.csv
+err=$("$CARMA" simulate --trace huge.csv --policy exclusive 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -q "huge.csv:2: submit_offset_s 1e+300 is past the latest" <<<"$err" \
+    || fail "a trace past the bound: exit 1 naming the line ($rc: $err)"
+
+[ "$fails" -eq 0 ] && echo "trace cli: all checks passed"
+exit "$fails"
