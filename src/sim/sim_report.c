@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/csv.h"
 #include "util/safefs.h"
 
 static json_t *number_or_null(double x)
@@ -47,23 +48,6 @@ static void put_num(FILE *f, double x)
         fprintf(f, "%.3f", x);
 }
 
-/* A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
- * break, so that a task file name cannot shift the columns after it. */
-static void put_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* One row per trace entry, in the trace's order: its seq and task file name as the trace gives
  * them (jobs[i] and r->jobs[i] are entry i). */
 static void write_tasks(FILE *f, const sim_result *r, const trace *tr, const sim_job_spec *jobs)
@@ -73,7 +57,7 @@ static void write_tasks(FILE *f, const sim_result *r, const trace *tr, const sim
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_job_result *j = &r->jobs[i];
         fprintf(f, "%d,", tr->entries[i].seq);
-        put_field(f, tr->entries[i].task_file);
+        csv_write_field(f, tr->entries[i].task_file);
         fprintf(f, ",%d,", jobs[i].ngpus);
         put_num(f, j->submit_s);
         fputc(',', f);

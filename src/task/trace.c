@@ -141,22 +141,6 @@ int trace_load(const char *path, trace *out, carma_err *err)
     return rc;
 }
 
-/* A CSV field, quoted when it holds a comma, a quote or a line break. */
-static void write_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Checks every entry, naming it "NAME: entry I". */
 static int check_entries(const trace *t, const char *name, carma_err *err)
 {
@@ -188,7 +172,7 @@ int trace_fprint(FILE *f, const char *name, const trace *t, carma_err *err)
         char secs[32];
         fmt_double(secs, sizeof secs, t->entries[i].submit_offset_s);
         fprintf(f, "%d,%s,", t->entries[i].seq, secs);
-        write_field(f, t->entries[i].task_file);
+        csv_write_field(f, t->entries[i].task_file);
         fputc('\n', f);
     }
     if (fflush(f) || ferror(f))

@@ -238,3 +238,18 @@ int csv_require_column(const csv_table *t, const char *name, carma_err *err)
         carma_err_set(err, "%s: missing column '%s'", t->path ? t->path : "csv", name);
     return c;
 }
+
+void csv_write_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

@@ -1,8 +1,10 @@
-/* csv.h — a small RFC 4180 reader: quoted fields, doubled quotes, CRLF; header lookup by name. */
+/* csv.h — a small RFC 4180 reader: quoted fields, doubled quotes, CRLF; header lookup by name;
+ * and the one field writer the CSV files carma writes use. */
 #ifndef CARMA_UTIL_CSV_H
 #define CARMA_UTIL_CSV_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util/err.h"
 
@@ -31,5 +33,9 @@ void csv_free(csv_table *t);
 int csv_column(const csv_table *t, const char *name);
 /* Like csv_column but an error naming the file and the missing column. */
 int csv_require_column(const csv_table *t, const char *name, carma_err *err);
+
+/* Writes one field: quoted, its quotes doubled, when it holds a comma, a quote or a line
+ * break, so that a name cannot shift the columns after it. */
+void csv_write_field(FILE *f, const char *s);
 
 #endif
