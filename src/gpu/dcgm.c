@@ -9,13 +9,23 @@
 
 #include "gpu/dcgm_api.h"
 
+/* One field group and its watch. */
+typedef struct dcgm_watch {
+    dcgmFieldGrp_t fg;
+    bool created, watched;
+} dcgm_watch;
+
 struct dcgm_reader {
     void *dl;
     char path[256];
-    bool inited, started, have_group, have_fgroup;
+    bool inited, started, have_group;
     dcgmHandle_t h;
     dcgmGpuGrp_t group;
-    dcgmFieldGrp_t fgroup;
+    /* NVML index, power and energy apart from the profiling fields: a host engine undoes the
+     * whole watch of a field group when its profiling part fails (another process holds the
+     * profiling counters), and power and energy must survive that. */
+    dcgm_watch base, prof;
+    char status[DCGM_STATUS_MAX];
     dcgm_init_fn init, shutdown;
     dcgm_start_embedded_fn start_embedded;
     dcgm_stop_embedded_fn stop_embedded;
@@ -99,6 +109,24 @@ static int resolve(dcgm_reader *d, carma_err *err)
         }                                                                                     \
     } while (0)
 
+/* Creates the field group `name` of `ids` and watches it on every GPU: every second, keeping a
+ * few samples (the daemon reads about that often). */
+static int watch_fields(dcgm_reader *d, dcgm_watch *w, const unsigned short *ids, int n,
+                        const char *name, carma_err *err)
+{
+    dcgmReturn_t rc = d->field_group_create(d->h, n, ids, name, &w->fg);
+    if (rc != DCGM_ST_OK)
+        return carma_err_set(err, "dcgmFieldGroupCreate failed in %s: %s", d->path,
+                             dcgm_strerror(d, rc));
+    w->created = true;
+    rc = d->watch_fields(d->h, d->group, w->fg, 1000000LL, 10.0, 4);
+    if (rc != DCGM_ST_OK)
+        return carma_err_set(err, "dcgmWatchFields failed in %s: %s", d->path,
+                             dcgm_strerror(d, rc));
+    w->watched = true;
+    return 0;
+}
+
 int dcgm_reader_open(dcgm_reader **out, carma_err *err)
 {
     *out = NULL;
@@ -115,25 +143,36 @@ int dcgm_reader_open(dcgm_reader **out, carma_err *err)
     d->started = true;
     CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, "carma", &d->group), "dcgmGroupCreate");
     d->have_group = true;
-    unsigned short fields[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_PROF_SM_ACTIVE,
-                               DCGM_FI_PROF_SM_OCCUPANCY, DCGM_FI_PROF_DRAM_ACTIVE,
-                               DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION};
-    CHECK(d->field_group_create(d->h, (int)(sizeof fields / sizeof fields[0]), fields, "carma",
-                                &d->fgroup),
-          "dcgmFieldGroupCreate");
-    d->have_fgroup = true;
-    /* every second, keeping a few samples: the daemon reads about that often */
-    CHECK(d->watch_fields(d->h, d->group, d->fgroup, 1000000LL, 10.0, 4), "dcgmWatchFields");
+    static const unsigned short base[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_DEV_POWER_USAGE,
+                                          DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION};
+    static const unsigned short prof[] = {DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_SM_OCCUPANCY,
+                                          DCGM_FI_PROF_DRAM_ACTIVE};
+    if (watch_fields(d, &d->base, base, 3, "carma", err)) {
+        dcgm_reader_close(d);
+        return -1;
+    }
+    carma_err perr;
+    if (watch_fields(d, &d->prof, prof, 3, "carma-prof", &perr))
+        snprintf(d->status, sizeof d->status,
+                 "DCGM profiling fields not watched (%s): SM activity unknown without GPM",
+                 perr.msg);
     *out = d;
     return 0;
+}
+
+const char *dcgm_reader_status(const dcgm_reader *d)
+{
+    return d->status;
 }
 
 void dcgm_reader_close(dcgm_reader *d)
 {
     if (!d)
         return;
-    if (d->have_fgroup)
-        d->field_group_destroy(d->h, d->fgroup);
+    if (d->prof.created)
+        d->field_group_destroy(d->h, d->prof.fg);
+    if (d->base.created)
+        d->field_group_destroy(d->h, d->base.fg);
     if (d->have_group)
         d->group_destroy(d->h, d->group);
     if (d->started)
@@ -199,7 +238,9 @@ int dcgm_reader_read(dcgm_reader *d, dcgm_gpu_values *vals, int n, carma_err *er
     collect_ctx c;
     for (int id = 0; id < DCGM_MAX_NUM_DEVICES; id++)
         c.by_id[id] = (dcgm_entity_values){false, NAN, NAN, NAN, NAN, NAN, NAN};
-    dcgmReturn_t rc = d->get_latest_values(d->h, d->group, d->fgroup, collect_value, &c);
+    dcgmReturn_t rc = d->get_latest_values(d->h, d->group, d->base.fg, collect_value, &c);
+    if (rc == DCGM_ST_OK && d->prof.watched)
+        rc = d->get_latest_values(d->h, d->group, d->prof.fg, collect_value, &c);
     if (rc != DCGM_ST_OK)
         return carma_err_set(err, "dcgmGetLatestValues failed: %s", dcgm_strerror(d, rc));
     for (int id = 0; id < DCGM_MAX_NUM_DEVICES; id++) {

@@ -10,6 +10,7 @@
 #include "util/err.h"
 
 #define DCGM_LIBRARY_ENV "CARMA_DCGM_LIBRARY"
+#define DCGM_STATUS_MAX (CARMA_ERR_MAX + 192) /* dcgm_reader_status's text, with its NUL */
 
 typedef struct dcgm_reader dcgm_reader;
 
@@ -23,6 +24,9 @@ typedef struct dcgm_gpu_values {
 /* Loads DCGM, starts the embedded host engine and watches the fields. Errors name the library
  * tried and give dlerror() or DCGM's message. */
 int dcgm_reader_open(dcgm_reader **out, carma_err *err);
+/* "" when every field is watched, else why the profiling fields (SM activity, occupancy, DRAM
+ * activity) are not while power and energy still are. */
+const char *dcgm_reader_status(const dcgm_reader *d);
 /* Latest values into vals[0..n) by NVML index; GPUs DCGM did not report get present = false. */
 int dcgm_reader_read(dcgm_reader *d, dcgm_gpu_values *vals, int n, carma_err *err);
 void dcgm_reader_close(dcgm_reader *d);

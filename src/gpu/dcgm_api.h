@@ -58,8 +58,9 @@ typedef dcgmReturn_t (*dcgm_stop_embedded_fn)(dcgmHandle_t handle);
 typedef dcgmReturn_t (*dcgm_group_create_fn)(dcgmHandle_t, int type, const char *name,
                                              dcgmGpuGrp_t *group);
 typedef dcgmReturn_t (*dcgm_group_destroy_fn)(dcgmHandle_t, dcgmGpuGrp_t);
-typedef dcgmReturn_t (*dcgm_field_group_create_fn)(dcgmHandle_t, int n, unsigned short *ids,
-                                                   const char *name, dcgmFieldGrp_t *fgroup);
+typedef dcgmReturn_t (*dcgm_field_group_create_fn)(dcgmHandle_t, int n,
+                                                   const unsigned short *ids, const char *name,
+                                                   dcgmFieldGrp_t *fgroup);
 typedef dcgmReturn_t (*dcgm_field_group_destroy_fn)(dcgmHandle_t, dcgmFieldGrp_t);
 typedef dcgmReturn_t (*dcgm_watch_fields_fn)(dcgmHandle_t, dcgmGpuGrp_t, dcgmFieldGrp_t,
                                              long long updateFreqUsec, double maxKeepAgeS,

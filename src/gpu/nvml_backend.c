@@ -35,7 +35,7 @@ struct gpu_backend {
     nvml_gpu *gpus;
     dcgm_reader *dcgm;        /* NULL when every GPU has GPM, or DCGM is absent */
     dcgm_gpu_values *dvals;   /* n_all entries by NVML index, refilled each sample */
-    char activity_note[CARMA_ERR_MAX + 128];
+    char activity_note[DCGM_STATUS_MAX + 128];
     char visible_note[GPU_VISIBLE_NOTE_MAX]; /* which GPUs the allocation left, "" for all */
 };
 
@@ -97,7 +97,9 @@ static void open_dcgm_if_needed(gpu_backend *b)
         dcgm_reader_close(b->dcgm);
         b->dcgm = NULL;
         snprintf(b->activity_note, sizeof b->activity_note, "out of memory for DCGM values");
+        return;
     }
+    snprintf(b->activity_note, sizeof b->activity_note, "%s", dcgm_reader_status(b->dcgm));
 }
 
 /* Keeps the GPUs the environment allows (visible.h), in NVML order; the others' GPM readers
