@@ -1,4 +1,4 @@
-/* dcgm.c — DCGM in embedded mode through dlopen (see dcgm.h). */
+/* dcgm.c — DCGM through dlopen: the node's nv-hostengine, else an embedded one (see dcgm.h). */
 #include "gpu/dcgm.h"
 
 #include <dlfcn.h>
@@ -18,7 +18,7 @@ typedef struct dcgm_watch {
 struct dcgm_reader {
     void *dl;
     char path[256];
-    bool inited, started, have_group;
+    bool inited, connected, started, have_group;
     dcgmHandle_t h;
     dcgmGpuGrp_t group;
     /* NVML index, power and energy apart from the profiling fields: a host engine undoes the
@@ -29,6 +29,8 @@ struct dcgm_reader {
     dcgm_init_fn init, shutdown;
     dcgm_start_embedded_fn start_embedded;
     dcgm_stop_embedded_fn stop_embedded;
+    dcgm_connect_v2_fn connect_v2;
+    dcgm_disconnect_fn disconnect;
     dcgm_group_create_fn group_create;
     dcgm_group_destroy_fn group_destroy;
     dcgm_field_group_create_fn field_group_create;
@@ -85,6 +87,8 @@ static int resolve(dcgm_reader *d, carma_err *err)
     RESOLVE(shutdown, "dcgmShutdown");
     RESOLVE(start_embedded, "dcgmStartEmbedded");
     RESOLVE(stop_embedded, "dcgmStopEmbedded");
+    RESOLVE(connect_v2, "dcgmConnect_v2");
+    RESOLVE(disconnect, "dcgmDisconnect");
     RESOLVE(group_create, "dcgmGroupCreate");
     RESOLVE(group_destroy, "dcgmGroupDestroy");
     RESOLVE(field_group_create, "dcgmFieldGroupCreate");
@@ -127,6 +131,40 @@ static int watch_fields(dcgm_reader *d, dcgm_watch *w, const unsigned short *ids
     return 0;
 }
 
+/* Connects to the node's host engine ($CARMA_DCGM_HOSTENGINE, else nv-hostengine's default
+ * address), else starts one embedded in this process when none answers. NVIDIA supports one
+ * host engine per node, and the profiling counters cannot be shared between processes: next to
+ * nvidia-dcgm or dcgm-exporter an embedded engine's profiling watch fails. `mode` gets which
+ * was used, for dcgm_reader_status. */
+static int start_host_engine(dcgm_reader *d, char *mode, size_t cap, carma_err *err)
+{
+    const char *env = getenv(DCGM_HOSTENGINE_ENV);
+    const char *address = env && *env ? env : DCGM_HOSTENGINE_ADDRESS;
+    size_t prefix = strlen(DCGM_UNIX_SOCKET_PREFIX);
+    bool unix_socket = !strncmp(address, DCGM_UNIX_SOCKET_PREFIX, prefix);
+    /* persistAfterDisconnect 0: what carma set up goes away with its connection, even if carma
+     * dies; the timeout is short because DCGM keeps retrying a refused connection until it ends
+     * (0 would mean 5 s) and a local host engine answers at once */
+    dcgmConnectV2Params_v2 params = {dcgmConnectV2Params_version2, 0, DCGM_CONNECT_TIMEOUT_MS,
+                                     unix_socket};
+    dcgmReturn_t rc = d->connect_v2(unix_socket ? address + prefix : address, &params, &d->h);
+    if (rc == DCGM_ST_OK) {
+        d->connected = true;
+        snprintf(mode, cap, "DCGM via nv-hostengine at %s", address);
+        return 0;
+    }
+    if (rc != DCGM_ST_CONNECTION_NOT_VALID) /* a host engine answered, and refused */
+        return carma_err_set(err, "dcgmConnect_v2 to %s failed in %s: %s", address, d->path,
+                             dcgm_strerror(d, rc));
+    rc = d->start_embedded(DCGM_OPERATION_MODE_AUTO, &d->h);
+    if (rc != DCGM_ST_OK)
+        return carma_err_set(err, "no nv-hostengine at %s, and dcgmStartEmbedded failed in %s: %s",
+                             address, d->path, dcgm_strerror(d, rc));
+    d->started = true;
+    snprintf(mode, cap, "DCGM embedded (no nv-hostengine at %s)", address);
+    return 0;
+}
+
 int dcgm_reader_open(dcgm_reader **out, carma_err *err)
 {
     *out = NULL;
@@ -139,8 +177,11 @@ int dcgm_reader_open(dcgm_reader **out, carma_err *err)
     }
     CHECK(d->init(), "dcgmInit");
     d->inited = true;
-    CHECK(d->start_embedded(DCGM_OPERATION_MODE_AUTO, &d->h), "dcgmStartEmbedded");
-    d->started = true;
+    char mode[CARMA_ERR_MAX / 2];
+    if (start_host_engine(d, mode, sizeof mode, err)) {
+        dcgm_reader_close(d);
+        return -1;
+    }
     CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, "carma", &d->group), "dcgmGroupCreate");
     d->have_group = true;
     static const unsigned short base[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_DEV_POWER_USAGE,
@@ -154,8 +195,10 @@ int dcgm_reader_open(dcgm_reader **out, carma_err *err)
     carma_err perr;
     if (watch_fields(d, &d->prof, prof, 3, "carma-prof", &perr))
         snprintf(d->status, sizeof d->status,
-                 "DCGM profiling fields not watched (%s): SM activity unknown without GPM",
+                 "%s; profiling fields not watched (%s): SM activity unknown without GPM", mode,
                  perr.msg);
+    else
+        snprintf(d->status, sizeof d->status, "%s", mode);
     *out = d;
     return 0;
 }
@@ -175,6 +218,8 @@ void dcgm_reader_close(dcgm_reader *d)
         d->field_group_destroy(d->h, d->base.fg);
     if (d->have_group)
         d->group_destroy(d->h, d->group);
+    if (d->connected)
+        d->disconnect(d->h);
     if (d->started)
         d->stop_embedded(d->h);
     if (d->inited)
