@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu/dcgm_api.h"
 
@@ -182,18 +183,23 @@ int dcgm_reader_open(dcgm_reader **out, carma_err *err)
         dcgm_reader_close(d);
         return -1;
     }
-    CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, "carma", &d->group), "dcgmGroupCreate");
+    /* A host engine is shared: other clients' field groups, another carma's among them, live
+     * in the same namespace, and dcgmFieldGroupCreate refuses a name in use. */
+    char name[32], prof_name[48];
+    snprintf(name, sizeof name, "carma-%ld", (long)getpid());
+    snprintf(prof_name, sizeof prof_name, "%s-prof", name);
+    CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, name, &d->group), "dcgmGroupCreate");
     d->have_group = true;
     static const unsigned short base[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_DEV_POWER_USAGE,
                                           DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION};
     static const unsigned short prof[] = {DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_SM_OCCUPANCY,
                                           DCGM_FI_PROF_DRAM_ACTIVE};
-    if (watch_fields(d, &d->base, base, 3, "carma", err)) {
+    if (watch_fields(d, &d->base, base, 3, name, err)) {
         dcgm_reader_close(d);
         return -1;
     }
     carma_err perr;
-    if (watch_fields(d, &d->prof, prof, 3, "carma-prof", &perr))
+    if (watch_fields(d, &d->prof, prof, 3, prof_name, &perr))
         snprintf(d->status, sizeof d->status,
                  "%s; profiling fields not watched (%s): SM activity unknown without GPM", mode,
                  perr.msg);

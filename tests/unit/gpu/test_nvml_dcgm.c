@@ -1,7 +1,8 @@
 /* test_nvml_dcgm.c — the nvml backend's DCGM path on a node shared with other DCGM users,
  * against the fake libdcgm.so.4: the node's nv-hostengine used when one answers (embedded only
- * when none does), each closed the way it was opened; power and energy kept when the profiling
- * watch fails (another process holds the profiling counters). */
+ * when none does), each closed the way it was opened; names of carma's own on the shared
+ * engine; power and energy kept when the profiling watch fails (another process holds the
+ * profiling counters). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +137,26 @@ static void embedded_only_when_no_hostengine_answers(void **state)
     assert_null(strstr(calls(), "dcgmDisconnect"));
 }
 
+/* Another carma (or any client) on the shared host engine already holds field groups named
+ * "carma" and "carma-prof": this one's names are its own, with its pid. */
+static void field_group_names_are_per_process(void **state)
+{
+    (void)state;
+    setenv("FAKE_DCGM_HOSTENGINE", "127.0.0.1", 1);
+    setenv("FAKE_DCGM_NAMES_IN_USE", "carma,carma-prof", 1);
+    open_and_sample();
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    assert_double_equal(F.r[0].power_w, 300.5, 1e-12);
+    char line[96];
+    snprintf(line, sizeof line, "dcgmGroupCreate carma-%ld\n", (long)getpid());
+    assert_non_null(strstr(calls(), line));
+    snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld n=3\n", (long)getpid());
+    assert_non_null(strstr(calls(), line));
+    snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld-prof n=3\n", (long)getpid());
+    assert_non_null(strstr(calls(), line));
+    assert_null(strstr(calls(), "duplicate"));
+}
+
 /* A host engine on a unix socket (nv-hostengine --domain-socket), named as DCGM names them. */
 static void hostengine_address_from_the_environment(void **state)
 {
@@ -190,6 +211,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(hostengine_address_from_the_environment, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(field_group_names_are_per_process, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_lock_keeps_power_and_energy, setup, teardown),
         cmocka_unit_test_setup_teardown(profiling_fields_arrive_when_free, setup, teardown),
     };
