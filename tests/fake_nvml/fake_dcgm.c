@@ -10,7 +10,9 @@
  * "na" for a blank value (the field's blank sentinel is returned), e.g. "7:1:0.5:0.25:na:300:42".
  * $FAKE_DCGM_FAIL: the name of one entry point that returns an error.
  * $FAKE_DCGM_HOSTENGINE: the address a host engine answers at (dcgmConnect_v2's ipAddress, e.g.
- *     "127.0.0.1"); unset, no host engine answers (DCGM_ST_CONNECTION_NOT_VALID).
+ *     "127.0.0.1"); unset, no host engine answers (DCGM_ST_CONNECTION_NOT_VALID). Unset or
+ *     changed while connected, the engine has stopped: every call on that connection fails with
+ *     DCGM_ST_CONNECTION_NOT_VALID from then on, even once an engine answers there again.
  * $FAKE_DCGM_PROF_LOCKED=1: watching a field group that holds a profiling field fails with
  *     DCGM_ST_PROFILING_LIBRARY_ERROR, as when another process holds the profiling counters, and,
  *     as nv-hostengine does, the whole field group is left unwatched.
@@ -74,7 +76,8 @@ typedef struct field_group {
     char name[256];
 } field_group;
 
-static int inited, started, connected, have_group;
+static int inited, started, connected, lost, have_group;
+static char connected_to[256];
 static field_group fgs[MAX_FIELD_GROUPS];
 
 static void log_call(const char *fmt, ...)
@@ -101,6 +104,23 @@ static int failing(const char *fn)
     do {                                                                                      \
         if (failing(__func__))                                                                \
             return ST_PROFILING_NOT_SUPPORTED;                                                \
+    } while (0)
+
+/* The host engine of this connection stopped: the connection is gone for good. */
+static int connection_lost(uintptr_t h)
+{
+    if (!connected || h != CONNECTED_HANDLE)
+        return 0;
+    const char *he = getenv("FAKE_DCGM_HOSTENGINE");
+    if (!he || strcmp(he, connected_to))
+        lost = 1;
+    return lost;
+}
+
+#define FAIL_IF_LOST(h)                                                                       \
+    do {                                                                                      \
+        if (connection_lost(h))                                                               \
+            return ST_CONNECTION_NOT_VALID;                                                   \
     } while (0)
 
 static int valid_handle(uintptr_t h)
@@ -139,7 +159,7 @@ EXPORT int dcgmInit(void)
 EXPORT int dcgmShutdown(void)
 {
     log_call("dcgmShutdown");
-    inited = started = connected = have_group = 0;
+    inited = started = connected = lost = have_group = 0;
     memset(fgs, 0, sizeof fgs);
     return ST_OK;
 }
@@ -186,6 +206,8 @@ EXPORT int dcgmConnect_v2(const char *address, connect_params *p, uintptr_t *h)
     if (!answers)
         return ST_CONNECTION_NOT_VALID;
     connected = 1;
+    lost = 0;
+    snprintf(connected_to, sizeof connected_to, "%s", address);
     *h = CONNECTED_HANDLE;
     return ST_OK;
 }
@@ -204,6 +226,7 @@ EXPORT int dcgmDisconnect(uintptr_t h)
 EXPORT int dcgmGroupCreate(uintptr_t h, int type, const char *name, uintptr_t *group)
 {
     FAIL_IF_SCRIPTED();
+    FAIL_IF_LOST(h);
     if (!valid_handle(h) || type != 0 || !name)
         return ST_BADPARAM;
     log_call("dcgmGroupCreate %s", name);
@@ -214,6 +237,7 @@ EXPORT int dcgmGroupCreate(uintptr_t h, int type, const char *name, uintptr_t *g
 
 EXPORT int dcgmGroupDestroy(uintptr_t h, uintptr_t group)
 {
+    FAIL_IF_LOST(h);
     if (!valid_handle(h) || group != GROUP_ID || !have_group)
         return ST_BADPARAM;
     log_call("dcgmGroupDestroy");
@@ -241,6 +265,7 @@ EXPORT int dcgmFieldGroupCreate(uintptr_t h, int n, unsigned short *ids, const c
                                 uintptr_t *fg)
 {
     FAIL_IF_SCRIPTED();
+    FAIL_IF_LOST(h);
     if (!valid_handle(h) || n < 1 || n > MAX_FIELDS || !ids || !name || !fg)
         return ST_BADPARAM;
     int dup = name_in_use(name);
@@ -264,6 +289,7 @@ EXPORT int dcgmFieldGroupCreate(uintptr_t h, int n, unsigned short *ids, const c
 
 EXPORT int dcgmFieldGroupDestroy(uintptr_t h, uintptr_t fg)
 {
+    FAIL_IF_LOST(h);
     field_group *g = field_group_of(fg);
     if (!valid_handle(h) || !g)
         return ST_BADPARAM;
@@ -282,6 +308,7 @@ EXPORT int dcgmWatchFields(uintptr_t h, uintptr_t group, uintptr_t fg, long long
                            double keep_s, int keep_samples)
 {
     FAIL_IF_SCRIPTED();
+    FAIL_IF_LOST(h);
     field_group *g = field_group_of(fg);
     if (!valid_handle(h) || group != GROUP_ID || !have_group || !g || freq_us <= 0 ||
         keep_s <= 0 || keep_samples < 1)
@@ -316,6 +343,7 @@ static void set_value(field_value *v, unsigned short id, const char *text, int w
 EXPORT int dcgmGetLatestValues(uintptr_t h, uintptr_t group, uintptr_t fg, enum_cb cb, void *user)
 {
     FAIL_IF_SCRIPTED();
+    FAIL_IF_LOST(h);
     field_group *g = field_group_of(fg);
     if (!valid_handle(h) || group != GROUP_ID || !have_group || !g || !cb)
         return ST_BADPARAM;
