@@ -1,4 +1,4 @@
-/* dcgm.c — DCGM in embedded mode through dlopen (see dcgm.h). */
+/* dcgm.c — DCGM through dlopen: the node's nv-hostengine, else an embedded one (see dcgm.h). */
 #include "gpu/dcgm.h"
 
 #include <dlfcn.h>
@@ -6,19 +6,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu/dcgm_api.h"
+
+/* One field group and its watch. */
+typedef struct dcgm_watch {
+    dcgmFieldGrp_t fg;
+    bool created, watched;
+} dcgm_watch;
 
 struct dcgm_reader {
     void *dl;
     char path[256];
-    bool inited, started, have_group, have_fgroup;
+    bool inited, connected, started, have_group;
     dcgmHandle_t h;
     dcgmGpuGrp_t group;
-    dcgmFieldGrp_t fgroup;
+    /* NVML index, power and energy apart from the profiling fields: a host engine undoes the
+     * whole watch of a field group when its profiling part fails (another process holds the
+     * profiling counters), and power and energy must survive that. */
+    dcgm_watch base, prof;
+    char status[DCGM_STATUS_MAX];
     dcgm_init_fn init, shutdown;
     dcgm_start_embedded_fn start_embedded;
     dcgm_stop_embedded_fn stop_embedded;
+    dcgm_connect_v2_fn connect_v2;
+    dcgm_disconnect_fn disconnect;
     dcgm_group_create_fn group_create;
     dcgm_group_destroy_fn group_destroy;
     dcgm_field_group_create_fn field_group_create;
@@ -75,6 +88,8 @@ static int resolve(dcgm_reader *d, carma_err *err)
     RESOLVE(shutdown, "dcgmShutdown");
     RESOLVE(start_embedded, "dcgmStartEmbedded");
     RESOLVE(stop_embedded, "dcgmStopEmbedded");
+    RESOLVE(connect_v2, "dcgmConnect_v2");
+    RESOLVE(disconnect, "dcgmDisconnect");
     RESOLVE(group_create, "dcgmGroupCreate");
     RESOLVE(group_destroy, "dcgmGroupDestroy");
     RESOLVE(field_group_create, "dcgmFieldGroupCreate");
@@ -99,6 +114,58 @@ static int resolve(dcgm_reader *d, carma_err *err)
         }                                                                                     \
     } while (0)
 
+/* Creates the field group `name` of `ids` and watches it on every GPU: every second, keeping a
+ * few samples (the daemon reads about that often). */
+static int watch_fields(dcgm_reader *d, dcgm_watch *w, const unsigned short *ids, int n,
+                        const char *name, carma_err *err)
+{
+    dcgmReturn_t rc = d->field_group_create(d->h, n, ids, name, &w->fg);
+    if (rc != DCGM_ST_OK)
+        return carma_err_set(err, "dcgmFieldGroupCreate failed in %s: %s", d->path,
+                             dcgm_strerror(d, rc));
+    w->created = true;
+    rc = d->watch_fields(d->h, d->group, w->fg, 1000000LL, 10.0, 4);
+    if (rc != DCGM_ST_OK)
+        return carma_err_set(err, "dcgmWatchFields failed in %s: %s", d->path,
+                             dcgm_strerror(d, rc));
+    w->watched = true;
+    return 0;
+}
+
+/* Connects to the node's host engine ($CARMA_DCGM_HOSTENGINE, else nv-hostengine's default
+ * address), else starts one embedded in this process when none answers. NVIDIA supports one
+ * host engine per node, and the profiling counters cannot be shared between processes: next to
+ * nvidia-dcgm or dcgm-exporter an embedded engine's profiling watch fails. `mode` gets which
+ * was used, for dcgm_reader_status. */
+static int start_host_engine(dcgm_reader *d, char *mode, size_t cap, carma_err *err)
+{
+    const char *env = getenv(DCGM_HOSTENGINE_ENV);
+    const char *address = env && *env ? env : DCGM_HOSTENGINE_ADDRESS;
+    size_t prefix = strlen(DCGM_UNIX_SOCKET_PREFIX);
+    bool unix_socket = !strncmp(address, DCGM_UNIX_SOCKET_PREFIX, prefix);
+    /* persistAfterDisconnect 0: what carma set up goes away with its connection, even if carma
+     * dies; the timeout is short because DCGM keeps retrying a refused connection until it ends
+     * (0 would mean 5 s) and a local host engine answers at once */
+    dcgmConnectV2Params_v2 params = {dcgmConnectV2Params_version2, 0, DCGM_CONNECT_TIMEOUT_MS,
+                                     unix_socket};
+    dcgmReturn_t rc = d->connect_v2(unix_socket ? address + prefix : address, &params, &d->h);
+    if (rc == DCGM_ST_OK) {
+        d->connected = true;
+        snprintf(mode, cap, "DCGM via nv-hostengine at %s", address);
+        return 0;
+    }
+    if (rc != DCGM_ST_CONNECTION_NOT_VALID) /* a host engine answered, and refused */
+        return carma_err_set(err, "dcgmConnect_v2 to %s failed in %s: %s", address, d->path,
+                             dcgm_strerror(d, rc));
+    rc = d->start_embedded(DCGM_OPERATION_MODE_AUTO, &d->h);
+    if (rc != DCGM_ST_OK)
+        return carma_err_set(err, "no nv-hostengine at %s, and dcgmStartEmbedded failed in %s: %s",
+                             address, d->path, dcgm_strerror(d, rc));
+    d->started = true;
+    snprintf(mode, cap, "DCGM embedded (no nv-hostengine at %s)", address);
+    return 0;
+}
+
 int dcgm_reader_open(dcgm_reader **out, carma_err *err)
 {
     *out = NULL;
@@ -111,31 +178,54 @@ int dcgm_reader_open(dcgm_reader **out, carma_err *err)
     }
     CHECK(d->init(), "dcgmInit");
     d->inited = true;
-    CHECK(d->start_embedded(DCGM_OPERATION_MODE_AUTO, &d->h), "dcgmStartEmbedded");
-    d->started = true;
-    CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, "carma", &d->group), "dcgmGroupCreate");
+    char mode[CARMA_ERR_MAX / 2];
+    if (start_host_engine(d, mode, sizeof mode, err)) {
+        dcgm_reader_close(d);
+        return -1;
+    }
+    /* A host engine is shared: other clients' field groups, another carma's among them, live
+     * in the same namespace, and dcgmFieldGroupCreate refuses a name in use. */
+    char name[32], prof_name[48];
+    snprintf(name, sizeof name, "carma-%ld", (long)getpid());
+    snprintf(prof_name, sizeof prof_name, "%s-prof", name);
+    CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, name, &d->group), "dcgmGroupCreate");
     d->have_group = true;
-    unsigned short fields[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_PROF_SM_ACTIVE,
-                               DCGM_FI_PROF_SM_OCCUPANCY, DCGM_FI_PROF_DRAM_ACTIVE,
-                               DCGM_FI_DEV_POWER_USAGE, DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION};
-    CHECK(d->field_group_create(d->h, (int)(sizeof fields / sizeof fields[0]), fields, "carma",
-                                &d->fgroup),
-          "dcgmFieldGroupCreate");
-    d->have_fgroup = true;
-    /* every second, keeping a few samples: the daemon reads about that often */
-    CHECK(d->watch_fields(d->h, d->group, d->fgroup, 1000000LL, 10.0, 4), "dcgmWatchFields");
+    static const unsigned short base[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_DEV_POWER_USAGE,
+                                          DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION};
+    static const unsigned short prof[] = {DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_SM_OCCUPANCY,
+                                          DCGM_FI_PROF_DRAM_ACTIVE};
+    if (watch_fields(d, &d->base, base, 3, name, err)) {
+        dcgm_reader_close(d);
+        return -1;
+    }
+    carma_err perr;
+    if (watch_fields(d, &d->prof, prof, 3, prof_name, &perr))
+        snprintf(d->status, sizeof d->status,
+                 "%s; profiling fields not watched (%s): SM activity unknown without GPM", mode,
+                 perr.msg);
+    else
+        snprintf(d->status, sizeof d->status, "%s", mode);
     *out = d;
     return 0;
+}
+
+const char *dcgm_reader_status(const dcgm_reader *d)
+{
+    return d->status;
 }
 
 void dcgm_reader_close(dcgm_reader *d)
 {
     if (!d)
         return;
-    if (d->have_fgroup)
-        d->field_group_destroy(d->h, d->fgroup);
+    if (d->prof.created)
+        d->field_group_destroy(d->h, d->prof.fg);
+    if (d->base.created)
+        d->field_group_destroy(d->h, d->base.fg);
     if (d->have_group)
         d->group_destroy(d->h, d->group);
+    if (d->connected)
+        d->disconnect(d->h);
     if (d->started)
         d->stop_embedded(d->h);
     if (d->inited)
@@ -199,7 +289,9 @@ int dcgm_reader_read(dcgm_reader *d, dcgm_gpu_values *vals, int n, carma_err *er
     collect_ctx c;
     for (int id = 0; id < DCGM_MAX_NUM_DEVICES; id++)
         c.by_id[id] = (dcgm_entity_values){false, NAN, NAN, NAN, NAN, NAN, NAN};
-    dcgmReturn_t rc = d->get_latest_values(d->h, d->group, d->fgroup, collect_value, &c);
+    dcgmReturn_t rc = d->get_latest_values(d->h, d->group, d->base.fg, collect_value, &c);
+    if (rc == DCGM_ST_OK && d->prof.watched)
+        rc = d->get_latest_values(d->h, d->group, d->prof.fg, collect_value, &c);
     if (rc != DCGM_ST_OK)
         return carma_err_set(err, "dcgmGetLatestValues failed: %s", dcgm_strerror(d, rc));
     for (int id = 0; id < DCGM_MAX_NUM_DEVICES; id++) {

@@ -18,6 +18,11 @@
 #include "gpu/visible.h"
 #include "util/clock.h"
 
+/* How long after a failed DCGM open, or a failed read (which closes it), carma tries again: a
+ * host engine restarted or DCGM installed later is picked up, without paying a connection
+ * attempt (up to DCGM_CONNECT_TIMEOUT_MS) and an embedded start on every sample. */
+#define DCGM_RETRY_S 60.0
+
 typedef struct nvml_gpu {
     unsigned nvml_index; /* NVML's own index: handles and DCGM values are by it */
     nvmlDevice_t dev;
@@ -34,8 +39,9 @@ struct gpu_backend {
     int n_all;                /* the GPUs NVML lists */
     nvml_gpu *gpus;
     dcgm_reader *dcgm;        /* NULL when every GPU has GPM, or DCGM is absent */
+    double dcgm_next_try;     /* clock_mono_s() before which DCGM is not opened again */
     dcgm_gpu_values *dvals;   /* n_all entries by NVML index, refilled each sample */
-    char activity_note[CARMA_ERR_MAX + 128];
+    char activity_note[DCGM_STATUS_MAX + 128];
     char visible_note[GPU_VISIBLE_NOTE_MAX]; /* which GPUs the allocation left, "" for all */
 };
 
@@ -78,26 +84,24 @@ static void read_static(gpu_backend *b, nvml_gpu *g)
     gpm_reader_init(&g->gpm, &b->lib, g->dev);
 }
 
-static void open_dcgm_if_needed(gpu_backend *b)
+/* Opens DCGM when some GPU lacks GPM and it is not open, at most once per DCGM_RETRY_S. */
+static void open_dcgm_when_due(gpu_backend *b, double now)
 {
     bool needed = false;
     for (int i = 0; i < b->n; i++)
         needed |= b->gpus[i].dev && !b->gpus[i].gpm.supported;
-    if (!needed)
+    if (!needed || b->dcgm || now < b->dcgm_next_try)
         return;
+    b->dcgm_next_try = now + DCGM_RETRY_S;
     carma_err err;
     if (dcgm_reader_open(&b->dcgm, &err)) {
         b->dcgm = NULL;
         snprintf(b->activity_note, sizeof b->activity_note,
-                 "no GPM on some GPUs and no DCGM (%s): SM activity unknown there", err.msg);
+                 "no GPM on some GPUs and no DCGM (%s): SM activity unknown there; trying again "
+                 "every %.0f s", err.msg, DCGM_RETRY_S);
         return;
     }
-    b->dvals = calloc((size_t)b->n_all, sizeof *b->dvals);
-    if (!b->dvals) {
-        dcgm_reader_close(b->dcgm);
-        b->dcgm = NULL;
-        snprintf(b->activity_note, sizeof b->activity_note, "out of memory for DCGM values");
-    }
+    snprintf(b->activity_note, sizeof b->activity_note, "%s", dcgm_reader_status(b->dcgm));
 }
 
 /* Keeps the GPUs the environment allows (visible.h), in NVML order; the others' GPM readers
@@ -153,7 +157,8 @@ static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
         return -1;
     }
     b->gpus = calloc(count ? count : 1, sizeof *b->gpus);
-    if (!b->gpus) {
+    b->dvals = calloc(count ? count : 1, sizeof *b->dvals);
+    if (!b->gpus || !b->dvals) {
         nvml_close(b);
         return carma_err_set(err, "out of memory");
     }
@@ -171,7 +176,7 @@ static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
         nvml_close(b);
         return -1;
     }
-    open_dcgm_if_needed(b);
+    open_dcgm_when_due(b, clock_mono_s());
     *out = b;
     return 0;
 }
@@ -317,13 +322,20 @@ static void apply_dcgm(const nvml_gpu *g, const dcgm_gpu_values *v, gpu_reading 
 static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
 {
     double now = clock_mono_s();
+    open_dcgm_when_due(b, now);
     bool dcgm_ok = false;
     if (b->dcgm) {
         carma_err derr;
         dcgm_ok = dcgm_reader_read(b->dcgm, b->dvals, b->n_all, &derr) == 0;
-        if (!dcgm_ok)
-            snprintf(b->activity_note, sizeof b->activity_note, "DCGM read failed: %s",
-                     derr.msg);
+        if (!dcgm_ok) {
+            /* closed and opened again later: a host engine that restarted no longer knows
+             * this connection (DCGM_ST_CONNECTION_NOT_VALID on every call) */
+            snprintf(b->activity_note, sizeof b->activity_note,
+                     "DCGM read failed: %s; trying again in %.0f s", derr.msg, DCGM_RETRY_S);
+            dcgm_reader_close(b->dcgm);
+            b->dcgm = NULL;
+            b->dcgm_next_try = now + DCGM_RETRY_S;
+        }
     }
     for (int i = 0; i < b->n; i++) {
         nvml_gpu *g = &b->gpus[i];

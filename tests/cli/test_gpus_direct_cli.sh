@@ -11,6 +11,7 @@ trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 unset CARMA_NVML_LIBRARY
 export CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4
+unset CARMA_DCGM_HOSTENGINE FAKE_DCGM_HOSTENGINE FAKE_DCGM_PROF_LOCKED FAKE_DCGM_VALUES
 
 cat >"$TMP/scenario" <<'SCN'
 gpu uuid=GPU-aaaa-0001 name="NVIDIA H100 80GB HBM3" total=81559 used=20480 util=35 power=251500 energy=987654321 gpm=1 smact=40.5 smocc=20 drama=30
@@ -29,6 +30,22 @@ grep -q 'power     251.5 W, energy 987654.3 J  (nvml)' <<<"$out" || fail "power 
 grep -q 'util      unknown' <<<"$out" || fail "unsupported util not unknown: $out"
 grep -q 'smact unknown smocc unknown drama unknown  (unknown)' <<<"$out" || fail "A100: $out"
 grep -q 'note: .*libdcgm' <<<"$out" || fail "no note on the missing DCGM: $out"
+
+# DCGM (the fake) for the A100: through the node's host engine when one answers, and the note
+# says which engine; with the profiling counters held by another process, why activity is unknown
+dcgm() {
+    CARMA_DCGM_LIBRARY="$FAKE_DIR/dcgm/libdcgm.so.4" FAKE_DCGM_VALUES="1:1:0.5:0.25:0.125:61:1000" \
+        "$@" "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1
+}
+out=$(dcgm env FAKE_DCGM_HOSTENGINE=127.0.0.1) || fail "gpus with DCGM exited $?"
+grep -q 'smact 0.500 smocc 0.250 drama 0.125  (dcgm)' <<<"$out" || fail "DCGM activity: $out"
+grep -q '^note: DCGM via nv-hostengine at 127.0.0.1$' <<<"$out" || fail "DCGM mode note: $out"
+out=$(dcgm env) || fail "gpus with embedded DCGM exited $?"
+grep -q '^note: DCGM embedded (no nv-hostengine at 127.0.0.1)$' <<<"$out" || fail "embedded: $out"
+out=$(dcgm env FAKE_DCGM_HOSTENGINE=127.0.0.1 FAKE_DCGM_PROF_LOCKED=1) || fail "locked exited $?"
+grep -q 'smact unknown smocc unknown drama unknown  (unknown)' <<<"$out" || fail "locked: $out"
+grep -q '^note: DCGM via nv-hostengine at 127.0.0.1; profiling fields not watched' <<<"$out" \
+    || fail "no note on the profiling lock: $out"
 
 # one sample: GPM has no interval yet
 out=$(CARMA_NVML_LIBRARY="$FAKE_DIR/full/libnvidia-ml.so.1" "$CARMA" gpus --gpu-backend nvml --samples 1 --json \

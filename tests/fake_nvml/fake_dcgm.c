@@ -1,12 +1,25 @@
-/* fake_dcgm.c — a fake libdcgm.so.4 for tests of carma's DCGM reader: embedded mode, one default
- * group, one field group, watches, latest values through the enumeration callback. It checks the
- * call order a real host engine needs (init, start, group, field group, watch, read), and it
- * calls back as DCGM's own helperGetLatestValues does: once per value (numValues 1), GPU by GPU,
- * field by field in the field group's order, stopping when the callback returns nonzero.
+/* fake_dcgm.c — a fake libdcgm.so.4 for tests of carma's DCGM reader: embedded mode or a
+ * connection to a "host engine", one default group, field groups, watches, latest values through
+ * the enumeration callback. It checks the call order a real host engine needs (init, start or
+ * connect, group, field group, watch, read), and it calls back as DCGM's own
+ * helperGetLatestValues does: once per value (numValues 1), GPU by GPU, field by field in the
+ * field group's order, stopping when the callback returns nonzero. Status codes are
+ * dcgm_structs.h's.
  *
  * $FAKE_DCGM_VALUES: GPUs separated by ';', each "gpuId:nvmlIndex:smact:smocc:drama:W:mJ",
  * "na" for a blank value (the field's blank sentinel is returned), e.g. "7:1:0.5:0.25:na:300:42".
- * $FAKE_DCGM_FAIL: the name of one entry point that returns an error. */
+ * $FAKE_DCGM_FAIL: the name of one entry point that returns an error.
+ * $FAKE_DCGM_HOSTENGINE: the address a host engine answers at (dcgmConnect_v2's ipAddress, e.g.
+ *     "127.0.0.1"); unset, no host engine answers (DCGM_ST_CONNECTION_NOT_VALID). Unset or
+ *     changed while connected, the engine has stopped: every call on that connection fails with
+ *     DCGM_ST_CONNECTION_NOT_VALID from then on, even once an engine answers there again.
+ * $FAKE_DCGM_PROF_LOCKED=1: watching a field group that holds a profiling field fails with
+ *     DCGM_ST_PROFILING_LIBRARY_ERROR, as when another process holds the profiling counters, and,
+ *     as nv-hostengine does, the whole field group is left unwatched.
+ * $FAKE_DCGM_NAMES_IN_USE: field-group names, separated by ',', other clients of the host engine
+ *     already hold (connected mode only); DCGM refuses a duplicate with DCGM_ST_DUPLICATE_KEY.
+ * $FAKE_DCGM_LOG: a file the fake appends one line per call to, for tests to inspect. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +27,26 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* dcgm_structs.h, dcgmReturn_enum */
 #define ST_OK 0
 #define ST_BADPARAM (-1)
-#define ST_UNINITIALIZED (-3)
-#define ST_NOT_WATCHED (-15)
+#define ST_UNINITIALIZED (-10)
+#define ST_VER_MISMATCH (-12)
+#define ST_NOT_WATCHED (-16)
+#define ST_CONNECTION_NOT_VALID (-21)
+#define ST_MAX_LIMIT (-24)
+#define ST_DUPLICATE_KEY (-26)
 #define ST_PROFILING_NOT_SUPPORTED (-36)
+#define ST_PROFILING_LIBRARY_ERROR (-37)
 #define INT64_BLANK 0x7ffffffffffffff0LL
 #define FP64_BLANK 140737488355328.0
+
+#define EMBEDDED_HANDLE ((uintptr_t)0x5eed)
+#define CONNECTED_HANDLE ((uintptr_t)0xc0ee)
+#define GROUP_ID ((uintptr_t)11)
+#define FIRST_FIELD_GROUP ((uintptr_t)22)
+#define MAX_FIELD_GROUPS 4
+#define MAX_FIELDS 16
 
 typedef struct field_value {
     unsigned version;
@@ -35,11 +61,38 @@ typedef struct field_value {
     } value;
 } field_value;
 
+/* dcgmConnectV2Params_v2 */
+typedef struct connect_params {
+    unsigned version, persistAfterDisconnect, timeoutMs, addressIsUnixSocket;
+} connect_params;
+#define CONNECT_PARAMS_V1 (8u | 1u << 24)
+#define CONNECT_PARAMS_V2 ((unsigned)sizeof(connect_params) | 2u << 24)
+
 typedef int (*enum_cb)(unsigned gpuId, field_value *values, int n, void *user);
 
-static int inited, started, have_group, watching;
-static unsigned short fields[16];
-static int nfields;
+typedef struct field_group {
+    int used, watched, nfields;
+    unsigned short fields[MAX_FIELDS];
+    char name[256];
+} field_group;
+
+static int inited, started, connected, lost, have_group;
+static char connected_to[256];
+static field_group fgs[MAX_FIELD_GROUPS];
+
+static void log_call(const char *fmt, ...)
+{
+    const char *path = getenv("FAKE_DCGM_LOG");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fclose(f);
+}
 
 static int failing(const char *fn)
 {
@@ -53,10 +106,47 @@ static int failing(const char *fn)
             return ST_PROFILING_NOT_SUPPORTED;                                                \
     } while (0)
 
+/* The host engine of this connection stopped: the connection is gone for good. */
+static int connection_lost(uintptr_t h)
+{
+    if (!connected || h != CONNECTED_HANDLE)
+        return 0;
+    const char *he = getenv("FAKE_DCGM_HOSTENGINE");
+    if (!he || strcmp(he, connected_to))
+        lost = 1;
+    return lost;
+}
+
+#define FAIL_IF_LOST(h)                                                                       \
+    do {                                                                                      \
+        if (connection_lost(h))                                                               \
+            return ST_CONNECTION_NOT_VALID;                                                   \
+    } while (0)
+
+static int valid_handle(uintptr_t h)
+{
+    return (started && h == EMBEDDED_HANDLE) || (connected && h == CONNECTED_HANDLE);
+}
+
+static field_group *field_group_of(uintptr_t fg)
+{
+    if (fg < FIRST_FIELD_GROUP || fg >= FIRST_FIELD_GROUP + MAX_FIELD_GROUPS)
+        return NULL;
+    field_group *g = &fgs[fg - FIRST_FIELD_GROUP];
+    return g->used ? g : NULL;
+}
+
 EXPORT const char *errorString(int rc)
 {
-    return rc == ST_PROFILING_NOT_SUPPORTED ? "Profiling is not supported for this group"
-         : rc == ST_NOT_WATCHED ? "Field is not being watched" : "fake DCGM error";
+    switch (rc) {
+    case ST_PROFILING_NOT_SUPPORTED: return "Profiling is not supported for this group";
+    case ST_PROFILING_LIBRARY_ERROR: return "The profiling library returned an unrecoverable error";
+    case ST_NOT_WATCHED: return "Field is not being watched";
+    case ST_CONNECTION_NOT_VALID: return "The connection to the host engine is not valid";
+    case ST_DUPLICATE_KEY: return "Duplicate key";
+    case ST_UNINITIALIZED: return "Uninitialized";
+    default: return "fake DCGM error";
+    }
 }
 
 EXPORT int dcgmInit(void)
@@ -68,7 +158,9 @@ EXPORT int dcgmInit(void)
 
 EXPORT int dcgmShutdown(void)
 {
-    inited = started = have_group = watching = 0;
+    log_call("dcgmShutdown");
+    inited = started = connected = lost = have_group = 0;
+    memset(fgs, 0, sizeof fgs);
     return ST_OK;
 }
 
@@ -79,71 +171,169 @@ EXPORT int dcgmStartEmbedded(int mode, uintptr_t *h)
         return ST_UNINITIALIZED;
     if (mode != 1 && mode != 2)
         return ST_BADPARAM;
+    log_call("dcgmStartEmbedded");
     started = 1;
-    *h = 0x5eed;
+    *h = EMBEDDED_HANDLE;
     return ST_OK;
 }
 
 EXPORT int dcgmStopEmbedded(uintptr_t h)
 {
-    if (h != 0x5eed || !started)
+    if (!inited)
+        return ST_UNINITIALIZED;
+    if (h != EMBEDDED_HANDLE || !started)
         return ST_BADPARAM;
+    log_call("dcgmStopEmbedded");
     started = 0;
+    return ST_OK;
+}
+
+EXPORT int dcgmConnect_v2(const char *address, connect_params *p, uintptr_t *h)
+{
+    FAIL_IF_SCRIPTED();
+    if (!address || !*address || !p || !h)
+        return ST_BADPARAM;
+    if (!inited)
+        return ST_UNINITIALIZED;
+    if (p->version != CONNECT_PARAMS_V2 && p->version != CONNECT_PARAMS_V1)
+        return ST_VER_MISMATCH;
+    int v2 = p->version == CONNECT_PARAMS_V2;
+    const char *he = getenv("FAKE_DCGM_HOSTENGINE");
+    int answers = he && *he && !strcmp(he, address);
+    log_call("dcgmConnect_v2 %s persist=%u timeoutMs=%u unix=%u -> %s", address,
+             p->persistAfterDisconnect, v2 ? p->timeoutMs : 0, v2 ? p->addressIsUnixSocket : 0,
+             answers ? "connected" : "no host engine");
+    if (!answers)
+        return ST_CONNECTION_NOT_VALID;
+    connected = 1;
+    lost = 0;
+    snprintf(connected_to, sizeof connected_to, "%s", address);
+    *h = CONNECTED_HANDLE;
+    return ST_OK;
+}
+
+EXPORT int dcgmDisconnect(uintptr_t h)
+{
+    if (!inited)
+        return ST_UNINITIALIZED;
+    if (h != CONNECTED_HANDLE || !connected)
+        return ST_BADPARAM;
+    log_call("dcgmDisconnect");
+    connected = 0;
     return ST_OK;
 }
 
 EXPORT int dcgmGroupCreate(uintptr_t h, int type, const char *name, uintptr_t *group)
 {
     FAIL_IF_SCRIPTED();
-    if (h != 0x5eed || !started || type != 0 || !name)
+    FAIL_IF_LOST(h);
+    if (!valid_handle(h) || type != 0 || !name)
         return ST_BADPARAM;
+    log_call("dcgmGroupCreate %s", name);
     have_group = 1;
-    *group = 11;
+    *group = GROUP_ID;
     return ST_OK;
 }
 
 EXPORT int dcgmGroupDestroy(uintptr_t h, uintptr_t group)
 {
-    (void)h;
-    return group == 11 ? (have_group = 0, ST_OK) : ST_BADPARAM;
+    FAIL_IF_LOST(h);
+    if (!valid_handle(h) || group != GROUP_ID || !have_group)
+        return ST_BADPARAM;
+    log_call("dcgmGroupDestroy");
+    have_group = 0;
+    return ST_OK;
+}
+
+/* On a host engine other clients' field groups share one namespace with ours. */
+static int name_in_use(const char *name)
+{
+    for (int i = 0; i < MAX_FIELD_GROUPS; i++)
+        if (fgs[i].used && !strcmp(fgs[i].name, name))
+            return 1;
+    const char *others = connected ? getenv("FAKE_DCGM_NAMES_IN_USE") : NULL;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", others ? others : "");
+    char *save = NULL;
+    for (char *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save))
+        if (!strcmp(n, name))
+            return 1;
+    return 0;
 }
 
 EXPORT int dcgmFieldGroupCreate(uintptr_t h, int n, unsigned short *ids, const char *name,
                                 uintptr_t *fg)
 {
     FAIL_IF_SCRIPTED();
-    if (h != 0x5eed || n < 1 || n > 16 || !ids || !name)
+    FAIL_IF_LOST(h);
+    if (!valid_handle(h) || n < 1 || n > MAX_FIELDS || !ids || !name || !fg)
         return ST_BADPARAM;
-    memcpy(fields, ids, (size_t)n * sizeof *ids);
-    nfields = n;
-    *fg = 22;
-    return ST_OK;
+    int dup = name_in_use(name);
+    log_call("dcgmFieldGroupCreate %s n=%d%s", name, n, dup ? " -> duplicate" : "");
+    if (dup)
+        return ST_DUPLICATE_KEY;
+    for (int i = 0; i < MAX_FIELD_GROUPS; i++) {
+        field_group *g = &fgs[i];
+        if (g->used)
+            continue;
+        memset(g, 0, sizeof *g);
+        g->used = 1;
+        g->nfields = n;
+        memcpy(g->fields, ids, (size_t)n * sizeof *ids);
+        snprintf(g->name, sizeof g->name, "%s", name);
+        *fg = FIRST_FIELD_GROUP + (uintptr_t)i;
+        return ST_OK;
+    }
+    return ST_MAX_LIMIT;
 }
 
 EXPORT int dcgmFieldGroupDestroy(uintptr_t h, uintptr_t fg)
 {
-    (void)h;
-    return fg == 22 ? (nfields = 0, ST_OK) : ST_BADPARAM;
+    FAIL_IF_LOST(h);
+    field_group *g = field_group_of(fg);
+    if (!valid_handle(h) || !g)
+        return ST_BADPARAM;
+    log_call("dcgmFieldGroupDestroy %s", g->name);
+    g->used = 0;
+    return ST_OK;
+}
+
+/* dcgm_fields.h: the profiling (DCP) fields are numbered from 1001 */
+static int is_profiling_field(unsigned short id)
+{
+    return id >= 1001 && id < 1100;
 }
 
 EXPORT int dcgmWatchFields(uintptr_t h, uintptr_t group, uintptr_t fg, long long freq_us,
                            double keep_s, int keep_samples)
 {
     FAIL_IF_SCRIPTED();
-    if (h != 0x5eed || group != 11 || fg != 22 || freq_us <= 0 || keep_s <= 0 || keep_samples < 1)
+    FAIL_IF_LOST(h);
+    field_group *g = field_group_of(fg);
+    if (!valid_handle(h) || group != GROUP_ID || !have_group || !g || freq_us <= 0 ||
+        keep_s <= 0 || keep_samples < 1)
         return ST_BADPARAM;
-    watching = 1;
+    const char *locked = getenv("FAKE_DCGM_PROF_LOCKED");
+    int prof = 0;
+    for (int i = 0; i < g->nfields; i++)
+        prof |= is_profiling_field(g->fields[i]);
+    int fails = prof && locked && !strcmp(locked, "1");
+    log_call("dcgmWatchFields %s%s", g->name, fails ? " -> profiling locked" : "");
+    if (fails)
+        return ST_PROFILING_LIBRARY_ERROR; /* and every watch of this field group is undone */
+    g->watched = 1;
     return ST_OK;
 }
 
-static void set_value(field_value *v, unsigned short id, const char *text)
+static void set_value(field_value *v, unsigned short id, const char *text, int watched)
 {
     memset(v, 0, sizeof *v);
     v->version = (unsigned)sizeof *v | 1u << 24;
     v->fieldId = id;
+    v->status = watched ? ST_OK : ST_NOT_WATCHED;
     int is_int = id == 52 || id == 156;
     v->fieldType = is_int ? 'i' : 'd';
-    int na = !text || !strcmp(text, "na");
+    int na = !watched || !text || !strcmp(text, "na");
     if (is_int)
         v->value.i64 = na ? INT64_BLANK : strtoll(text, NULL, 10);
     else
@@ -153,10 +343,10 @@ static void set_value(field_value *v, unsigned short id, const char *text)
 EXPORT int dcgmGetLatestValues(uintptr_t h, uintptr_t group, uintptr_t fg, enum_cb cb, void *user)
 {
     FAIL_IF_SCRIPTED();
-    if (h != 0x5eed || group != 11 || fg != 22 || !cb)
+    FAIL_IF_LOST(h);
+    field_group *g = field_group_of(fg);
+    if (!valid_handle(h) || group != GROUP_ID || !have_group || !g || !cb)
         return ST_BADPARAM;
-    if (!watching)
-        return ST_NOT_WATCHED;
     const char *spec = getenv("FAKE_DCGM_VALUES");
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", spec ? spec : "");
@@ -168,16 +358,17 @@ EXPORT int dcgmGetLatestValues(uintptr_t h, uintptr_t group, uintptr_t fg, enum_
             part[k++] = p;
         if (k != 7)
             continue;
-        for (int i = 0; i < nfields; i++) {
-            const char *text = fields[i] == 52     ? part[1]
-                               : fields[i] == 1002 ? part[2]
-                               : fields[i] == 1003 ? part[3]
-                               : fields[i] == 1005 ? part[4]
-                               : fields[i] == 155  ? part[5]
-                               : fields[i] == 156  ? part[6]
-                                                   : NULL;
+        for (int i = 0; i < g->nfields; i++) {
+            unsigned short id = g->fields[i];
+            const char *text = id == 52     ? part[1]
+                               : id == 1002 ? part[2]
+                               : id == 1003 ? part[3]
+                               : id == 1005 ? part[4]
+                               : id == 155  ? part[5]
+                               : id == 156  ? part[6]
+                                            : NULL;
             field_value v;
-            set_value(&v, fields[i], text);
+            set_value(&v, id, text, g->watched); /* per value, as DCGM reports NOT_WATCHED */
             if (cb((unsigned)strtoul(part[0], NULL, 10), &v, 1, user))
                 return ST_OK; /* the caller asked to stop: DCGM still reports success */
         }

@@ -509,8 +509,13 @@ static int write_procs(const fake_proc *scripted, int nscripted, int gi, unsigne
         memset(rec, 0, sizeof rec);
         unsigned long long used = list[i].used_mib < 0 ? ~0ULL
                                                        : (unsigned long long)list[i].used_mib * MIB;
+        /* nvml.h: gpuInstanceId and computeInstanceId are 0xFFFFFFFF when MIG is off (the fake
+         * has no MIG), not 0, which is a valid instance id */
+        unsigned no_instance = 0xFFFFFFFFu;
         memcpy(rec, &list[i].pid, 4);
         memcpy(rec + 8, &used, 8);
+        memcpy(rec + 16, &no_instance, 4);
+        memcpy(rec + 20, &no_instance, 4);
         memcpy(out + (size_t)k * size, rec, size);
         k++;
     }

@@ -42,6 +42,8 @@ static int setup(void **state)
     unsetenv("CARMA_NVML_LIBRARY");
     unsetenv("SLURM_JOB_GPUS"); /* every GPU: the allocation filter has its own tests */
     unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("CARMA_DCGM_HOSTENGINE"); /* nv-hostengine's default address, where none answers */
+    unsetenv("FAKE_DCGM_HOSTENGINE");
     return 0;
 }
 
@@ -398,7 +400,9 @@ static void dcgm_fills_activity_where_gpm_is_missing(void **state)
     /* the H100 keeps GPM (unknown on the first sample) and NVML power: DCGM does not override */
     assert_int_equal(F.r[0].src_activity, SRC_UNKNOWN);
     assert_int_equal(F.r[0].src_power, SRC_NVML);
-    assert_string_equal(nvml_backend_activity_note(F.b), "");
+    /* no host engine answers here: DCGM runs embedded, and the note says so */
+    assert_string_equal(nvml_backend_activity_note(F.b),
+                        "DCGM embedded (no nv-hostengine at 127.0.0.1)");
     sleep_ms(120);
     sample_again();
     assert_int_equal(F.r[0].src_activity, SRC_GPM);

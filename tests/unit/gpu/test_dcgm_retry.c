@@ -1,0 +1,166 @@
+/* test_dcgm_retry.c — the nvml backend opens DCGM again after a failure, once a minute and not on
+ * every sample: after a failed open (DCGM or its host engine not up yet) and after a failed read
+ * (a restarted host engine no longer knows carma's connection). Against the fake libdcgm.so.4,
+ * with the backend's clock moved by the test instead of waited for. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fake_nvml_fixture.h"
+#include "gpu/backend.h"
+#include "gpu/nvml_backend.h"
+#include "util/clock.h"
+
+/* carma_lib is a static library: this definition is linked instead of src/util/clock.c's, so
+ * the backend sees the time the test sets. */
+static double now_s = 1000.0;
+double clock_mono_s(void)
+{
+    return now_s;
+}
+
+/* An A100 (no GPM): its SM activity can only come from DCGM. */
+static const char *const a100 =
+    "gpu uuid=GPU-bbbb-0002 name=\"NVIDIA A100-SXM4-40GB\" total=40960 used=0 util=0 gpm=0\n";
+
+typedef struct fixture {
+    const char *scenario;
+    char log[64];
+    gpu_backend *b;
+    gpu_reading r[1];
+} fixture;
+
+static fixture F;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&F, 0, sizeof F);
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/dcgm/libdcgm.so.4", FAKE_NVML_DIR);
+    setenv("CARMA_DCGM_LIBRARY", lib, 1);
+    setenv("FAKE_DCGM_VALUES", "0:0:0.55:0.25:0.125:300.5:4200", 1);
+    snprintf(F.log, sizeof F.log, "/tmp/carma-fake-dcgm-log-XXXXXX");
+    int fd = mkstemp(F.log);
+    assert_true(fd >= 0);
+    close(fd);
+    setenv("FAKE_DCGM_LOG", F.log, 1);
+    unsetenv("CARMA_NVML_LIBRARY");
+    unsetenv("CARMA_DCGM_HOSTENGINE");
+    unsetenv("SLURM_JOB_GPUS");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (F.b)
+        gpu_backend_nvml.close(F.b);
+    if (F.scenario)
+        unlink(F.scenario);
+    unlink(F.log);
+    const char *vars[] = {"FAKE_NVML_SCENARIO", "FAKE_DCGM_VALUES", "FAKE_DCGM_LOG",
+                          "FAKE_DCGM_FAIL", "FAKE_DCGM_HOSTENGINE"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        unsetenv(vars[i]);
+    return 0;
+}
+
+/* How often `what` is in the fake's call log. */
+static int calls(const char *what)
+{
+    char buf[8192];
+    FILE *f = fopen(F.log, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    int count = 0;
+    for (const char *p = strstr(buf, what); p; p = strstr(p + 1, what))
+        count++;
+    return count;
+}
+
+static void open_backend(void)
+{
+    carma_err err = {""};
+    F.scenario = fake_nvml_scenario(a100);
+    assert_int_equal(gpu_backend_nvml.open(&F.b, fake_nvml_path("full"), &err), 0);
+}
+
+/* One sample `dt` seconds later. */
+static void sample_after(double dt)
+{
+    carma_err err;
+    now_s += dt;
+    assert_int_equal(gpu_backend_nvml.sample(F.b, F.r, &err), 0);
+}
+
+static const char *note(void)
+{
+    return nvml_backend_activity_note(F.b);
+}
+
+/* No host engine and the embedded one fails to start: SM activity unknown, no new attempt for
+ * a minute, then DCGM opens once it can. */
+static void failed_open_is_tried_again_after_a_minute(void **state)
+{
+    (void)state;
+    setenv("FAKE_DCGM_FAIL", "dcgmStartEmbedded", 1);
+    open_backend();
+    sample_after(0);
+    assert_int_equal(F.r[0].src_activity, SRC_UNKNOWN);
+    assert_non_null(strstr(note(), "dcgmStartEmbedded failed"));
+    assert_non_null(strstr(note(), "trying again every 60 s"));
+    assert_int_equal(calls("dcgmConnect_v2"), 1);
+    unsetenv("FAKE_DCGM_FAIL");
+    sample_after(30);
+    assert_int_equal(F.r[0].src_activity, SRC_UNKNOWN);
+    assert_int_equal(calls("dcgmConnect_v2"), 1); /* not on every sample */
+    sample_after(31);
+    assert_int_equal(calls("dcgmConnect_v2"), 2);
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    assert_double_equal(F.r[0].smact, 0.55, 1e-12);
+    assert_string_equal(note(), "DCGM embedded (no nv-hostengine at 127.0.0.1)");
+}
+
+/* The host engine restarts: the old connection fails every call; carma closes it and, a minute
+ * later, connects to the new engine. */
+static void lost_hostengine_is_reconnected(void **state)
+{
+    (void)state;
+    setenv("FAKE_DCGM_HOSTENGINE", "127.0.0.1", 1);
+    open_backend();
+    sample_after(0);
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    unsetenv("FAKE_DCGM_HOSTENGINE"); /* the engine stops ... */
+    sample_after(1);
+    assert_int_equal(F.r[0].src_activity, SRC_UNKNOWN);
+    assert_true(isnan(F.r[0].smact));
+    assert_non_null(strstr(note(), "DCGM read failed"));
+    assert_non_null(strstr(note(), "not valid"));
+    assert_int_equal(calls("dcgmDisconnect"), 1);
+    setenv("FAKE_DCGM_HOSTENGINE", "127.0.0.1", 1); /* ... and is back */
+    sample_after(30);
+    assert_int_equal(F.r[0].src_activity, SRC_UNKNOWN);
+    sample_after(31);
+    assert_int_equal(calls("-> connected"), 2);
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    assert_double_equal(F.r[0].drama, 0.125, 1e-12);
+    assert_string_equal(note(), "DCGM via nv-hostengine at 127.0.0.1");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(failed_open_is_tried_again_after_a_minute, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(lost_hostengine_is_reconnected, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/* test_nvml_dcgm.c — the nvml backend's DCGM path on a node shared with other DCGM users,
+ * against the fake libdcgm.so.4: the node's nv-hostengine used when one answers (embedded only
+ * when none does), each closed the way it was opened; names of carma's own on the shared
+ * engine; power and energy kept when the profiling watch fails (another process holds the
+ * profiling counters). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fake_nvml_fixture.h"
+#include "gpu/backend.h"
+#include "gpu/nvml_backend.h"
+
+/* An A100 (no GPM) whose NVML gives no power or energy: those can only come from DCGM. */
+static const char *const a100 =
+    "gpu uuid=GPU-bbbb-0002 name=\"NVIDIA A100-SXM4-40GB\" total=40960 used=0 util=0 gpm=0\n"
+    "fail nvmlDeviceGetPowerUsage 3\n"
+    "fail nvmlDeviceGetTotalEnergyConsumption 3\n";
+
+typedef struct fixture {
+    const char *scenario;
+    char log[64];
+    gpu_backend *b;
+    gpu_reading r[2];
+} fixture;
+
+static fixture F;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&F, 0, sizeof F);
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/dcgm/libdcgm.so.4", FAKE_NVML_DIR);
+    setenv("CARMA_DCGM_LIBRARY", lib, 1);
+    setenv("FAKE_DCGM_VALUES", "4:0:0.55:0.25:0.125:300.5:4200", 1);
+    snprintf(F.log, sizeof F.log, "/tmp/carma-fake-dcgm-log-XXXXXX");
+    int fd = mkstemp(F.log);
+    assert_true(fd >= 0);
+    close(fd);
+    setenv("FAKE_DCGM_LOG", F.log, 1);
+    unsetenv("CARMA_NVML_LIBRARY");
+    unsetenv("CARMA_DCGM_HOSTENGINE");
+    unsetenv("SLURM_JOB_GPUS");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (F.b)
+        gpu_backend_nvml.close(F.b);
+    if (F.scenario)
+        unlink(F.scenario);
+    unlink(F.log);
+    const char *vars[] = {"FAKE_NVML_SCENARIO", "FAKE_DCGM_VALUES", "FAKE_DCGM_LOG",
+                          "FAKE_DCGM_PROF_LOCKED", "FAKE_DCGM_HOSTENGINE",
+                          "FAKE_DCGM_NAMES_IN_USE"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        unsetenv(vars[i]);
+    return 0;
+}
+
+static void open_and_sample(void)
+{
+    carma_err err = {""};
+    F.scenario = fake_nvml_scenario(a100);
+    int rc = gpu_backend_nvml.open(&F.b, fake_nvml_path("full"), &err);
+    if (rc)
+        print_error("open: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(gpu_backend_nvml.sample(F.b, F.r, &err), 0);
+}
+
+static const char *note(void)
+{
+    return nvml_backend_activity_note(F.b);
+}
+
+/* The fake's call log so far. */
+static const char *calls(void)
+{
+    static char buf[8192];
+    FILE *f = fopen(F.log, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void close_backend(void)
+{
+    gpu_backend_nvml.close(F.b);
+    F.b = NULL;
+}
+
+/* nv-hostengine answers at its default address: carma connects to it (no embedded engine, which
+ * NVIDIA does not support next to another), asks it to drop carma's watches when the connection
+ * goes (persistAfterDisconnect 0), waits at most half a second, and disconnects at close. */
+static void hostengine_is_used_when_one_answers(void **state)
+{
+    (void)state;
+    setenv("FAKE_DCGM_HOSTENGINE", "127.0.0.1", 1);
+    open_and_sample();
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    assert_double_equal(F.r[0].smact, 0.55, 1e-12);
+    assert_double_equal(F.r[0].power_w, 300.5, 1e-12);
+    assert_string_equal(note(), "DCGM via nv-hostengine at 127.0.0.1");
+    assert_non_null(
+        strstr(calls(), "dcgmConnect_v2 127.0.0.1 persist=0 timeoutMs=500 unix=0 -> connected"));
+    assert_null(strstr(calls(), "dcgmStartEmbedded"));
+    close_backend();
+    assert_non_null(strstr(calls(), "dcgmDisconnect"));
+    assert_null(strstr(calls(), "dcgmStopEmbedded"));
+}
+
+/* No host engine answers: carma starts one embedded, and stops it at close. */
+static void embedded_only_when_no_hostengine_answers(void **state)
+{
+    (void)state;
+    open_and_sample();
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    assert_string_equal(note(), "DCGM embedded (no nv-hostengine at 127.0.0.1)");
+    const char *log = calls();
+    const char *tried = strstr(log, "dcgmConnect_v2 127.0.0.1 persist=0 timeoutMs=500 unix=0 -> "
+                                    "no host engine");
+    assert_non_null(tried);
+    assert_non_null(strstr(tried, "dcgmStartEmbedded")); /* after the connection was refused */
+    close_backend();
+    assert_non_null(strstr(calls(), "dcgmStopEmbedded"));
+    assert_null(strstr(calls(), "dcgmDisconnect"));
+}
+
+/* Another carma (or any client) on the shared host engine already holds field groups named
+ * "carma" and "carma-prof": this one's names are its own, with its pid. */
+static void field_group_names_are_per_process(void **state)
+{
+    (void)state;
+    setenv("FAKE_DCGM_HOSTENGINE", "127.0.0.1", 1);
+    setenv("FAKE_DCGM_NAMES_IN_USE", "carma,carma-prof", 1);
+    open_and_sample();
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    assert_double_equal(F.r[0].power_w, 300.5, 1e-12);
+    char line[96];
+    snprintf(line, sizeof line, "dcgmGroupCreate carma-%ld\n", (long)getpid());
+    assert_non_null(strstr(calls(), line));
+    snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld n=3\n", (long)getpid());
+    assert_non_null(strstr(calls(), line));
+    snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld-prof n=3\n", (long)getpid());
+    assert_non_null(strstr(calls(), line));
+    assert_null(strstr(calls(), "duplicate"));
+}
+
+/* A host engine on a unix socket (nv-hostengine --domain-socket), named as DCGM names them. */
+static void hostengine_address_from_the_environment(void **state)
+{
+    (void)state;
+    setenv("CARMA_DCGM_HOSTENGINE", "unix:///run/nvidia-dcgm/he.sock", 1);
+    setenv("FAKE_DCGM_HOSTENGINE", "/run/nvidia-dcgm/he.sock", 1);
+    open_and_sample();
+    assert_int_equal(F.r[0].src_activity, SRC_DCGM);
+    assert_string_equal(note(), "DCGM via nv-hostengine at unix:///run/nvidia-dcgm/he.sock");
+    assert_non_null(strstr(calls(), "dcgmConnect_v2 /run/nvidia-dcgm/he.sock persist=0 "
+                                    "timeoutMs=500 unix=1 -> connected"));
+}
+
+/* Another process holds the profiling counters: nv-hostengine fails, and undoes, the whole
+ * watch of a field group holding a profiling field. Power and energy, watched on their own,
+ * still arrive; SM activity stays unknown and the note says why. */
+static void profiling_lock_keeps_power_and_energy(void **state)
+{
+    (void)state;
+    setenv("FAKE_DCGM_PROF_LOCKED", "1", 1);
+    open_and_sample();
+    const gpu_reading *r = &F.r[0];
+    assert_int_equal(r->src_power, SRC_DCGM);
+    assert_double_equal(r->power_w, 300.5, 1e-12);
+    assert_double_equal(r->energy_mj, 4200.0, 1e-12);
+    assert_int_equal(r->src_activity, SRC_UNKNOWN);
+    assert_true(isnan(r->smact) && isnan(r->smocc) && isnan(r->drama));
+    assert_non_null(strstr(note(), "DCGM embedded (no nv-hostengine at 127.0.0.1); "
+                                   "profiling fields not watched"));
+    assert_non_null(strstr(note(), "unrecoverable error")); /* DCGM's own words */
+}
+
+/* Without the lock the same reader gives all six fields. */
+static void profiling_fields_arrive_when_free(void **state)
+{
+    (void)state;
+    open_and_sample();
+    const gpu_reading *r = &F.r[0];
+    assert_int_equal(r->src_activity, SRC_DCGM);
+    assert_double_equal(r->smact, 0.55, 1e-12);
+    assert_double_equal(r->smocc, 0.25, 1e-12);
+    assert_double_equal(r->drama, 0.125, 1e-12);
+    assert_double_equal(r->power_w, 300.5, 1e-12);
+    assert_null(strstr(note(), "not watched"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(hostengine_is_used_when_one_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(embedded_only_when_no_hostengine_answers, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(hostengine_address_from_the_environment, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(field_group_names_are_per_process, setup, teardown),
+        cmocka_unit_test_setup_teardown(profiling_lock_keeps_power_and_energy, setup, teardown),
+        cmocka_unit_test_setup_teardown(profiling_fields_arrive_when_free, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
