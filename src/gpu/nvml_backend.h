@@ -9,8 +9,9 @@
 
 extern const gpu_backend_ops gpu_backend_nvml;
 
-/* Why SM activity is unknown on GPUs without GPM (e.g. "DCGM: cannot load libdcgm.so.4 ..."),
- * or "" when every GPU has a source. For `carma gpus --gpu-backend nvml`. */
+/* Where SM activity comes from on GPUs without GPM, or why it is unknown there (e.g. "DCGM:
+ * cannot load libdcgm.so.4 ...", or DCGM's mode: the node's host engine or embedded); "" when
+ * every GPU has GPM. For `carma gpus --gpu-backend nvml`. */
 const char *nvml_backend_activity_note(const gpu_backend *b);
 
 /* Which GPUs SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES left to carma, with their NVML indices and
