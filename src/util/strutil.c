@@ -111,6 +111,9 @@ int parse_size_mib(const char *s, uint64_t *out)
     double v = strtod(buf, &end);
     if (errno || end == buf || !isfinite(v) || v < 0)
         return -1;
+    /* plain decimals only: strtod also takes 0x10, 1e3, inf */
+    if (!isdigit((unsigned char)buf[0]) || strspn(buf, "0123456789.") != (size_t)(end - buf))
+        return -1;
     while (*end == ' ')
         end++;
     double scale;
@@ -125,7 +128,7 @@ int parse_size_mib(const char *s, uint64_t *out)
     double mib = v * scale;
     if (mib > 1e15)
         return -1;
-    *out = (uint64_t)llround(mib);
+    *out = (uint64_t)ceil(mib); /* a figure is never rounded down: 0.0001G is 1 MiB, not 0 */
     return 0;
 }
 

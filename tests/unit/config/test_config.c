@@ -129,6 +129,7 @@ static void test_parse_size(void **state)
     } good[] = {
         {"512", 512}, {"512M", 512}, {"512MiB", 512}, {"512mb", 512}, {"20G", 20480},
         {"20GiB", 20480}, {"1.5G", 1536}, {"2 G", 2048}, {"1T", 1048576}, {"0", 0},
+        {"0.0001G", 1}, {"1.2", 2}, /* never rounded down */
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         uint64_t v;
@@ -136,7 +137,8 @@ static void test_parse_size(void **state)
             fail_msg("rejected '%s'", good[i].text);
         assert_int_equal(v, good[i].mib);
     }
-    const char *bad[] = {"", "G", "-1", "-1G", "12X", "12GBs", "1e20T", "nan", "inf", NULL};
+    const char *bad[] = {"", "G", "-1", "-1G", "12X", "12GBs", "1e20T", "nan", "inf",
+                         "0x10", "1e3", ".5G", "+5", NULL};
     for (const char **s = bad; *s; s++) {
         uint64_t v;
         if (parse_size_mib(*s, &v) == 0)
