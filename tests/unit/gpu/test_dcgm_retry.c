@@ -10,9 +10,7 @@
 
 #include <cmocka.h>
 
-#include "fake_nvml_fixture.h"
-#include "gpu/backend.h"
-#include "gpu/nvml_backend.h"
+#include "dcgm_fixture.h"
 #include "util/clock.h"
 
 /* carma_lib is a static library: this definition is linked instead of src/util/clock.c's, so
@@ -27,61 +25,18 @@ double clock_mono_s(void)
 static const char *const a100 =
     "gpu uuid=GPU-bbbb-0002 name=\"NVIDIA A100-SXM4-40GB\" total=40960 used=0 util=0 gpm=0\n";
 
-typedef struct fixture {
-    const char *scenario;
-    char log[64];
-    gpu_backend *b;
-    gpu_reading r[1];
-} fixture;
-
-static fixture F;
-
 static int setup(void **state)
 {
     (void)state;
-    memset(&F, 0, sizeof F);
-    char lib[512];
-    snprintf(lib, sizeof lib, "%s/dcgm/libdcgm.so.4", FAKE_NVML_DIR);
-    setenv("CARMA_DCGM_LIBRARY", lib, 1);
-    setenv("FAKE_DCGM_VALUES", "0:0:0.55:0.25:0.125:300.5:4200", 1);
-    snprintf(F.log, sizeof F.log, "/tmp/carma-fake-dcgm-log-XXXXXX");
-    int fd = mkstemp(F.log);
-    assert_true(fd >= 0);
-    close(fd);
-    setenv("FAKE_DCGM_LOG", F.log, 1);
-    unsetenv("CARMA_NVML_LIBRARY");
-    unsetenv("CARMA_DCGM_HOSTENGINE");
-    unsetenv("SLURM_JOB_GPUS");
-    unsetenv("CUDA_VISIBLE_DEVICES");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (F.b)
-        gpu_backend_nvml.close(F.b);
-    if (F.scenario)
-        unlink(F.scenario);
-    unlink(F.log);
-    const char *vars[] = {"FAKE_NVML_SCENARIO", "FAKE_DCGM_VALUES", "FAKE_DCGM_LOG",
-                          "FAKE_DCGM_FAIL", "FAKE_DCGM_HOSTENGINE"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-        unsetenv(vars[i]);
+    dcgm_fixture_setup("0:0:0.55:0.25:0.125:300.5:4200");
     return 0;
 }
 
 /* How often `what` is in the fake's call log. */
 static int calls(const char *what)
 {
-    char buf[8192];
-    FILE *f = fopen(F.log, "r");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
     int count = 0;
-    for (const char *p = strstr(buf, what); p; p = strstr(p + 1, what))
+    for (const char *p = strstr(dcgm_calls(), what); p; p = strstr(p + 1, what))
         count++;
     return count;
 }
@@ -155,12 +110,14 @@ static void lost_hostengine_is_reconnected(void **state)
     assert_string_equal(note(), "DCGM via nv-hostengine at 127.0.0.1");
 }
 
+/* each test against a fresh fake DCGM */
+#define WITH_DCGM(test) cmocka_unit_test_setup_teardown(test, setup, dcgm_teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(failed_open_is_tried_again_after_a_minute, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(lost_hostengine_is_reconnected, setup, teardown),
+        WITH_DCGM(failed_open_is_tried_again_after_a_minute),
+        WITH_DCGM(lost_hostengine_is_reconnected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

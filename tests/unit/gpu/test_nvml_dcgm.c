@@ -11,9 +11,7 @@
 
 #include <cmocka.h>
 
-#include "fake_nvml_fixture.h"
-#include "gpu/backend.h"
-#include "gpu/nvml_backend.h"
+#include "dcgm_fixture.h"
 
 /* An A100 (no GPM) whose NVML gives no power or energy: those can only come from DCGM. */
 static const char *const a100 =
@@ -21,48 +19,10 @@ static const char *const a100 =
     "fail nvmlDeviceGetPowerUsage 3\n"
     "fail nvmlDeviceGetTotalEnergyConsumption 3\n";
 
-typedef struct fixture {
-    const char *scenario;
-    char log[64];
-    gpu_backend *b;
-    gpu_reading r[2];
-} fixture;
-
-static fixture F;
-
 static int setup(void **state)
 {
     (void)state;
-    memset(&F, 0, sizeof F);
-    char lib[512];
-    snprintf(lib, sizeof lib, "%s/dcgm/libdcgm.so.4", FAKE_NVML_DIR);
-    setenv("CARMA_DCGM_LIBRARY", lib, 1);
-    setenv("FAKE_DCGM_VALUES", "4:0:0.55:0.25:0.125:300.5:4200", 1);
-    snprintf(F.log, sizeof F.log, "/tmp/carma-fake-dcgm-log-XXXXXX");
-    int fd = mkstemp(F.log);
-    assert_true(fd >= 0);
-    close(fd);
-    setenv("FAKE_DCGM_LOG", F.log, 1);
-    unsetenv("CARMA_NVML_LIBRARY");
-    unsetenv("CARMA_DCGM_HOSTENGINE");
-    unsetenv("SLURM_JOB_GPUS");
-    unsetenv("CUDA_VISIBLE_DEVICES");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    if (F.b)
-        gpu_backend_nvml.close(F.b);
-    if (F.scenario)
-        unlink(F.scenario);
-    unlink(F.log);
-    const char *vars[] = {"FAKE_NVML_SCENARIO", "FAKE_DCGM_VALUES", "FAKE_DCGM_LOG",
-                          "FAKE_DCGM_PROF_LOCKED", "FAKE_DCGM_HOSTENGINE",
-                          "FAKE_DCGM_NAMES_IN_USE"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-        unsetenv(vars[i]);
+    dcgm_fixture_setup("4:0:0.55:0.25:0.125:300.5:4200");
     return 0;
 }
 
@@ -82,17 +42,6 @@ static const char *note(void)
     return nvml_backend_activity_note(F.b);
 }
 
-/* The fake's call log so far. */
-static const char *calls(void)
-{
-    static char buf[8192];
-    FILE *f = fopen(F.log, "r");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
 
 static void close_backend(void)
 {
@@ -112,12 +61,12 @@ static void hostengine_is_used_when_one_answers(void **state)
     assert_double_equal(F.r[0].smact, 0.55, 1e-12);
     assert_double_equal(F.r[0].power_w, 300.5, 1e-12);
     assert_string_equal(note(), "DCGM via nv-hostengine at 127.0.0.1");
-    assert_non_null(
-        strstr(calls(), "dcgmConnect_v2 127.0.0.1 persist=0 timeoutMs=500 unix=0 -> connected"));
-    assert_null(strstr(calls(), "dcgmStartEmbedded"));
+    assert_non_null(strstr(dcgm_calls(), "dcgmConnect_v2 127.0.0.1 persist=0 timeoutMs=500 "
+                                         "unix=0 -> connected"));
+    assert_null(strstr(dcgm_calls(), "dcgmStartEmbedded"));
     close_backend();
-    assert_non_null(strstr(calls(), "dcgmDisconnect"));
-    assert_null(strstr(calls(), "dcgmStopEmbedded"));
+    assert_non_null(strstr(dcgm_calls(), "dcgmDisconnect"));
+    assert_null(strstr(dcgm_calls(), "dcgmStopEmbedded"));
 }
 
 /* No host engine answers: carma starts one embedded, and stops it at close. */
@@ -127,14 +76,14 @@ static void embedded_only_when_no_hostengine_answers(void **state)
     open_and_sample();
     assert_int_equal(F.r[0].src_activity, SRC_DCGM);
     assert_string_equal(note(), "DCGM embedded (no nv-hostengine at 127.0.0.1)");
-    const char *log = calls();
+    const char *log = dcgm_calls();
     const char *tried = strstr(log, "dcgmConnect_v2 127.0.0.1 persist=0 timeoutMs=500 unix=0 -> "
                                     "no host engine");
     assert_non_null(tried);
     assert_non_null(strstr(tried, "dcgmStartEmbedded")); /* after the connection was refused */
     close_backend();
-    assert_non_null(strstr(calls(), "dcgmStopEmbedded"));
-    assert_null(strstr(calls(), "dcgmDisconnect"));
+    assert_non_null(strstr(dcgm_calls(), "dcgmStopEmbedded"));
+    assert_null(strstr(dcgm_calls(), "dcgmDisconnect"));
 }
 
 /* Another carma (or any client) on the shared host engine already holds field groups named
@@ -149,12 +98,12 @@ static void field_group_names_are_per_process(void **state)
     assert_double_equal(F.r[0].power_w, 300.5, 1e-12);
     char line[96];
     snprintf(line, sizeof line, "dcgmGroupCreate carma-%ld\n", (long)getpid());
-    assert_non_null(strstr(calls(), line));
+    assert_non_null(strstr(dcgm_calls(), line));
     snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld n=3\n", (long)getpid());
-    assert_non_null(strstr(calls(), line));
+    assert_non_null(strstr(dcgm_calls(), line));
     snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld-prof n=3\n", (long)getpid());
-    assert_non_null(strstr(calls(), line));
-    assert_null(strstr(calls(), "duplicate"));
+    assert_non_null(strstr(dcgm_calls(), line));
+    assert_null(strstr(dcgm_calls(), "duplicate"));
 }
 
 /* A host engine on a unix socket (nv-hostengine --domain-socket), named as DCGM names them. */
@@ -166,7 +115,7 @@ static void hostengine_address_from_the_environment(void **state)
     open_and_sample();
     assert_int_equal(F.r[0].src_activity, SRC_DCGM);
     assert_string_equal(note(), "DCGM via nv-hostengine at unix:///run/nvidia-dcgm/he.sock");
-    assert_non_null(strstr(calls(), "dcgmConnect_v2 /run/nvidia-dcgm/he.sock persist=0 "
+    assert_non_null(strstr(dcgm_calls(), "dcgmConnect_v2 /run/nvidia-dcgm/he.sock persist=0 "
                                     "timeoutMs=500 unix=1 -> connected"));
 }
 
@@ -203,17 +152,18 @@ static void profiling_fields_arrive_when_free(void **state)
     assert_null(strstr(note(), "not watched"));
 }
 
+/* each test against a fresh fake DCGM */
+#define WITH_DCGM(test) cmocka_unit_test_setup_teardown(test, setup, dcgm_teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(hostengine_is_used_when_one_answers, setup, teardown),
-        cmocka_unit_test_setup_teardown(embedded_only_when_no_hostengine_answers, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(hostengine_address_from_the_environment, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(field_group_names_are_per_process, setup, teardown),
-        cmocka_unit_test_setup_teardown(profiling_lock_keeps_power_and_energy, setup, teardown),
-        cmocka_unit_test_setup_teardown(profiling_fields_arrive_when_free, setup, teardown),
+        WITH_DCGM(hostengine_is_used_when_one_answers),
+        WITH_DCGM(embedded_only_when_no_hostengine_answers),
+        WITH_DCGM(hostengine_address_from_the_environment),
+        WITH_DCGM(field_group_names_are_per_process),
+        WITH_DCGM(profiling_lock_keeps_power_and_energy),
+        WITH_DCGM(profiling_fields_arrive_when_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
