@@ -54,6 +54,10 @@ c1=$(job 2G 3 --smact 0.2)
 c2=$(job 3G 3 --smact 0.2)
 wait_until 20 all_done "$c1" "$c2" || fail "c1, c2 did not end done"
 [ "$("$CARMA" show "$c1" --json | jq '.attempt_list | length')" = 1 ] || fail "c1 ran more than once"
+# c3 must run alone: the daemon places it beside whatever its last sample still saw of c2's
+# process (which exits after c2's end is recorded), so wait until the GPU reads empty
+gpu_empty() { "$CARMA" gpus --json | jq -e '.[0] | (.holds | length) == 0 and .mem_used_mib == 0' >/dev/null; }
+wait_until 10 gpu_empty || fail "GPU 0 did not empty after c1, c2: $("$CARMA" gpus --json | jq -c '.[0]')"
 c3=$(job 2G 3 --smact 0.2)
 [ "$(field "$c3" runtime_source)" = null ] \
     || fail "a run beside another task must not be recorded: $("$CARMA" show "$c3" --json)"
@@ -104,8 +108,10 @@ fi
 
 # 6. longest-first by history: S (1 s) and L (4 s), 20 GB each (two do not fit together),
 # wait behind a 30 GB task; L, submitted second, starts first.
+wait_until 10 gpu_empty || fail "GPU 0 did not empty before s0"
 s0=$(job 20G 1)
 wait_until 20 task_is "$s0" done || fail "task $s0 did not end done"
+wait_until 10 gpu_empty || fail "GPU 0 did not empty after s0"
 l0=$(job 20G 4 --stdout long)
 wait_until 20 task_is "$l0" done || fail "task $l0 did not end done"
 b=$(job 30G 3)
