@@ -82,9 +82,9 @@ int request_next_option(request_args *a)
     }
     a->arg = NULL;
     a->operands = optind;
-    /* A wrong --config or --set is an error whatever names the socket, before anything is
-     * done: with --socket or $CARMA_SOCKET the config is not needed to find the daemon, and
-     * would otherwise never be read. */
+    /* Read once, here: a wrong --config or --set is an error whatever names the socket,
+     * before anything is done, and every later connection (retries, a follower's polls) takes
+     * the config's socket from here rather than reading the file again. */
     carma_config cfg;
     carma_err err;
     int rc = cli_load_config(&cfg, &a->opts.config, &err);
@@ -92,6 +92,7 @@ int request_next_option(request_args *a)
         a->status = cli_config_fail(a->cmd, rc, &err);
         return -1;
     }
+    snprintf(a->opts.config_socket, sizeof a->opts.config_socket, "%s", cfg.daemon.socket);
     return 0;
 }
 
@@ -136,24 +137,10 @@ int request_send(const request_args *a, json_t *req, json_t **reply)
     return request_send_retrying(a, req, 1, reply);
 }
 
-/* The sockets a command with these options tries, in order (daemon_client_sockets, reading
- * the config only when neither --socket nor $CARMA_SOCKET names one): how many, or -1 with err
- * when the config cannot be read. */
-static int socket_paths(const request_opts *o, char paths[][CONFIG_STR_MAX], carma_err *err)
-{
-    carma_config cfg;
-    bool need_config = !(o->socket && *o->socket) && !getenv("CARMA_SOCKET");
-    if (need_config && cli_load_config(&cfg, &o->config, err)) /* checked: request_next_option */
-        return -1;
-    return daemon_client_sockets(o->socket, need_config ? &cfg : NULL, paths);
-}
-
 int request_connect(const request_args *a, carma_err *err)
 {
     char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
-    int npaths = socket_paths(&a->opts, paths, err);
-    if (npaths < 0)
-        return -1;
+    int npaths = daemon_client_sockets(a->opts.socket, a->opts.config_socket, paths);
     const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
     return daemon_connect_first(tried, npaths, NULL, err);
 }

@@ -17,6 +17,7 @@ typedef struct request_opts {
     const char *socket;     /* --socket */
     bool json;              /* --json */
     cli_config_args config; /* --config, --set (read only to find the socket) */
+    char config_socket[CONFIG_STR_MAX]; /* its `socket` ("": none), read with the options */
 } request_opts;
 
 /* Their lines in a --help text. */

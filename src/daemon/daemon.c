@@ -56,7 +56,7 @@ void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, si
         daemon_default_socket(buf, cap);
 }
 
-int daemon_client_sockets(const char *opt, const carma_config *cfg,
+int daemon_client_sockets(const char *opt, const char *cfg_socket,
                           char paths[][CONFIG_STR_MAX])
 {
     const char *env = getenv("CARMA_SOCKET");
@@ -64,8 +64,8 @@ int daemon_client_sockets(const char *opt, const carma_config *cfg,
         snprintf(paths[0], CONFIG_STR_MAX, "%s", opt);
     else if (env && *env)
         snprintf(paths[0], CONFIG_STR_MAX, "%s", env);
-    else if (cfg && cfg->daemon.socket[0])
-        snprintf(paths[0], CONFIG_STR_MAX, "%s", cfg->daemon.socket);
+    else if (cfg_socket && *cfg_socket)
+        snprintf(paths[0], CONFIG_STR_MAX, "%s", cfg_socket);
     else {
         /* A lab's daemon runs as root on the system socket; a user's own daemon on the
          * per-user one. Try the system's first, so that a lab user's first command finds the

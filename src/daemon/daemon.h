@@ -45,7 +45,7 @@ void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, si
 /* The sockets a command tries, in order, written to paths (room for DAEMON_MAX_SOCKETS):
  * --socket, else $CARMA_SOCKET, else the config's `socket` (one path); else the system socket,
  * then this user's default (two, one for root). Returns how many. */
-int daemon_client_sockets(const char *opt, const carma_config *cfg,
+int daemon_client_sockets(const char *opt, const char *cfg_socket,
                           char paths[][CONFIG_STR_MAX]);
 
 #endif
