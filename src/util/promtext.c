@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/strutil.h"
 
 static void put(promtext *p, const char *s, size_t n)
 {
@@ -44,16 +45,13 @@ static void putf(promtext *p, const char *fmt, ...)
         put(p, tmp, (size_t)n);
 }
 
-/* The shortest of %.15g and %.17g that reads back as v. */
+/* The shortest form that reads back as v (fmt_double), infinities as Prometheus spells them. */
 static void format_value(double v, char *out, size_t cap)
 {
-    if (isinf(v)) {
+    if (isinf(v))
         snprintf(out, cap, "%s", v > 0 ? "+Inf" : "-Inf");
-        return;
-    }
-    snprintf(out, cap, "%.15g", v);
-    if (strtod(out, NULL) != v)
-        snprintf(out, cap, "%.17g", v);
+    else
+        fmt_double(out, cap, v);
 }
 
 size_t promtext_escape_label(const char *in, char *out, size_t cap)
