@@ -17,6 +17,7 @@
 #include "sim/sim_report.h"
 #include "sim/sim_workload.h"
 #include "util/datadir.h"
+#include "util/safefs.h"
 
 /* Under the data directory (util/datadir.h), so that $CARMA_DATA_DIR moves them too. */
 #define DEFAULT_TRACE "traces/philly_mix_90.csv"
@@ -285,6 +286,13 @@ static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
     int rc = -1;
     char trace_buf[4096], catalog_buf[4096];
     const char *trace_path = a->trace_path, *catalog_path = a->catalog_path;
+    /* A --out that cannot be written is found before anything is read or run; the files are
+     * staged afresh when the run is done (nothing is left behind if it is interrupted). */
+    safefs_stage probe;
+    if (a->out_dir && safefs_stage_open(&probe, "--out", a->out_dir, err))
+        goto done;
+    if (a->out_dir)
+        safefs_stage_close(&probe);
     if (carma_data_default(&trace_path, DEFAULT_TRACE, trace_buf, sizeof trace_buf, err) ||
         carma_data_default(&catalog_path, DEFAULT_CATALOG, catalog_buf, sizeof catalog_buf, err) ||
         trace_load(trace_path, &tr, err) || catalog_load(catalog_path, &cat, err) ||

@@ -85,6 +85,9 @@ err=$("$CARMA" simulate --trace "$small" --out "$tmp/half" 2>&1 >/dev/null); rc=
     && [ "$(cat "$tmp/half/tasks.csv")" = old ] || fail "--out failing half-way changed DIR"
 "$CARMA" simulate --trace "$small" --out "$tmp/half/tasks.csv/x" >/dev/null 2>&1 \
     && fail "--out under a file exits 1"
+# ... and is refused before anything is read or run (it was found only after simulating)
+err=$("$CARMA" simulate --trace "$tmp/no-such-trace.csv" --out "$tmp/half/tasks.csv/x" 2>&1)
+grep -q -- "--out $tmp/half/tasks.csv/x: " <<<"$err" || fail "--out checked first: $err"
 # tasks.csv: the trace's seq (not the row number) and task file name, CSV-quoted where it holds
 # a comma or a quote (catalog lookups take the base name)
 printf 'seq,submit_offset_s,task_file\n10,0,"x,y/mnist_train.rad"\n20,5,"q""/mnist_train.rad"\n' \
