@@ -338,9 +338,9 @@ static int check_shapes(const char *path, mlp_net *net, int nin, carma_err *err)
 int mlp_net_load(const char *path, int nin, mlp_net *out, carma_err *err)
 {
     memset(out, 0, sizeof *out);
-    char *text = read_file(path, NULL);
+    char *text = read_text_file(path, NULL, err);
     if (!text)
-        return carma_err_set(err, "cannot read weights file %s: %s", path, strerror(errno));
+        return carma_err_prefix(err, "cannot read weights file");
     tensor_set ts = {0};
     int rc = tensors_read(path, text, &ts, err);
     free(text);

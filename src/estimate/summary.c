@@ -271,10 +271,10 @@ done:
 
 int summary_load(const char *path, model_summary *out, carma_err *err)
 {
-    char *text = read_file(path, NULL);
+    char *text = read_text_file(path, NULL, err);
     if (!text) {
         memset(out, 0, sizeof *out);
-        return carma_err_set(err, "%s: %s", path, strerror(errno));
+        return -1;
     }
     int rc = summary_parse(path, text, out, err);
     free(text);

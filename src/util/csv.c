@@ -197,16 +197,10 @@ done:
 
 int csv_load(const char *path, csv_table *out, carma_err *err)
 {
-    size_t len, nul;
-    char *text = read_file(path, &len);
+    char *text = read_text_file(path, NULL, err);
     if (!text) {
         memset(out, 0, sizeof *out);
-        return carma_err_set(err, "%s: %s", path, strerror(errno));
-    }
-    if ((nul = text_nul_line(text, len)) != 0) {
-        free(text);
-        memset(out, 0, sizeof *out);
-        return carma_err_set(err, "%s:%zu: contains a NUL byte", path, nul);
+        return -1;
     }
     int rc = csv_parse(path, text, out, err);
     free(text);

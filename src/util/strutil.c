@@ -230,6 +230,24 @@ size_t text_nul_line(const char *text, size_t len)
     return line;
 }
 
+char *read_text_file(const char *path, size_t *len_out, carma_err *err)
+{
+    size_t len, nul;
+    char *text = read_file(path, &len);
+    if (!text) {
+        carma_err_set(err, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if ((nul = text_nul_line(text, len)) != 0) {
+        free(text);
+        carma_err_set(err, "%s:%zu: contains a NUL byte", path, nul);
+        return NULL;
+    }
+    if (len_out)
+        *len_out = len;
+    return text;
+}
+
 bool str_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);

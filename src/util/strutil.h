@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 /* Trims ASCII whitespace at both ends in place; returns s. */
 char *str_trim(char *s);
 
@@ -35,6 +37,10 @@ char *read_file(const char *path, size_t *len_out);
  * that reads read_file's text as a C string would silently stop there, so it refuses such a
  * file naming that line. */
 size_t text_nul_line(const char *text, size_t len);
+
+/* read_file for a parser that reads the text as a C string: NULL with err "PATH: why" when it
+ * cannot be read, or "PATH:LINE: contains a NUL byte" (text_nul_line). */
+char *read_text_file(const char *path, size_t *len_out, carma_err *err);
 
 /* True when s ends with suffix. */
 bool str_ends_with(const char *s, const char *suffix);

@@ -105,7 +105,7 @@ static void test_bad_weights(void **state)
     mlp_net net;
     carma_err err = {{0}};
     assert_int_equal(mlp_net_load("/nonexistent/w.txt", 9, &net, &err), -1);
-    assert_non_null(strstr(err.msg, "cannot read weights file /nonexistent/w.txt"));
+    assert_non_null(strstr(err.msg, "cannot read weights file: /nonexistent/w.txt"));
     char path[] = "/tmp/carma_test_wXXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -124,6 +124,17 @@ static void test_bad_weights(void **state)
     fclose(f);
     assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
     assert_non_null(strstr(err.msg, ":6: expected a 'tensor"));
+    f = fopen(path, "w");
+    fputs("tensor model.fc1.weight f32 2 1 1\n1 2\n", f);
+    fclose(f);
+    assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
+    /* a NUL byte ended the text read as a C string: the rest was silently dropped */
+    f = fopen(path, "w");
+    fputs("tensor model.fc1.weight f32 2 1 1\n1\n", f);
+    fputc('\0', f);
+    fclose(f);
+    assert_int_equal(mlp_net_load(path, 0, &net, &err), -1);
+    assert_non_null(strstr(err.msg, ":3: contains a NUL byte"));
     f = fopen(path, "w");
     fputs("tensor model.fc1.weight f32 2 1 1\n1 2\n", f);
     fclose(f);

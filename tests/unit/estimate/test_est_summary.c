@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "estimate/features.h"
 #include "estimate/summary.h"
@@ -179,6 +180,23 @@ static void test_torchinfo_rows(void **state)
     summary_free(&s);
 }
 
+/* A NUL byte would end the text read as a C string: the rest of the file was silently dropped. */
+static void test_nul_refused(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/carma_test_sumXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char text[] = "Linear-1  [-1, 9]  90\n\0Linear-2  [-1, 9]  90\n";
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    model_summary s;
+    carma_err err = {{0}};
+    assert_int_equal(summary_load(path, &s, &err), -1);
+    assert_non_null(strstr(err.msg, ":2: contains a NUL byte"));
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_bad_summaries),
         cmocka_unit_test(test_bad_sizes),
         cmocka_unit_test(test_torchinfo_rows),
+        cmocka_unit_test(test_nul_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
