@@ -58,7 +58,7 @@ static void test_bad_input(void **state)
     assert_int_equal(summary_load(CARMA_DATA_DIR "/gpumemnet/summaries/vgg_32.model", &s, &err), 0);
     est_result r;
     assert_int_equal(estimator_run(&e, MEM_GPUMEMNET, &s, 32, 0, &r, &err), -1);
-    assert_non_null(strstr(err.msg, "cannot read weights file /nonexistent/cnn.weights.txt"));
+    assert_non_null(strstr(err.msg, "cannot read weights file: /nonexistent/cnn.weights.txt"));
     assert_int_equal(estimator_run(&e, MEM_HORUS, &s, 32, 0, &r, &err), 0);
     summary_free(&s);
     estimator_free(&e);
