@@ -33,7 +33,9 @@ int cmd_help(int argc, char **argv)
            "  $CARMA_SOCKET\n"
            "      the daemon's socket when no --socket is given (for `carma daemon` too);\n"
            "      else the config's `socket`,\n"
-           "      else /run/carma/carma.sock (a root daemon's), then /tmp/carma-UID.sock\n"
+           "      else /run/carma/carma.sock (a root daemon's), then\n"
+           "      $XDG_RUNTIME_DIR/carma.sock (when that directory is yours, with no access for\n"
+           "      group or others, as /run/user/UID), then /tmp/carma-UID.sock\n"
            "  $CARMA_DATA_DIR\n"
            "      carma's data (catalog, traces, estimator files); else PREFIX/share/carma of\n"
            "      an installed carma (" CARMA_INSTALL_DATADIR "), or the source tree's data/\n");

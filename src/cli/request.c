@@ -141,7 +141,9 @@ int request_connect(const request_args *a, carma_err *err)
 {
     char paths[DAEMON_MAX_SOCKETS][CONFIG_STR_MAX];
     int npaths = daemon_client_sockets(a->opts.socket, a->opts.config_socket, paths);
-    const char *tried[DAEMON_MAX_SOCKETS] = {paths[0], paths[1]};
+    const char *tried[DAEMON_MAX_SOCKETS];
+    for (int i = 0; i < npaths; i++)
+        tried[i] = paths[i];
     return daemon_connect_first(tried, npaths, NULL, err);
 }
 

@@ -23,7 +23,9 @@ typedef struct request_opts {
 /* Their lines in a --help text. */
 #define REQUEST_USAGE                                                                        \
     "  --socket PATH   the daemon's socket (default: $CARMA_SOCKET, the config's\n"          \
-    "                  `socket`, else /run/carma/carma.sock, then /tmp/carma-UID.sock)\n"     \
+    "                  `socket`, else /run/carma/carma.sock, then\n"                         \
+    "                  $XDG_RUNTIME_DIR/carma.sock (when that directory is yours, with\n"    \
+    "                  no access for group or others), then /tmp/carma-UID.sock)\n"          \
     "  --json          print JSON\n"                                                         \
     "  --config FILE, --set KEY=VALUE   configuration (for the socket)\n"
 

@@ -191,8 +191,10 @@ const config_row config_rows[] = {
     /* ---- the daemon ---- */
     {OPT_STRING("socket", DAEMON, socket,
                 "daemon socket path (empty: a daemon serves /run/carma/carma.sock as root, else "
-                "/tmp/carma-UID.sock; a client tries /run/carma/carma.sock, then "
-                "/tmp/carma-UID.sock); $CARMA_SOCKET overrides it for clients and daemon")},
+                "$XDG_RUNTIME_DIR/carma.sock when that directory is the user's and private "
+                "(no access for group or others, as /run/user/UID), else /tmp/carma-UID.sock; a client tries "
+                "/run/carma/carma.sock, then those two); $CARMA_SOCKET overrides it for clients "
+                "and daemon")},
     {OPT_STRING("state_dir", DAEMON, state_dir,
                 "daemon state directory: database and task logs (empty: /var/lib/carma as root, "
                 "else ~/.local/state/carma)")},

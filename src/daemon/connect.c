@@ -1,6 +1,7 @@
 /* connect.c — blocking request/reply over the daemon's Unix socket. Only a daemon run by root
- * or by the caller is talked to: a user's own daemon's socket lies in /tmp, where anyone can
- * take its name first and read what is sent there (a task's whole environment). */
+ * or by the caller is talked to: a user's own daemon's socket may lie in /tmp (with no private
+ * $XDG_RUNTIME_DIR), where anyone can take its name first and read what is sent there (a
+ * task's whole environment). */
 #include "daemon/connect.h"
 
 #include <errno.h>
@@ -109,8 +110,10 @@ int daemon_connect_timed(const char *socket_path, int timeout_ms, carma_err *err
 int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *err)
 {
     conn_fail f[DAEMON_MAX_SOCKETS] = {{0, 0}};
-    char why0[160], why1[160];
-    for (int i = 0; i < n && i < DAEMON_MAX_SOCKETS; i++) {
+    char why[160];
+    if (n > DAEMON_MAX_SOCKETS)
+        n = DAEMON_MAX_SOCKETS;
+    for (int i = 0; i < n; i++) {
         int fd = try_connect(paths[i], 0, &f[i]);
         if (fd >= 0) {
             if (used)
@@ -120,13 +123,18 @@ int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *
     }
     if (n == 1)
         return carma_err_set(err, "cannot reach the daemon at %s: %s%s", paths[0],
-                             reason(&f[0], why0, sizeof why0),
+                             reason(&f[0], why, sizeof why),
                              f[0].eno == ENO_FOREIGN ? "" : " (is `carma daemon` running?)");
+    /* "at A (why), at B (why) nor at C (why)" */
+    char tried[CARMA_ERR_MAX] = "";
+    for (int i = 0, len = 0; i < n && len >= 0 && (size_t)len < sizeof tried; i++)
+        len += snprintf(tried + len, sizeof tried - (size_t)len, "%s %s (%s)",
+                        i == 0 ? "at" : i == n - 1 ? " nor at" : ", at", paths[i],
+                        reason(&f[i], why, sizeof why));
     return carma_err_set(err,
-                         "cannot reach the daemon at %s (%s) nor at %s (%s): is `carma daemon` "
-                         "running? (--socket or $CARMA_SOCKET names its socket)",
-                         paths[0], reason(&f[0], why0, sizeof why0), paths[1],
-                         reason(&f[1], why1, sizeof why1));
+                         "cannot reach the daemon %s: is `carma daemon` running? (--socket or "
+                         "$CARMA_SOCKET names its socket)",
+                         tried);
 }
 
 json_t *daemon_call(int fd, json_t *req, carma_err *err)

@@ -17,8 +17,9 @@ int daemon_connect(const char *socket_path, carma_err *err);
  * for callers that must not hang on a stuck daemon (the Slurm plugin, in a job's start). */
 int daemon_connect_timed(const char *socket_path, int timeout_ms, carma_err *err);
 
-/* The most sockets a client tries (daemon_client_sockets). */
-#define DAEMON_MAX_SOCKETS 2
+/* The most sockets a client tries (daemon_client_sockets): the system's and a user's
+ * (DAEMON_USER_SOCKETS). */
+#define DAEMON_MAX_SOCKETS 3
 
 /* Connects to the first of paths[0..n) that answers (n <= DAEMON_MAX_SOCKETS), setting *used
  * (when not NULL) to its index. Returns the fd, or -1 with err naming every path tried and

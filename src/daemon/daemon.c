@@ -10,14 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon/connect.h"
 #include "daemon/journal.h"
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
 
 #define REAP_INTERVAL_S 0.2
+
+_Static_assert(DAEMON_MAX_SOCKETS >= 1 + DAEMON_USER_SOCKETS, "room for every socket tried");
 
 const char *daemon_system_socket(void)
 {
@@ -25,12 +29,38 @@ const char *daemon_system_socket(void)
     return env && *env ? env : "/run/carma/carma.sock";
 }
 
+/* Whether $XDG_RUNTIME_DIR names a directory only this user can reach, as systemd-logind's
+ * /run/user/UID is: absolute, a directory itself (not a symlink), owned by the effective uid,
+ * with no permission for group or others, and short enough for a socket path in it. Only then
+ * is a socket there safe from other users taking its name first (they can in /tmp). Fills
+ * buf with the socket's path in it. */
+static bool xdg_runtime_socket(char *buf, size_t cap)
+{
+    const char *dir = getenv("XDG_RUNTIME_DIR");
+    struct stat sb;
+    if (!dir || dir[0] != '/' || lstat(dir, &sb) || !S_ISDIR(sb.st_mode) ||
+        sb.st_uid != geteuid() || (sb.st_mode & 0077))
+        return false;
+    int n = snprintf(buf, cap, "%s/carma.sock", dir);
+    return n > 0 && (size_t)n < cap && (size_t)n < sizeof(((struct sockaddr_un *)0)->sun_path);
+}
+
+int daemon_user_sockets(char paths[][CONFIG_STR_MAX])
+{
+    int n = xdg_runtime_socket(paths[0], CONFIG_STR_MAX) ? 1 : 0;
+    snprintf(paths[n], CONFIG_STR_MAX, "/tmp/carma-%u.sock", (unsigned)geteuid());
+    return n + 1;
+}
+
 void daemon_default_socket(char *buf, size_t cap)
 {
+    char user[DAEMON_USER_SOCKETS][CONFIG_STR_MAX];
     if (geteuid() == 0)
         snprintf(buf, cap, "%s", daemon_system_socket());
-    else
-        snprintf(buf, cap, "/tmp/carma-%u.sock", (unsigned)geteuid());
+    else {
+        daemon_user_sockets(user);
+        snprintf(buf, cap, "%s", user[0]);
+    }
 }
 
 void daemon_default_state_dir(char *buf, size_t cap)
@@ -68,11 +98,21 @@ int daemon_client_sockets(const char *opt, const char *cfg_socket,
         snprintf(paths[0], CONFIG_STR_MAX, "%s", cfg_socket);
     else {
         /* A lab's daemon runs as root on the system socket; a user's own daemon on the
-         * per-user one. Try the system's first, so that a lab user's first command finds the
-         * root daemon without setting anything. */
-        snprintf(paths[0], CONFIG_STR_MAX, "%s", daemon_system_socket());
-        daemon_default_socket(paths[1], CONFIG_STR_MAX);
-        return strcmp(paths[0], paths[1]) ? 2 : 1;
+         * per-user one (daemon_user_sockets: the first that is safe to serve, so try each).
+         * Try the system's first, so that a lab user's first command finds the root daemon
+         * without setting anything. */
+        char user[DAEMON_USER_SOCKETS][CONFIG_STR_MAX];
+        int nuser = geteuid() == 0 ? 0 : daemon_user_sockets(user);
+        int n = 0;
+        snprintf(paths[n++], CONFIG_STR_MAX, "%s", daemon_system_socket());
+        for (int i = 0; i < nuser; i++) {
+            bool seen = false;
+            for (int j = 0; j < n; j++)
+                seen = seen || !strcmp(paths[j], user[i]);
+            if (!seen)
+                memcpy(paths[n++], user[i], CONFIG_STR_MAX);
+        }
+        return n;
     }
     return 1;
 }

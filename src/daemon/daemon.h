@@ -33,8 +33,16 @@ int daemon_run(const daemon_options *opts, carma_err *err);
 /* The system daemon's socket: $CARMA_SYSTEM_SOCKET when set (tests), else
  * /run/carma/carma.sock. */
 const char *daemon_system_socket(void);
+/* The sockets a user's own daemon may serve, best first, written to paths (room for
+ * DAEMON_USER_SOCKETS): $XDG_RUNTIME_DIR/carma.sock when $XDG_RUNTIME_DIR is an absolute
+ * path to a directory (not a symlink) of the effective user's with no permission for group or
+ * others (as /run/user/UID), and the socket's path fits a socket address; then
+ * /tmp/carma-UID.sock, whose name anyone may take first.
+ * Returns how many (1 or 2). The one rule for the daemon (the first) and its clients (each). */
+#define DAEMON_USER_SOCKETS 2
+int daemon_user_sockets(char paths[][CONFIG_STR_MAX]);
 /* The default socket and state paths for this user (see config.c's help texts): as root the
- * system socket, else /tmp/carma-UID.sock. */
+ * system socket, else the first of daemon_user_sockets. */
 void daemon_default_socket(char *buf, size_t cap);
 void daemon_default_state_dir(char *buf, size_t cap);
 
@@ -44,7 +52,8 @@ void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, si
 
 /* The sockets a command tries, in order, written to paths (room for DAEMON_MAX_SOCKETS):
  * --socket, else $CARMA_SOCKET, else the config's `socket` (one path); else the system socket,
- * then this user's default (two, one for root). Returns how many. */
+ * then each of daemon_user_sockets (not for root: only the system socket). Returns how
+ * many. */
 int daemon_client_sockets(const char *opt, const char *cfg_socket,
                           char paths[][CONFIG_STR_MAX]);
 

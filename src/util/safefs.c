@@ -45,6 +45,17 @@ static bool trusted(const struct stat *sb, safefs_kind kind)
     return !(sb->st_mode & (S_IWGRP | S_IWOTH)) || (sb->st_mode & S_ISVTX);
 }
 
+/* The refusal of a directory whose owner or mode make it not of the given kind. */
+static int untrusted_dir(const char *name, const struct stat *sb, safefs_kind kind,
+                         carma_err *err)
+{
+    return carma_err_set(err, "%s is owned by uid %u with mode %04o; refusing it: it must be "
+                              "owned by uid %u%s and writable by nobody else%s",
+                         name, (unsigned)sb->st_uid, (unsigned)(sb->st_mode & 07777),
+                         (unsigned)geteuid(), kind == SAFEFS_SHARED ? " (or root)" : "",
+                         kind == SAFEFS_SHARED ? " unless sticky" : "");
+}
+
 int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma_err *err)
 {
     if (dirfd == AT_FDCWD && make_parents(name, kind == SAFEFS_PRIVATE ? 0700 : mode, err))
@@ -58,6 +69,11 @@ int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma
         if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
             return carma_err_set(err, "%s is a symbolic link; refusing it (a directory of "
                                       "its own is needed)", name);
+        /* Another user's directory we may not open (one made first in /tmp, mode 0700):
+         * say whose, not only "permission denied". */
+        if (e == EACCES && fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(sb.st_mode) && !trusted(&sb, kind))
+            return untrusted_dir(name, &sb, kind, err);
         return carma_err_set(err, "%s: %s", name, strerror(e));
     }
     struct stat sb;
@@ -67,11 +83,7 @@ int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma
         return -1;
     }
     if (!trusted(&sb, kind)) {
-        carma_err_set(err, "%s is owned by uid %u with mode %04o; refusing it: it must be owned "
-                           "by uid %u%s and writable by nobody else%s",
-                      name, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
-                      (unsigned)geteuid(), kind == SAFEFS_SHARED ? " (or root)" : "",
-                      kind == SAFEFS_SHARED ? " unless sticky" : "");
+        untrusted_dir(name, &sb, kind, err);
         close(fd);
         return -1;
     }

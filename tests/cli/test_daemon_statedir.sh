@@ -43,6 +43,38 @@ if [ $root -eq 1 ]; then
     # A database that is not ours.
     mkdir -m 0700 "$tmp/db1" && touch "$tmp/db1/carma.db" && chown 65534 "$tmp/db1/carma.db"
     refused "$tmp/db1" "carma.db is owned by uid 65534"
+    # The default state directory of a user (uid 65534) with no $HOME, /tmp/carma-state-UID,
+    # taken first by another user (uid 65533): as a directory, or as a symlink to one of the
+    # user's own. The user's daemon refuses it, naming it, and writes nothing.
+    ustate=/tmp/carma-state-65534
+    if [ -e "$ustate" ] || [ -L "$ustate" ]; then
+        echo "SKIP: $ustate exists already: a default state directory taken first not checked"
+    else
+        trap 'rm -rf "$ustate"; cleanup' EXIT # ours: it was not there
+        mkdir -m 0700 "$tmp/nbs" && chown 65534:65534 "$tmp/nbs"
+        mkdir -m 0700 "$tmp/nbs/own" && chown 65534:65534 "$tmp/nbs/own"
+        # user_refused PATTERN: the user's daemon with no --state or $HOME exits, saying PATTERN.
+        user_refused() {
+            local out rc
+            out=$(env -u HOME timeout 5 setpriv --reuid=65534 --regid=65534 --clear-groups \
+                "$CARMA" daemon --socket "$tmp/nbs/s" --gpu-backend sim --config "$tmp/carma.conf" \
+                2>&1 >/dev/null)
+            rc=$?
+            [ $rc -ne 0 ] && [ $rc -ne 124 ] || { fail "the user's daemon accepted $ustate (rc $rc)"; return; }
+            grep -qF -- "$1" <<<"$out" || fail "refusal of $ustate should say '$1': $out"
+        }
+        setpriv --reuid=65533 --regid=65533 --clear-groups mkdir -m 0700 "$ustate"
+        user_refused "$ustate is owned by uid 65533 with mode 0700"
+        rmdir "$ustate"
+        setpriv --reuid=65533 --regid=65533 --clear-groups mkdir -m 0777 "$ustate"
+        user_refused "$ustate is owned by uid 65533 with mode 0777"
+        rmdir "$ustate"
+        setpriv --reuid=65533 --regid=65533 --clear-groups ln -s "$tmp/nbs/own" "$ustate"
+        user_refused "$ustate is a symbolic link"
+        [ -z "$(ls -A "$tmp/nbs/own")" ] || fail "the daemon wrote through the symlink $ustate"
+        rm -f "$ustate"
+        [ ! -e "$tmp/nbs/s" ] || fail "a refused daemon made its socket"
+    fi
 fi
 # A symlink in place of the state directory, or of its database.
 mkdir -m 0700 "$tmp/real"

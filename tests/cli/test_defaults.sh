@@ -66,6 +66,9 @@ fi
 # a root client's own default is the system socket: one path, named
 out=$("$CARMA" queue 2>&1) && fail "queue with no daemon succeeded"
 grep -qF "$tmp/system.sock" <<<"$out" || fail "the error should name the system socket: $out"
-"$CARMA" queue --help | grep -q "/run/carma/carma.sock, then /tmp/carma-UID.sock" \
+"$CARMA" queue --help | tr -s ' \n' ' ' | grep -qF \
+    '/run/carma/carma.sock, then $XDG_RUNTIME_DIR/carma.sock (when' \
     || fail "--help should say which sockets a client tries"
+"$CARMA" queue --help | tr -s ' \n' ' ' | grep -qF 'others), then /tmp/carma-UID.sock)' \
+    || fail "--help should say which sockets a client tries, /tmp/carma-UID.sock last"
 exit $((fails > 0))
