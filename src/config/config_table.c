@@ -197,7 +197,7 @@ const config_row config_rows[] = {
                 "and daemon")},
     {OPT_STRING("state_dir", DAEMON, state_dir,
                 "daemon state directory: database and task logs (empty: /var/lib/carma as root, "
-                "else ~/.local/state/carma)")},
+                "else ~/.local/state/carma, or /tmp/carma-state-UID without $HOME)")},
     {OPT_STRING("gpu_backend", DAEMON, gpu_backend, "daemon GPU backend: sim or nvml")},
     {OPT_STRING("sim_gpus", DAEMON, sim_gpus,
                 "GPUs of the sim backend, e.g. 2xA100-40GB or 1xA100-40GB,1xV100-16GB")},
