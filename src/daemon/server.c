@@ -39,7 +39,6 @@
 #define RESERVED_PEERS 32  /* of the table, kept for root and the daemon's own user */
 #define FD_RESERVE 64      /* descriptors kept for the database, supervisors, logs */
 #define ACCEPT_PAUSE_S 0.1 /* out of descriptors: how long the listener rests */
-#define PEER_IDLE_S 600.0
 #define MAX_OUTPUT (64u << 20)  /* a single peer's pending replies: past it, dropped */
 #define OUTPUT_BACKLOG (1u << 20) /* pending replies above which a peer's requests wait */
 #define MAX_REQUESTS_PER_TURN 512
@@ -147,12 +146,14 @@ static bool privileged(uid_t uid)
     return uid == 0 || uid == geteuid();
 }
 
-/* How long a peer may stay silent: ten minutes while the table is at most half full, then
- * less and less, so that idle connections cannot keep the slots from those who ask. */
+/* How long a peer may stay silent: conn_idle_timeout_s (ten minutes) while the table is at
+ * most half full, then less and less, so that idle connections cannot keep the slots from
+ * those who ask. */
 static double idle_limit(const daemon_state *d)
 {
     double full = d->max_peers > 0 ? (double)d->npeers / d->max_peers : 0;
-    return full <= 0.5 ? PEER_IDLE_S : full <= 0.75 ? 60.0 : full <= 0.9 ? 15.0 : 5.0;
+    double cap = full <= 0.5 ? INFINITY : full <= 0.75 ? 60.0 : full <= 0.9 ? 15.0 : 5.0;
+    return fmin(d->cfg.daemon.conn_idle_timeout_s, cap);
 }
 
 /* Why a new peer of this uid is turned away, or NULL when it is let in. */
