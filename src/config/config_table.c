@@ -209,8 +209,9 @@ const config_row config_rows[] = {
              "daemon: connections one user may hold open at once (root and the daemon's own "
              "user are not limited, and some connections are kept for them alone)")},
     {OPT_DOUBLE("conn_idle_timeout_s", DAEMON, conn_idle_timeout_s,
-                "daemon: seconds a connection may send nothing before it is dropped (at most 60, "
-                "15 or 5 s once half, three quarters or 90 % of the connections are open)")},
+                "daemon: seconds a connection may send nothing, or leave its replies unread "
+                "(none of them taken), before it is dropped (at most 60, 15 or 5 s once half, "
+                "three quarters or 90 % of the connections are open)")},
     {OPT_INT("max_tasks_per_user", DAEMON, max_tasks_per_user,
              "daemon: tasks one user may have not ended (queued, held or running; each of an "
              "--array counts): a submission past it is refused, so that no user can fill the "
