@@ -35,6 +35,8 @@ typedef struct daemon_config {
     char mps_log_dir[CONFIG_STR_MAX];  /* "" = STATE/mps/log */
     int mps_thread_pct;       /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per task; 0 = not set */
     int max_conns_per_uid;    /* open connections per user (root, the daemon's own: no cap) */
+    double conn_idle_timeout_s; /* a connection silent this long, or whose replies wait unread
+                                   this long, is dropped (sooner as the table fills) */
     int max_tasks_per_user;   /* a user's tasks not ended (queued, running); 0 = no cap; root:
                                  no cap */
     char on_finish[CONFIG_STR_MAX]; /* run when a task ends for good; "" = nothing */

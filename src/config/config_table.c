@@ -21,6 +21,7 @@ static const daemon_config daemon_default = {
     .mps_log_dir = "",
     .mps_thread_pct = 0,
     .max_conns_per_uid = 64,
+    .conn_idle_timeout_s = 600.0,
     .max_tasks_per_user = 10000, /* Slurm's MaxJobCount */
     .on_finish = "",
     .on_finish_timeout_s = 60.0,
@@ -30,12 +31,13 @@ static const daemon_config daemon_default = {
 
 static const struct daemon_bounds {
     sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid,
-        max_tasks_per_user, on_finish_timeout_s, keep_attempt_logs_days;
+        conn_idle_timeout_s, max_tasks_per_user, on_finish_timeout_s, keep_attempt_logs_days;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
     .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
     .mps_thread_pct = {SCHED_UNIT_INTEGER, 0, 100, false},
     .max_conns_per_uid = {SCHED_UNIT_INTEGER, 1, 1000000, false},
+    .conn_idle_timeout_s = {SCHED_UNIT_SECONDS, 1, 86400, false},
     .max_tasks_per_user = {SCHED_UNIT_INTEGER, 0, 1000000, false},
     .on_finish_timeout_s = {SCHED_UNIT_SECONDS, 0.1, 86400, false},
     .keep_attempt_logs_days = {SCHED_UNIT_INTEGER, 0, 36500, false},
@@ -208,6 +210,10 @@ const config_row config_rows[] = {
     {OPT_INT("max_conns_per_uid", DAEMON, max_conns_per_uid,
              "daemon: connections one user may hold open at once (root and the daemon's own "
              "user are not limited, and some connections are kept for them alone)")},
+    {OPT_DOUBLE("conn_idle_timeout_s", DAEMON, conn_idle_timeout_s,
+                "daemon: seconds a connection may send nothing, or leave its replies unread "
+                "(none of them taken), before it is dropped (at most 60, 15 or 5 s once half, "
+                "three quarters or 90 % of the connections are open)")},
     {OPT_INT("max_tasks_per_user", DAEMON, max_tasks_per_user,
              "daemon: tasks one user may have not ended (queued, held or running; each of an "
              "--array counts): a submission past it is refused, so that no user can fill the "

@@ -134,7 +134,8 @@ typedef struct peer {
     bool closing;        /* close once the output is flushed */
     bool lines_left;     /* complete requests in `in` that a turn left for the next */
     bool eof;            /* the client sent all it will (it may still read the replies) */
-    double last_active;
+    double last_active;  /* when it last sent a byte */
+    double out_moved;    /* when its pending replies last went out in part (or began to wait) */
 } peer;
 
 /* What the daemon counted since it started (metrics.c): the Prometheus counters. */

@@ -5,15 +5,17 @@
  * (group commit).
  *
  * No local user can lock the others out: each user holds at most max_conns_per_uid
- * connections, some are kept for root and the daemon's own user, idle peers are dropped
- * sooner as the table fills, and running out of file descriptors drops the longest-idle
+ * connections, some are kept for root and the daemon's own user, idle peers (silent, or
+ * whose replies wait unread: none of them sent) are dropped after conn_idle_timeout_s, sooner
+ * as the table fills, and running out of file descriptors drops the longest-idle
  * peer to make room, or else rests the listener (a readable listener that cannot be accepted
  * from would make the loop spin).
  *
  * No peer holds the loop or the daemon's memory: a turn handles at most MAX_REQUESTS_PER_TURN
  * of a peer's requests (the rest are served on the next turn, which then does not wait for
  * input), and a peer whose unread replies pass OUTPUT_BACKLOG is neither read nor served until
- * it reads them, so that a client pipelining requests without reading holds about that much.
+ * it reads them, so that a client pipelining requests without reading holds about that much,
+ * and that only until it has read nothing for the idle limit.
  *
  * The same poll also waits on the metrics endpoint's sockets when metrics_listen is set
  * (metrics.c, http.c): its entries follow the peers', and its connections' deadlines shorten
@@ -39,7 +41,6 @@
 #define RESERVED_PEERS 32  /* of the table, kept for root and the daemon's own user */
 #define FD_RESERVE 64      /* descriptors kept for the database, supervisors, logs */
 #define ACCEPT_PAUSE_S 0.1 /* out of descriptors: how long the listener rests */
-#define PEER_IDLE_S 600.0
 #define MAX_OUTPUT (64u << 20)  /* a single peer's pending replies: past it, dropped */
 #define OUTPUT_BACKLOG (1u << 20) /* pending replies above which a peer's requests wait */
 #define MAX_REQUESTS_PER_TURN 512
@@ -148,12 +149,16 @@ static bool privileged(uid_t uid)
     return uid == 0 || uid == geteuid();
 }
 
-/* How long a peer may stay silent: ten minutes while the table is at most half full, then
- * less and less, so that idle connections cannot keep the slots from those who ask. */
+/* How long a peer may stay silent, or leave its replies waiting without reading any of them:
+ * conn_idle_timeout_s (ten minutes) while the table is at most half full, then less and less,
+ * so that idle connections cannot keep the slots (and the replies' memory) from those who
+ * ask. A client waiting for something polls on new connections (carma wait, logs --follow):
+ * none leaves its replies unread. */
 static double idle_limit(const daemon_state *d)
 {
     double full = d->max_peers > 0 ? (double)d->npeers / d->max_peers : 0;
-    return full <= 0.5 ? PEER_IDLE_S : full <= 0.75 ? 60.0 : full <= 0.9 ? 15.0 : 5.0;
+    double cap = full <= 0.5 ? INFINITY : full <= 0.75 ? 60.0 : full <= 0.9 ? 15.0 : 5.0;
+    return fmin(d->cfg.daemon.conn_idle_timeout_s, cap);
 }
 
 /* Why a new peer of this uid is turned away, or NULL when it is let in. */
@@ -258,6 +263,8 @@ static void accept_peers(daemon_state *d, double now)
 
 static void queue_reply(peer *p, json_t *reply)
 {
+    if (p->out_len <= p->out_off) /* nothing was waiting: the wait for progress starts now */
+        p->out_moved = clock_mono_s();
     size_t len;
     char *line = proto_encode_line(reply, &len);
     json_decref(reply);
@@ -354,11 +361,15 @@ static bool read_peer(daemon_state *d, peer *p)
 }
 
 /* Sends pending output; returns false when the peer is gone. What is left unsent moves to the
- * buffer's start, so that a peer reading as it goes never reaches MAX_OUTPUT by what it read. */
-static bool flush_peer(peer *p)
+ * buffer's start, so that a peer reading as it goes never reaches MAX_OUTPUT by what it read.
+ * A byte sent is progress (out_moved): a peer reading slowly is not idle. */
+static bool flush_peer(peer *p, double now)
 {
+    size_t before = p->out_off;
     if (!nb_send(p->fd, p->out, p->out_len, &p->out_off))
         return false;
+    if (p->out_off > before)
+        p->out_moved = now;
     if (p->out_off < p->out_len) {
         memmove(p->out, p->out + p->out_off, p->out_len - p->out_off);
         p->out_len -= p->out_off;
@@ -424,9 +435,16 @@ int d_serve_once(daemon_state *d, int timeout_ms)
     for (int i = n - 1; i >= 0; i--) {
         peer *p = d->peers[i];
         if (!gone[i])
-            gone[i] = !flush_peer(p);
+            gone[i] = !flush_peer(p, now);
         if (!gone[i] && p->out_len == 0 && now - p->last_active > idle_s)
             gone[i] = true;
+        if (!gone[i] && p->out_len > 0 && now - p->out_moved > idle_s) {
+            /* it stopped reading: its slot and its replies are not kept for it */
+            dlog(d, "dropped a connection of uid %u (pid %d): %zu bytes of replies unread, "
+                 "none taken for %.0f s", (unsigned)p->uid, (int)p->pid, p->out_len,
+                 now - p->out_moved);
+            gone[i] = true;
+        }
         if (gone[i])
             drop_peer(d, i);
     }

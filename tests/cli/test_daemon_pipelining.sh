@@ -5,7 +5,10 @@
 # requests gets their replies; a client that sends requests without reading the
 # replies finds its writes blocked once about 1 MiB of replies waits for it (the daemon stops
 # reading it), instead of the daemon buffering 64 MiB and dropping it, and it gets every reply
-# once it reads them.
+# once it reads them. With a short conn_idle_timeout_s, a client that stops reading is dropped
+# once none of its replies went out for that long, but one reading slowly and steadily is
+# not, nor are `carma wait` and `carma logs --follow`, which wait longer than that (they ask
+# again on new connections).
 set -u
 CARMA=$1
 if ! command -v python3 >/dev/null; then
@@ -113,6 +116,70 @@ else
             || fail "the daemon's peak memory grew by $(((peak - before) / 1024)) MiB for one client not reading"
     fi
 fi
+"$CARMA" queue >/dev/null || fail "the daemon should still serve others"
+stop_daemon
+
+# conn_idle_timeout_s=2: a client that asks for some 1.1 MiB of replies (3000 gpus) at once
+# and takes 32 KiB of them every quarter second (some 9 s in all) gets every one: the daemon
+# drops a connection only when no reply of its went out for that long. carma wait and
+# logs --follow on a task running 5 s end with it.
+start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.5 --set conn_idle_timeout_s=2
+id=$("$CARMA" submit --mem 1G -- "$FAKEJOB" --mem 1G --seconds 5 --stdout LINE) || fail "submit"
+timeout 30 "$CARMA" logs --follow "$id" >"$tmp/follow.out" 2>"$tmp/follow.err" &
+follower=$!
+timeout 30 "$CARMA" wait "$id" >"$tmp/wait.out" 2>&1 &
+waiter=$!
+out=$(python3 - "$SOCK" <<'PY'
+import socket, sys, time
+n = 3000
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b'{"verb": "gpus"}\n' * n)
+s.settimeout(10)
+got, t0 = 0, time.monotonic()
+try:
+    while got < n:
+        data = s.recv(32768)
+        if not data:
+            break
+        got += data.count(b"\n")
+        time.sleep(0.25)
+except OSError as e:
+    print(f"recv: {e}")
+print(f"replies={got} of {n} in {time.monotonic() - t0:.0f} s")
+PY
+)
+echo "a slow reader: $out"
+grep -q "replies=3000 of 3000" <<<"$out" || fail "a client reading slowly: $out ($(grep dropped "$tmp/daemon.log"))"
+wait "$waiter" || fail "carma wait exited $? (task $(task_state "$id")): $(cat "$tmp/wait.out")"
+wait "$follower" || fail "logs --follow exited $?: $(cat "$tmp/follow.err")"
+[ "$(cat "$tmp/follow.out")" = LINE ] || fail "logs --follow: $(cat "$tmp/follow.out")"
+grep -q "dropped a connection" "$tmp/daemon.log" && fail "a connection was dropped: $(grep dropped "$tmp/daemon.log")"
+# The same client stopping for 6 s instead: it is dropped (said in the log) and gets only what
+# the socket held when it stopped, not its 3000 replies (before: held for as long as it liked).
+out=$(python3 - "$SOCK" <<'PY'
+import socket, sys, time
+n = 3000
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b'{"verb": "gpus"}\n' * n)
+time.sleep(6)
+s.settimeout(10)
+got = 0
+try:
+    while got < n:
+        data = s.recv(1 << 20)
+        if not data:
+            break
+        got += data.count(b"\n")
+except OSError as e:
+    print(f"recv: {e}")
+print(f"replies={got} of {n}")
+PY
+)
+grep -q "replies=3000 of 3000" <<<"$out" && fail "a client not reading for 6 s was kept: $out"
+grep -q "dropped a connection of uid $(id -u) .*bytes of replies unread" "$tmp/daemon.log" \
+    || fail "the drop of a client not reading should be logged: $(tail -3 "$tmp/daemon.log")"
 "$CARMA" queue >/dev/null || fail "the daemon should still serve others"
 stop_daemon
 
