@@ -51,8 +51,11 @@ static const carma_command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return cmd_help(1, argv);
+    if (argc < 2) { /* git's habit: the usage on stderr, and a usage error */
+        fprintf(stderr, "usage: carma [--version] [--help] COMMAND [ARGS]\n"
+                        "See 'carma help' for the commands.\n");
+        return EXIT_USAGE;
+    }
     const char *name = argv[1];
     if (!strcmp(name, "--version") || !strcmp(name, "version")) {
         printf("carma %s\n", CARMA_VERSION);

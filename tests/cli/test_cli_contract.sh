@@ -18,8 +18,13 @@ expect_text() { # expect_text DESCRIPTION TEXT
 
 check "help" 0 "$CARMA" help
 expect_text "help lists config" "config"
-check "no arguments prints help" 0 "$CARMA"
-expect_text "no-args help" "Commands:"
+check "no arguments is a usage error" 2 "$CARMA"
+expect_text "no-args usage" "usage: carma"
+expect_text "no-args points at help" "carma help"
+out=$("$CARMA" 2>/dev/null)
+[ -z "$out" ] || { echo "FAIL: no arguments: the usage goes to stderr, stdout had: $out"; fails=$((fails + 1)); }
+check "--help" 0 "$CARMA" --help
+expect_text "--help lists the commands" "Commands:"
 check "--version" 0 "$CARMA" --version
 expect_text "--version" "carma "
 check "unknown command" 2 "$CARMA" frobnicate
