@@ -20,7 +20,7 @@ static const char usage[] =
     "  --all           every task, queued and running ones too\n"
     "  --since TIME    only tasks submitted or ended since TIME: an age (30m, 12h, 2d, 1w)\n"
     "                  or a local date or time (2026-11-20, '2026-11-20 14:00')\n"
-    "  --user NAME     only this user's tasks\n"
+    "  --user NAME     only this user's tasks (NAME: a user name or a numeric uid)\n"
     "  --state STATE   only tasks in this state: done, failed, cancelled, timeout (queued,\n"
     "                  running)\n"
     "  --limit N       at most N tasks; when there are more, stderr says how to go on\n"
@@ -67,7 +67,8 @@ static const struct option longopts[] = {
 static int run(request_args *a)
 {
     bool all = false;
-    const char *state = NULL, *user = NULL;
+    const char *state = NULL;
+    char user[REQUEST_USER_MAX] = "";
     double since = 0;
     int64_t limit = 0, after = 0;
     int opt, rc;
@@ -78,8 +79,8 @@ static int run(request_args *a)
             return cli_usage_error("history", "--since: expected an age (12h, 2d) or a date "
                                               "(2026-11-20, '2026-11-20 14:00'), got '%s'",
                                    a->arg);
-        else if (opt == 'u')
-            user = a->arg;
+        else if (opt == 'u' && (rc = request_user_option(a, a->arg, user, sizeof user)) != 0)
+            return rc;
         else if (opt == 's' && (rc = request_state_option(a, a->arg)) != 0)
             return rc;
         else if (opt == 's')
@@ -98,7 +99,7 @@ static int run(request_args *a)
         json_object_set_new(req, "since", json_real(since));
     if (state)
         json_object_set_new(req, "state", json_string(state));
-    if (user)
+    if (user[0])
         json_object_set_new(req, "user", json_string(user));
     rc = request_pages(a, "history", req, limit, after, print_header, print_row);
     json_decref(req);

@@ -21,7 +21,7 @@ static const char usage[] =
     "                  daemon's database a page at a time)\n"
     "  --state STATE   only tasks in this state: queued, running, done, failed, cancelled,\n"
     "                  timeout\n"
-    "  --user NAME     only this user's tasks\n"
+    "  --user NAME     only this user's tasks (NAME: a user name or a numeric uid)\n"
     "  --limit N       at most N tasks; when an --all listing has more, stderr says how\n"
     "                  to go on\n"
     "  --after ID      with --all or an ended --state: only tasks with ids above ID\n"
@@ -83,7 +83,8 @@ static const struct option longopts[] = {
 static int run(request_args *a)
 {
     bool all = false;
-    const char *state = NULL, *user = NULL;
+    const char *state = NULL;
+    char user[REQUEST_USER_MAX] = "";
     int64_t limit = 0, after = 0;
     int opt, rc;
     while ((opt = request_next_option(a)) > 0) {
@@ -93,8 +94,8 @@ static int run(request_args *a)
             return rc;
         else if (opt == 's')
             state = a->arg;
-        else if (opt == 'u')
-            user = a->arg;
+        else if (opt == 'u' && (rc = request_user_option(a, a->arg, user, sizeof user)) != 0)
+            return rc;
         else if (opt == 'l' && (parse_i64(a->arg, &limit) || limit < 1 || limit > 1000000))
             return cli_usage_error("queue", "--limit: expected 1..1000000, got '%s'", a->arg);
         else if (opt == 'A' && (parse_i64(a->arg, &after) || after < 0))
@@ -109,7 +110,7 @@ static int run(request_args *a)
     json_t *req = json_pack("{sssb}", "verb", "queue", "all", all);
     if (state)
         json_object_set_new(req, "state", json_string(state));
-    if (user)
+    if (user[0])
         json_object_set_new(req, "user", json_string(user));
     rc = request_pages(a, "queue", req, limit, after, queue_print_header, queue_print_task);
     json_decref(req);

@@ -3,6 +3,7 @@
 #include "cli/request.h"
 
 #include <assert.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,24 @@ int request_state_option(const request_args *a, const char *state)
         n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
                               i ? ", " : "", dstate_name((dstate)i));
     return cli_usage_error(a->cmd, "--state: expected one of %s; got '%s'", names, state);
+}
+
+int request_user_option(const request_args *a, const char *user, char *name, size_t cap)
+{
+    const struct passwd *pw = getpwnam(user); /* a name first: a user may be called 1000 */
+    size_t ndigits = strspn(user, "0123456789");
+    if (!pw && ndigits > 0 && ndigits == strlen(user) && ndigits <= 10) {
+        unsigned long long uid = strtoull(user, NULL, 10);
+        if (uid < (uid_t)-1 && !(pw = getpwuid((uid_t)uid))) {
+            snprintf(name, cap, "%llu", uid);
+            return 0;
+        }
+    }
+    if (!pw)
+        return cli_usage_error(a->cmd, "--user: no user named '%s'", user);
+    if ((size_t)snprintf(name, cap, "%s", pw->pw_name) >= cap)
+        return cli_usage_error(a->cmd, "--user: the user name of '%s' is too long", user);
+    return 0;
 }
 
 int request_send(const request_args *a, json_t *req, json_t **reply)

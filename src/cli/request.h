@@ -82,6 +82,15 @@ int request_task_id(const request_args *a, const char *arg, long long *id);
  * usage error's exit status, the message listing the states (the daemon's own names). */
 int request_state_option(const request_args *a, const char *state);
 
+/* The value of a listing's --user (queue, history), as squeue takes it: a user name or a
+ * numeric uid. The daemon records a task's user by name, or as the decimal uid when the uid
+ * had no passwd entry; so a name must be a user's (else a usage error naming it), a uid with
+ * an entry stands for its user's name, and a uid without one for its digits (what such a
+ * task was recorded under). 0 with the name to ask the daemon for in name[cap], or a usage
+ * error's exit status. */
+#define REQUEST_USER_MAX 256
+int request_user_option(const request_args *a, const char *user, char *name, size_t cap);
+
 /* Connects to the daemon's socket (daemon_client_sockets: --socket, else $CARMA_SOCKET, else
  * the config's, else the system's then this user's): the fd, for any number of requests
  * (daemon_call_answered), or -1 with err saying why. */

@@ -48,6 +48,16 @@ grep -q -- "--after 2" "$tmp/err" || fail "--limit should say how to go on: $(ca
 [ "$("$CARMA" queue --state running --json | jq -c 'map(.name)')" = '["long1"]' ] || fail "--state running"
 [ "$("$CARMA" queue --all --user root --json | jq length)" = 7 ] || fail "--user root"
 [ "$("$CARMA" queue --all --user nobody --json | jq length)" = 0 ] || fail "--user nobody"
+[ "$("$CARMA" queue --all --user 0 --json | jq length)" = 7 ] || fail "--user 0: root's uid"
+# a uid without a passwd entry: the name the daemon records such a user's tasks under
+out=$("$CARMA" queue --all --user 4000000123 --json) || fail "--user 4000000123: $out"
+[ "$(jq length <<<"$out")" = 0 ] || fail "--user 4000000123: $out"
+# a name that is no user's: squeue's "Invalid user", a usage error naming it
+for c in queue history; do
+    out=$("$CARMA" $c --user nosuchuser 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "$c --user nosuchuser: exit $rc, want 2: $out"
+    grep -q -- "--user: no user named 'nosuchuser'" <<<"$out" || fail "$c --user message: $out"
+done
 out=$(raw '{"verb":"queue","state":"sleeping"}' error)
 grep -q "'state' must be one of queued, running, done, failed, cancelled" <<<"$out" \
     || fail "the daemon's state message: $out"

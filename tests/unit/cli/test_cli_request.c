@@ -188,6 +188,36 @@ static void task_verb_ends_without_a_request(void **state)
     assert_int_equal(run(&verb_cmd, nodaemon), 1);
 }
 
+static const char *user_seen;
+static char user_name[REQUEST_USER_MAX];
+static int user_option(request_args *a)
+{
+    return request_user_option(a, user_seen, user_name, sizeof user_name);
+}
+
+/* --user: a name must be a user's; a uid stands for its user's name, or, without a passwd
+ * entry, for its digits (the name the daemon records such a user's tasks under). */
+static void user_names_and_uids(void **state)
+{
+    (void)state;
+    static const request_cmd user_cmd = {"usage: queue\n", NULL, NULL, user_option};
+    char *argv[] = {"queue", NULL};
+    user_seen = "root";
+    assert_int_equal(run(&user_cmd, argv), 0);
+    assert_string_equal(user_name, "root");
+    user_seen = "00";
+    assert_int_equal(run(&user_cmd, argv), 0);
+    assert_string_equal(user_name, "root");
+    user_seen = "4000000123"; /* no passwd entry has this uid */
+    assert_int_equal(run(&user_cmd, argv), 0);
+    assert_string_equal(user_name, "4000000123");
+    const char *unknown[] = {"nosuchuser", "", "12x", "-1", "99999999999", "4294967295"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        user_seen = unknown[i];
+        assert_int_equal(run(&user_cmd, argv), EXIT_USAGE);
+    }
+}
+
 int main(void)
 {
     setenv("CARMA_CONFIG", "", 1); /* no config file but the tests' own */
@@ -198,6 +228,7 @@ int main(void)
         cmocka_unit_test(task_id_operands),
         cmocka_unit_test(plus_stops_at_the_first_operand),
         cmocka_unit_test(task_verb_ends_without_a_request),
+        cmocka_unit_test(user_names_and_uids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
