@@ -25,7 +25,9 @@ static const char usage[] =
     "seconds left; - under the carma policy, whose ledger needs none), what the carma\n"
     "policy's ledger has committed on it (the figures + margins of its tasks; +all: a task\n"
     "placed with no figure holds it all) and the tasks on it, one line each: id, user,\n"
-    "name, the memory figure it was placed with and its peak.\n\n"
+    "name, the memory figure it was placed with and its peak. --json gives each GPU the\n"
+    "daemon's backend (nvml, sim) and mps_pipe_dir too (with mps = on, the\n"
+    "CUDA_MPS_PIPE_DIRECTORY of carma's MPS server; else null).\n\n"
     "With --gpu-backend, reads this machine's GPUs directly instead (no daemon): nvml loads\n"
     "libnvidia-ml.so.1 (or PATH, or $CARMA_NVML_LIBRARY), samples N times (default 2), MS\n"
     "milliseconds apart (default 200, at least 100 for GPM), and prints the last reading:\n"
@@ -174,6 +176,23 @@ void gpus_print_table(const json_t *gpus)
     }
 }
 
+json_t *gpus_json(const json_t *reply)
+{
+    json_t *out = json_array(), *g;
+    json_t *backend = json_object_get(reply, "backend");
+    json_t *pipe = json_object_get(reply, "mps_pipe_dir");
+    size_t i;
+    json_array_foreach(json_object_get(reply, "gpus"), i, g) {
+        json_t *c = json_copy(g);
+        json_object_set_new(c, "backend", json_is_string(backend) ? json_copy(backend)
+                                                                  : json_null());
+        json_object_set_new(c, "mps_pipe_dir", json_is_string(pipe) ? json_copy(pipe)
+                                                                     : json_null());
+        json_array_append_new(out, c);
+    }
+    return out;
+}
+
 static const struct option longopts[] = {
     {"gpu-backend", required_argument, NULL, 'b'},
     {"library", required_argument, NULL, 'L'},
@@ -225,11 +244,12 @@ static int run(request_args *a)
     json_t *reply, *req = json_pack("{ss}", "verb", "gpus");
     if ((rc = request_send(a, req, &reply)) != 0)
         return rc;
-    json_t *gpus = json_object_get(reply, "gpus");
-    if (a->opts.json)
+    if (a->opts.json) {
+        json_t *gpus = gpus_json(reply);
         cli_print_json(gpus);
-    else
-        gpus_print_table(gpus);
+        json_decref(gpus);
+    } else
+        gpus_print_table(json_object_get(reply, "gpus"));
     json_decref(reply);
     return 0;
 }

@@ -97,7 +97,7 @@ static int frame(request_args *a, bool live, double interval)
     }
     tasks = json_object_get(queue, "tasks");
     if (a->opts.json) {
-        json_t *both = json_pack("{sOsO}", "gpus", json_object_get(gpus, "gpus"), "tasks", tasks);
+        json_t *both = json_pack("{sosO}", "gpus", gpus_json(gpus), "tasks", tasks);
         cli_print_json(both);
         json_decref(both);
     } else {

@@ -11,5 +11,8 @@ void queue_print_header(void);
 void queue_print_task(const json_t *t);
 /* gpus.c: a gpus reply's GPUs, each with the tasks it holds. */
 void gpus_print_table(const json_t *gpus);
+/* gpus.c: a gpus reply's GPUs as --json prints them (gpus, top): an array, each GPU with the
+ * reply's `backend` and `mps_pipe_dir` added (null when the reply has none). A new reference. */
+json_t *gpus_json(const json_t *reply);
 
 #endif

@@ -79,6 +79,10 @@ wait_until 10 done_ || fail "task 1 did not finish"
 [ "$("$CARMA" logs --json 1 | jq -r .stdout)" = "hi there" ] || fail "logs --json"
 "$CARMA" gpus --json | jq -e 'length == 2 and all(.[]; has("mem_used_mib") and has("smact") and has("grace") and has("tasks") and has("power_w"))' >/dev/null \
     || fail "gpus --json"
+# the reply's backend and MPS pipe directory, on each GPU (null: the daemon runs no MPS)
+"$CARMA" gpus --json | jq -e 'all(.[]; .backend == "sim" and has("mps_pipe_dir") and .mps_pipe_dir == null)' \
+    >/dev/null || fail "gpus --json backend, mps_pipe_dir: $("$CARMA" gpus --json)"
+"$CARMA" top --once --json | jq -e '.gpus[0].backend == "sim"' >/dev/null || fail "top --json backend"
 "$CARMA" gpus | grep -q "^0 .*sim A100-40GB" || fail "gpus table"
 out=$("$CARMA" cancel 1 2>&1); [ $? -eq 1 ] && grep -q "already done" <<<"$out" || fail "cancel done: $out"
 # The figures a task file gives are the task's: only the estimators it leaves out (carma) are

@@ -84,6 +84,8 @@ CUDA_MPS_PIPE_DIRECTORY=$PIPE"
 [ "$(cat "$tmp/envB")" = "$want" ] || fail "collocated task B env: $(cat "$tmp/envB")"
 "$CARMA" gpus --json | jq -e ".[0].tasks | sort == [$a, $b]" >/dev/null \
     || fail "GPU 0 should hold both tasks: $("$CARMA" gpus --json)"
+"$CARMA" gpus --json | jq -e --arg p "$PIPE" 'all(.[]; .mps_pipe_dir == $p and .backend == "nvml")' \
+    >/dev/null || fail "gpus --json mps_pipe_dir, backend: $("$CARMA" gpus --json)"
 
 "$CARMA" cancel "$b" >/dev/null || fail "cancel B"
 wait_until 10 state_is "$b" cancelled || fail "B not cancelled"
