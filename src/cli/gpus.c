@@ -116,7 +116,8 @@ static void print_holds(const json_t *holds)
         char *name = str_escape_controls(json_string_value(json_object_get(h, "name")));
         char *user = str_escape_controls(json_string_value(json_object_get(h, "user")));
         const json_t *mem = json_object_get(h, "mem_mib"), *peak = json_object_get(h, "peak_mib");
-        const char *src = fmt_mem_source(json_string_value(json_object_get(h, "mem_source")));
+        char *src = str_escape_controls(
+            fmt_mem_source(json_string_value(json_object_get(h, "mem_source"))));
         char fig[64] = "no figure", pk[32] = "-";
         if (json_is_integer(mem))
             snprintf(fig, sizeof fig, "%lld MiB (%s)", (long long)json_integer_value(mem),
@@ -128,6 +129,7 @@ static void print_holds(const json_t *holds)
                name ? name : "?", fig, pk);
         free(name);
         free(user);
+        free(src);
     }
 }
 
@@ -150,13 +152,16 @@ void gpus_print_table(const json_t *gpus)
         fmt_num(o, sizeof o, json_object_get(g, "smocc"), "%.2f");
         fmt_num(dr, sizeof dr, json_object_get(g, "drama"), "%.2f");
         fmt_num(pw, sizeof pw, json_object_get(g, "power_w"), "%.0fW");
-        const char *src = json_string_value(json_object_get(g, "activity_source"));
+        /* a reply is another process's text: no escape sequence reaches the terminal */
+        char *name = str_escape_controls(json_string_value(json_object_get(g, "name")));
+        char *src = str_escape_controls(json_string_value(json_object_get(g, "activity_source")));
         json_t *left = json_object_get(g, "grace_left_s");
         if (json_is_number(left))
             snprintf(grace, sizeof grace, "grace %.0fs", json_number_value(left));
         else {
-            const char *state = json_string_value(json_object_get(g, "grace"));
+            char *state = str_escape_controls(json_string_value(json_object_get(g, "grace")));
             snprintf(grace, sizeof grace, "%s", state ? state : "-");
+            free(state);
         }
         size_t k, n = 0;
         json_t *t;
@@ -170,8 +175,10 @@ void gpus_print_table(const json_t *gpus)
                      json_integer_value(json_object_get(g, "committed_unknown")) ? "+all" : "");
         printf("%-3lld %-18.18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %-10s %s\n",
                (long long)json_integer_value(json_object_get(g, "index")),
-               json_string_value(json_object_get(g, "name")), mem, a, o, dr, src ? src : "-", pw,
-               grace, ledger, tasks[0] ? tasks : "-");
+               name ? name : "-", mem, a, o, dr, src ? src : "-", pw, grace, ledger,
+               tasks[0] ? tasks : "-");
+        free(name);
+        free(src);
         print_holds(json_object_get(g, "holds"));
     }
 }

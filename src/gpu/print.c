@@ -3,6 +3,9 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
+
+#include "util/strutil.h"
 
 /* The backend keeps the energy counter in mJ, as NVML and DCGM give it and the Prometheus
  * endpoint exports it (dcgm-exporter's unit); carma's own outputs, this one and `carma
@@ -22,8 +25,12 @@ static void print_fraction(FILE *out, const char *label, double v)
 
 static void print_text(FILE *out, const gpu_reading *r)
 {
-    fprintf(out, "gpu %d  %s  %s\n", r->index, *r->name ? r->name : "(name unknown)",
-            *r->uuid ? r->uuid : "(uuid unknown)");
+    /* the driver's (or a library's) words: no escape sequence reaches the terminal */
+    char *name = str_escape_controls(r->name), *uuid = str_escape_controls(r->uuid);
+    fprintf(out, "gpu %d  %s  %s\n", r->index, name && *name ? name : "(name unknown)",
+            uuid && *uuid ? uuid : "(uuid unknown)");
+    free(name);
+    free(uuid);
     if (r->mem_known)
         fprintf(out, "  memory    %llu / %llu MiB used, %llu MiB free\n",
                 (unsigned long long)r->used_mib, (unsigned long long)r->total_mib,

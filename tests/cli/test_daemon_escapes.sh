@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Terminal escapes in what a user submits (task name, command) reach other users' terminals
 # only made visible: `queue` and `show` print ESC as \x1b and a newline as \n, while --json
-# keeps the exact strings; what a daemon says (a task's reason, state) is escaped as well. So
-# are the controls in a task's output that `carma logs` shows root on a terminal (lines and
-# tabs kept), while a pipe, and the owner's own terminal, get the bytes as written (this part
-# needs root, setpriv and script(1); skipped without them).
+# keeps the exact strings; what a daemon says (a task's reason and state, in `history` too; a
+# GPU's name and sources in `gpus`) is escaped as well, and so is a GPU's name that `gpus
+# --gpu-backend nvml` reads (test_gpus_direct_cli.sh). So are the controls in a task's output
+# that `carma logs` shows root on a terminal (lines and tabs kept), while a pipe, and the
+# owner's own terminal, get the bytes as written (this part needs root, setpriv and script(1);
+# skipped without them).
 set -u
 CARMA=$1
 fails=0
@@ -46,16 +48,19 @@ else
 fi
 stop_daemon
 
-# What the daemon itself says (reason, state) is shown escaped too: a reply is text from
+# What the daemon itself says (reason, state, a GPU's name and sources) is shown escaped too: a reply is text from
 # another process. A stand-in daemon (ours: the client talks to it) answers with ESC in them.
 python3 -c 'import json,socket,sys
 t={"id":1,"name":"n","user":"u","uid":0,"state":"queued\u001b[2J","queue":"main","attempts":0,
    "gpus":[],"ngpus":1,"reason":"wait\u001b]0;T\u0007ing"}
+g={"index":0,"name":"A100\u001b[2Jx","activity_source":"sim\u001b[1m","grace":"gr\u001b[3m",
+   "tasks":[1],"holds":[{"id":1,"user":"u","name":"n","mem_mib":1,"mem_source":"est\u001b[4m"}]}
 s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(10)
 open(sys.argv[2], "w").close()
-for _ in range(2):
+for _ in range(4):
     c,_=s.accept(); c.recv(65536)
-    c.sendall((json.dumps({"ok":True,"tasks":[t],"next":None,"task":t})+"\n").encode()); c.close()
+    c.sendall((json.dumps({"ok":True,"tasks":[t],"next":None,"task":t,"gpus":[g],
+                           "backend":"sim"})+"\n").encode()); c.close()
 ' "$tmp/fake.sock" "$tmp/fake.ready" &
 fake=$!
 wait_until 5 test -e "$tmp/fake.ready" || fail "the stand-in daemon"
@@ -65,6 +70,14 @@ grep -qF 'wait\x1b]0;T\x07ing' <<<"$out" || fail "queue: the reason escaped: $(c
 out=$("$CARMA" show 1 --socket "$tmp/fake.sock" 2>&1)
 grep -q "$esc" <<<"$out" && fail "show printed a daemon's raw ESC: $(cat -v <<<"$out")"
 grep -qF 'wait\x1b]0;T\x07ing' <<<"$out" || fail "show: the reason escaped: $(cat -v <<<"$out")"
+out=$("$CARMA" history --socket "$tmp/fake.sock" 2>&1)
+grep -q "$esc" <<<"$out" && fail "history printed a daemon's raw ESC: $(cat -v <<<"$out")"
+grep -qF 'queued\x1b[2J' <<<"$out" || fail "history: the state escaped: $(cat -v <<<"$out")"
+out=$("$CARMA" gpus --socket "$tmp/fake.sock" 2>&1)
+grep -q "$esc" <<<"$out" && fail "gpus printed a daemon's raw ESC: $(cat -v <<<"$out")"
+for want in 'A100\x1b[2Jx' 'sim\x1b[1m' 'gr\x1b[3m' 'est\x1b[4m'; do
+    grep -qF "$want" <<<"$out" || fail "gpus: $want escaped: $(cat -v <<<"$out")"
+done
 kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null
 
 [ $fails -eq 0 ] && echo PASS

@@ -76,6 +76,15 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1 '; then
     grep -q 'libnvidia-ml.so.1' <<<"$err" || fail "default error does not name the library: $err"
 fi
 
+# a name with terminal escapes (the library's words): shown escaped, --json exact
+printf 'gpu uuid=GPU-cccc-0003 name="evil\033[2Jgpu" total=1024 used=0\n' >"$TMP/evil"
+out=$(FAKE_NVML_SCENARIO=$TMP/evil "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1) \
+    || fail "escape probe exited $?"
+grep -q $'\033' <<<"$out" && fail "a raw ESC in the text: $(cat -v <<<"$out")"
+grep -qF 'gpu 0  evil\x1b[2Jgpu  GPU-cccc-0003' <<<"$out" || fail "the name escaped: $(cat -v <<<"$out")"
+out=$(FAKE_NVML_SCENARIO=$TMP/evil "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null)
+[ "$(jq -r '.[0].name' <<<"$out")" = $'evil\033[2Jgpu' ] || fail "--json keeps the name exact: $out"
+
 # nvmlInit failing
 echo "init_fail 9" >>"$TMP/scenario"
 err=$("$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" 2>&1 >/dev/null)
