@@ -111,4 +111,11 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
  * returned (0 after --help). */
 int request_task_verb(request_args *a, const char *verb, long long *id, json_t **reply);
 
+/* The whole of `carma hold` and `carma release` (verb): the task id, the request, and what
+ * was done: "task ID held" (done), or, when the daemon left the task as it was ("unchanged"),
+ * "task ID is already held" (unchanged) as a note, as scontrol takes a hold of a held job;
+ * with --json the task, and the note on stderr. Returns the exit status. */
+int request_hold_release(request_args *a, const char *verb, const char *done,
+                         const char *unchanged);
+
 #endif

@@ -144,8 +144,8 @@ int d_release(daemon_state *d, dtask *t, carma_err *err)
 {
     if (must_be_queued(t, "released", err))
         return -1;
-    if (!t->held)
-        return carma_err_set(err, "task %llu is not held", (unsigned long long)t->st.id);
+    if (!t->held) /* as asked already, as a hold of a held task (scontrol's habit) */
+        return 0;
     t->held = false;
     d->need_schedule = true;
     /* With no dependencies it joins the queue now, so the reply (and a `show` before the

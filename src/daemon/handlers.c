@@ -206,16 +206,19 @@ static json_t *do_control(daemon_state *d, peer *p, const json_t *req, const cha
     if (!t)
         return error;
     carma_err err;
+    bool hold = !strcmp(verb, "hold"), was_held = t->held;
     int rc = loaded ? carma_err_set(&err, "task %llu is already %s", (unsigned long long)t->st.id,
                                     dstate_name(t->state))
-             : set_priority        ? d_set_priority(d, t, priority, &err)
-             : !strcmp(verb, "hold") ? d_hold(d, t, &err)
-                                     : d_release(d, t, &err);
+             : set_priority ? d_set_priority(d, t, priority, &err)
+             : hold         ? d_hold(d, t, &err)
+                            : d_release(d, t, &err);
     d_free_task(loaded);
     if (rc)
         return proto_error("%s", err.msg);
     json_t *r = proto_ok();
     json_object_set_new(r, "task", d_task_json(d, t, false));
+    if (!set_priority && was_held == hold) /* held already, or not held: nothing done */
+        json_object_set_new(r, "unchanged", json_true());
     return r;
 }
 

@@ -77,6 +77,7 @@ dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a, car
  * than done, naming it. */
 int d_enqueue(daemon_state *d, dtask *t, carma_err *err);
 void d_unpark(daemon_state *d);
+/* Hold and release: queued tasks only; a task already held (not held) is left as it is. */
 int d_hold(daemon_state *d, dtask *t, carma_err *err);
 int d_release(daemon_state *d, dtask *t, carma_err *err);
 int d_set_priority(daemon_state *d, dtask *t, int priority, carma_err *err);

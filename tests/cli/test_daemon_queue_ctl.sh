@@ -58,14 +58,29 @@ wait_until 10 task_is "$g" cancelled || fail "g (afterok a failed task) should b
 out=$("$CARMA" submit --after 999 -- true 2>&1) && fail "--after an unknown task accepted"
 grep -q "after 999: no task 999" <<<"$out" || fail "unknown dependency message: $out"
 
-# --- hold / release errors
+# --- hold / release: errors, and the no-ops
 out=$("$CARMA" hold "$a" 2>&1) && fail "an ended task was held"
 grep -q "already done" <<<"$out" || fail "hold of an ended task: $out"
 i=$(job 1 --hold) || fail "submit i"
 out=$("$CARMA" release "$a" 2>&1) && fail "release of an ended task"
-"$CARMA" release "$i" >/dev/null || fail "release i"
-out=$("$CARMA" release "$i" 2>&1) && fail "release of a task not held"
-grep -q "is not held\|only a queued task" <<<"$out" || fail "release message: $out"
+grep -q "already done" <<<"$out" || fail "release of an ended task: $out"
+out=$("$CARMA" release 999 2>&1) && fail "release of an unknown task"
+grep -q "no task 999" <<<"$out" || fail "release of an unknown task: $out"
+# as asked already: a release of a queued task not held (j waits for held i), as a hold of a
+# held one, succeeds with a note (scontrol's habit), and changes nothing
+j=$(job 1 --after "$i") || fail "submit j"
+out=$("$CARMA" release "$j" 2>&1) || fail "release of a task not held: $out"
+[ "$out" = "note: task $j is not held: nothing to release" ] || fail "release note: $out"
+out=$("$CARMA" release --json "$j" 2>"$tmp/err") || fail "release --json of a task not held"
+jq -e '.held == false and .state == "queued"' <<<"$out" >/dev/null || fail "release --json: $out"
+[ "$(cat "$tmp/err")" = "note: task $j is not held: nothing to release" ] \
+    || fail "release --json note: $(cat "$tmp/err")"
+[ "$("$CARMA" hold "$j")" = "task $j held" ] || fail "hold j"
+out=$("$CARMA" hold "$j" 2>&1) || fail "hold of a held task: $out"
+[ "$out" = "note: task $j is already held" ] || fail "hold note: $out"
+[ "$("$CARMA" show --json "$j" | jq -c '[.state, .held]')" = '["queued",true]' ] || fail "j held"
+"$CARMA" cancel "$j" >/dev/null
+[ "$("$CARMA" release "$i")" = "task $i released" ] || fail "release i"
 
 # --- time limit: cancelled past it, ends timeout, not retried
 t=$(job 60 --time 0:02) || fail "submit --time"
