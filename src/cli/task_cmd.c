@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "daemon/proto.h"
 #include "task/taskload.h"
 #include "util/strutil.h"
 
@@ -15,8 +16,9 @@ static const char *const usage =
     "       carma task show [--json] FILE\n\n"
     "Task files are CARMA .rad files (12 positional lines) or carma's keyed .yaml/.yml files\n"
     "(see README, \"Task files\").\n\n"
-    "  check   parse and validate each FILE; prints `FILE: ok` or the error (file:line: ...).\n"
-    "          Exits 1 when any file is bad.\n"
+    "  check   parse and validate each FILE, with the bounds `carma submit` keeps on the\n"
+    "          lengths of the name, the command and paths; prints `FILE: ok` or the error\n"
+    "          (file:line: ...). Exits 1 when any file is bad.\n"
     "  show    print the task parsed from FILE (control characters shown escaped, as \\x1b);\n"
     "          --json prints one JSON object, strings exact, with keys\n"
     "          id, name, command, workdir, env, gpus, memory {source: MiB}, summary,\n"
@@ -28,11 +30,27 @@ static const char *mem_label(mem_source s)
     return s == MEM_ORACLE ? "oracle" : mem_source_estimator_name(s);
 }
 
+/* The bounds `carma submit` and the daemon keep on a new task's text (the name, the command,
+ * paths: submission_check_new), on the file's fields as submit sends them. */
+static int check_submission_bounds(const task_spec *t, const char *path, carma_err *err)
+{
+    submission s;
+    submission_init(&s);
+    s.name = t->name; /* borrowed: s is not freed, but for the source, its own */
+    s.command = t->command;
+    s.cwd = t->workdir;
+    s.summary = t->summary_path;
+    s.source = realpath(path, NULL);
+    int rc = submission_check_new(&s, err);
+    free(s.source);
+    return rc ? carma_err_prefix(err, "%s", path) : 0;
+}
+
 static int load_checked(const char *path, task_spec *t, carma_err *err)
 {
     if (task_load_file(path, t, err))
         return -1;
-    if (task_spec_validate(t, path, err)) {
+    if (task_spec_validate(t, path, err) || check_submission_bounds(t, path, err)) {
         task_spec_free(t);
         return -1;
     }

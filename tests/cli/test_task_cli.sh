@@ -29,6 +29,19 @@ out=$("$carma" task check "$tmp/m0.yaml" 2>&1)
 [ $? -eq 1 ] && grep -q "m0.yaml:2: memory: must be more than 0 MiB" <<<"$out" ||
     fail "memory 0 should not check ok: $out"
 
+# The bounds a submission keeps (the daemon's, which `carma submit` checks first): a name of
+# at most 255 bytes, a command of at most 126 KiB; `task check` says what submit would
+printf 'name: %s\ncommand: "true"\n' "$(printf 'n%.0s' $(seq 255))" >"$tmp/name255.yaml"
+printf 'name: %s\ncommand: "true"\n' "$(printf 'n%.0s' $(seq 256))" >"$tmp/name256.yaml"
+printf 'command: "echo %s"\n' "$(head -c 129020 /dev/zero | tr '\0' c)" >"$tmp/cmd.yaml"
+out=$("$carma" task check "$tmp/name255.yaml" 2>&1) || fail "a name of 255 bytes: $out"
+for f in name256:"task.name: 256 bytes, at most 255" cmd:"task.command: 129025 bytes, at most 129024"; do
+    out=$("$carma" task check "$tmp/${f%%:*}.yaml" 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -qF "${f%%:*}.yaml: ${f#*:}" <<<"$out" || fail "${f%%:*}: exit $rc, $out"
+    sub=$(cd "$tmp" && "$carma" submit --socket /nonexistent/carma.sock "${f%%:*}.yaml" 2>&1)
+    grep -qF "${f#*:}" <<<"$sub" || fail "${f%%:*}: submit should refuse it alike: $sub"
+done
+
 # The text shows control characters escaped (a name must not drive the terminal); JSON is exact.
 printf 'name: "evil\\e[2J\\nline2"\ncommand: "echo \\e]0;t\\a"\n' >"$tmp/esc.yaml"
 out=$("$carma" task show "$tmp/esc.yaml")
