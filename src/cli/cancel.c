@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/request.h"
 #include "daemon/connect.h"
+#include "util/strutil.h"
 
 static const char usage[] =
     "usage: carma cancel [--socket PATH] [--json] ID...\n\n"
@@ -64,7 +65,9 @@ static int run(request_args *a)
             fprintf(stderr, "carma cancel: task %lld: %s\n", ids[i], err.msg);
             reply = json_pack("{sIsbss}", "id", (json_int_t)ids[i], "ok", 0, "error", err.msg);
         } else if (!a->opts.json) {
-            printf("task %lld %s\n", ids[i], json_string_value(json_object_get(reply, "state")));
+            char *state = str_escape_controls(json_string_value(json_object_get(reply, "state")));
+            printf("task %lld %s\n", ids[i], state ? state : "?");
+            free(state);
         }
         json_array_append_new(results, reply);
     }

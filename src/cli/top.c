@@ -115,8 +115,10 @@ static int frame(request_args *a, bool live, double interval)
         gpus_print_table(json_object_get(gpus, "gpus"));
         size_t queued = 0, n = json_array_size(tasks);
         json_t *t;
-        json_array_foreach(tasks, i, t) queued +=
-            !strcmp(json_string_value(json_object_get(t, "state")), "queued");
+        json_array_foreach(tasks, i, t) { /* a reply's missing state is not "queued" */
+            const char *state = json_string_value(json_object_get(t, "state"));
+            queued += state && !strcmp(state, "queued");
+        }
         printf("\n%zu queued, %zu running%s\n", queued, n - queued,
                json_is_integer(json_object_get(req, "limit")) &&
                        n == (size_t)json_integer_value(json_object_get(req, "limit"))

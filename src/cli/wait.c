@@ -110,9 +110,12 @@ static int run(request_args *a)
         } else {
             size_t i;
             json_t *t;
-            json_array_foreach(tasks, i, t)
+            json_array_foreach(tasks, i, t) {
+                char *state = str_escape_controls(json_string_value(json_object_get(t, "state")));
                 printf("task %lld %s\n", (long long)json_integer_value(json_object_get(t, "id")),
-                       json_string_value(json_object_get(t, "state")));
+                       state ? state : "?");
+                free(state);
+            }
         }
         if (rc == EXIT_WAIT_TIMEOUT)
             fprintf(stderr, "carma wait: --timeout %g s ran out; %d task(s) still live\n",

@@ -53,14 +53,15 @@ stop_daemon
 python3 -c 'import json,socket,sys
 t={"id":1,"name":"n","user":"u","uid":0,"state":"queued\u001b[2J","queue":"main","attempts":0,
    "gpus":[],"ngpus":1,"reason":"wait\u001b]0;T\u0007ing"}
+t2={"id":2,"name":"m","user":"u","uid":0,"queue":"main","attempts":0,"gpus":[],"ngpus":1}
 g={"index":0,"name":"A100\u001b[2Jx","activity_source":"sim\u001b[1m","grace":"gr\u001b[3m",
    "tasks":[1],"holds":[{"id":1,"user":"u","name":"n","mem_mib":1,"mem_source":"est\u001b[4m"}]}
 s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(10)
 open(sys.argv[2], "w").close()
-for _ in range(4):
+for _ in range(16):
     c,_=s.accept(); c.recv(65536)
-    c.sendall((json.dumps({"ok":True,"tasks":[t],"next":None,"task":t,"gpus":[g],
-                           "backend":"sim"})+"\n").encode()); c.close()
+    c.sendall((json.dumps({"ok":True,"tasks":[t,t2],"next":None,"task":t,"gpus":[g],
+                           "backend":"sim","id":1,"state":t["state"]})+"\n").encode()); c.close()
 ' "$tmp/fake.sock" "$tmp/fake.ready" &
 fake=$!
 wait_until 5 test -e "$tmp/fake.ready" || fail "the stand-in daemon"
@@ -78,6 +79,15 @@ grep -q "$esc" <<<"$out" && fail "gpus printed a daemon's raw ESC: $(cat -v <<<"
 for want in 'A100\x1b[2Jx' 'sim\x1b[1m' 'gr\x1b[3m' 'est\x1b[4m'; do
     grep -qF "$want" <<<"$out" || fail "gpus: $want escaped: $(cat -v <<<"$out")"
 done
+out=$("$CARMA" cancel 1 --socket "$tmp/fake.sock" 2>&1)
+grep -q "$esc" <<<"$out" && fail "cancel printed a daemon's raw ESC: $(cat -v <<<"$out")"
+grep -qF 'queued\x1b[2J' <<<"$out" || fail "cancel: the state escaped: $(cat -v <<<"$out")"
+out=$("$CARMA" wait 1 --timeout 1 --socket "$tmp/fake.sock" 2>&1)
+grep -q "$esc" <<<"$out" && fail "wait printed a daemon's raw ESC: $(cat -v <<<"$out")"
+grep -qF 'queued\x1b[2J' <<<"$out" || fail "wait: the state escaped: $(cat -v <<<"$out")"
+# a task with no state in the reply (t2) is not counted queued, and top does not crash on it
+out=$("$CARMA" top --once --socket "$tmp/fake.sock" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q '^0 queued, 2 running' <<<"$out" || fail "top --once: rc $rc: $(cat -v <<<"$out")"
 kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null
 
 [ $fails -eq 0 ] && echo PASS
