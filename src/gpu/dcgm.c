@@ -6,9 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu/dcgm_api.h"
+#include "util/rng.h"
+
+/* "carma-" HOST "-" PID "-" NONCE "-prof" and the NUL fit in DCGM_NAME_CAP, and that in DCGM's
+ * names (dcgm.h) */
+_Static_assert(6 + DCGM_NAME_HOST_MAX + 1 + 20 + 1 + 16 + 5 + 1 <= DCGM_NAME_CAP,
+               "carma's DCGM names fit their buffer");
+_Static_assert(DCGM_NAME_CAP <= DCGM_MAX_STR_LENGTH, "DCGM keeps names in DCGM_MAX_STR_LENGTH");
 
 /* One field group and its watch. */
 typedef struct dcgm_watch {
@@ -132,6 +141,36 @@ static int watch_fields(dcgm_reader *d, dcgm_watch *w, const unsigned short *ids
     return 0;
 }
 
+void dcgm_object_name(char out[DCGM_NAME_CAP], const char *host, long pid, uint64_t nonce)
+{
+    char h[DCGM_NAME_HOST_MAX + 1];
+    size_t n = 0;
+    for (; host && host[n] && n < DCGM_NAME_HOST_MAX; n++) {
+        char c = host[n];
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '.' || c == '-' || c == '_';
+        h[n] = plain ? c : '_';
+    }
+    h[n] = '\0';
+    snprintf(out, DCGM_NAME_CAP, "carma-%s-%ld-%016llx", n ? h : "unknown", pid,
+             (unsigned long long)nonce);
+}
+
+/* 64 random bits; from the clocks where the kernel gives none, which still differ between two
+ * daemons started apart. */
+static uint64_t name_nonce(void)
+{
+    uint64_t x;
+    if (getrandom(&x, sizeof x, GRND_NONBLOCK) == (ssize_t)sizeof x)
+        return x;
+    struct timespec rt, mono;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    uint64_t state = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    state ^= ((uint64_t)mono.tv_nsec << 32) ^ (uint64_t)getpid();
+    return rng_next(&state);
+}
+
 /* Connects to the node's host engine ($CARMA_DCGM_HOSTENGINE, else nv-hostengine's default
  * address), else starts one embedded in this process when none answers. NVIDIA supports one
  * host engine per node, and the profiling counters cannot be shared between processes: next to
@@ -183,11 +222,18 @@ int dcgm_reader_open(dcgm_reader **out, carma_err *err)
         dcgm_reader_close(d);
         return -1;
     }
-    /* A host engine is shared: other clients' field groups, another carma's among them, live
-     * in the same namespace, and dcgmFieldGroupCreate refuses a name in use. */
-    char name[32], prof_name[48];
-    snprintf(name, sizeof name, "carma-%ld", (long)getpid());
-    snprintf(prof_name, sizeof prof_name, "%s-prof", name);
+    /* A host engine is shared: other clients' field groups, other carmas' among them (in other
+     * containers too), live in the same namespace, and dcgmFieldGroupCreate refuses a name in
+     * use (dcgm.h, DCGM_NAME_CAP). */
+    char host[256] = "";
+    if (gethostname(host, sizeof host))
+        host[0] = '\0';
+    host[sizeof host - 1] = '\0';
+    char name[DCGM_NAME_CAP], prof_name[DCGM_NAME_CAP];
+    dcgm_object_name(name, host, (long)getpid(), name_nonce());
+    size_t len = strlen(name); /* at most 108 (dcgm_object_name): "-prof" fits */
+    memcpy(prof_name, name, len);
+    memcpy(prof_name + len, "-prof", sizeof "-prof");
     CHECK(d->group_create(d->h, DCGM_GROUP_DEFAULT, name, &d->group), "dcgmGroupCreate");
     d->have_group = true;
     static const unsigned short base[] = {DCGM_FI_DEV_NVML_INDEX, DCGM_FI_DEV_POWER_USAGE,

@@ -8,6 +8,8 @@
 #define CARMA_GPU_DCGM_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "util/err.h"
 
@@ -16,6 +18,24 @@
 #define DCGM_HOSTENGINE_ENV "CARMA_DCGM_HOSTENGINE"
 #define DCGM_CONNECT_TIMEOUT_MS 500
 #define DCGM_STATUS_MAX (2 * CARMA_ERR_MAX) /* dcgm_reader_status's text, with its NUL */
+
+/* carma's group and field groups on a host engine are named "carma-HOST-PID-NONCE" (and that
+ * with "-prof" for the profiling fields): HOST is gethostname()'s, at most DCGM_NAME_HOST_MAX
+ * characters, anything but letters, digits, '.', '-' and '_' written '_'; NONCE is 16 hex
+ * digits from getrandom(), else from the clocks. A host engine is shared by every client of the
+ * node, carmas in containers among them, and dcgmFieldGroupCreate refuses a name in use
+ * (DCGM_ST_DUPLICATE_KEY): two daemons in different PID namespaces can have the same pid, and
+ * containers sharing the node's UTS namespace the same host name, so the nonce tells them apart.
+ * DCGM's limit: dcgm_structs.h keeps a group's and a field group's name in
+ * char [DCGM_MAX_STR_LENGTH] (256, with the NUL; dcgmGroupInfo_t.groupName,
+ * dcgmFieldGroupInfo_t.fieldGroupName), and dcgmFieldGroupCreate refuses a longer one with
+ * DCGM_ST_BADPARAM (DcgmApi.cpp); carma's longest, "-prof" included, is 6 + 64 + 1 + 20 + 1 +
+ * 16 + 5 = 113 characters. */
+#define DCGM_NAME_HOST_MAX 64
+#define DCGM_NAME_CAP 128 /* a name's buffer, with room for "-prof" and the NUL */
+
+/* The name "carma-HOST-PID-NONCE" into out (HOST cleaned and cut as above). */
+void dcgm_object_name(char out[DCGM_NAME_CAP], const char *host, long pid, uint64_t nonce);
 
 typedef struct dcgm_reader dcgm_reader;
 

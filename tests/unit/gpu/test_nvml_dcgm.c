@@ -86,24 +86,54 @@ static void embedded_only_when_no_hostengine_answers(void **state)
     assert_null(strstr(dcgm_calls(), "dcgmDisconnect"));
 }
 
-/* Another carma (or any client) on the shared host engine already holds field groups named
- * "carma" and "carma-prof": this one's names are its own, with its pid. */
+/* The name carma gave its group, from the fake's log: "carma-HOST-PID-" and 16 hex digits. */
+static const char *group_name(void)
+{
+    static char name[256]; /* DCGM_MAX_STR_LENGTH */
+    const char *p = strstr(dcgm_calls(), "dcgmGroupCreate ");
+    assert_non_null(p);
+    p += strlen("dcgmGroupCreate ");
+    size_t n = strcspn(p, "\n");
+    assert_true(n < sizeof name);
+    memcpy(name, p, n);
+    name[n] = '\0';
+    return name;
+}
+
+/* Other clients of the shared host engine already hold field groups named "carma" and
+ * "carma-prof", and another carma daemon, in a container (its own PID namespace) with the same
+ * pid as this one and the same host name, "carma-PID" and "carma-HOST-PID" with "-prof": this
+ * one's names are still its own, "carma-HOST-PID-NONCE". */
 static void field_group_names_are_per_process(void **state)
 {
     (void)state;
+    char host[256] = "";
+    assert_int_equal(gethostname(host, sizeof host), 0);
+    /* used as it is: Linux host names are at most 64 characters (HOST_NAME_MAX), as many as
+     * carma keeps, and a test machine's are letters, digits, '.' and '-' */
+    long pid = (long)getpid();
+    char in_use[1024];
+    snprintf(in_use, sizeof in_use,
+             "carma,carma-prof,carma-%ld,carma-%ld-prof,carma-%s-%ld,carma-%s-%ld-prof", pid, pid,
+             host, pid, host, pid);
     setenv("FAKE_DCGM_HOSTENGINE", "127.0.0.1", 1);
-    setenv("FAKE_DCGM_NAMES_IN_USE", "carma,carma-prof", 1);
+    setenv("FAKE_DCGM_NAMES_IN_USE", in_use, 1);
     open_and_sample();
     assert_int_equal(F.r[0].src_activity, SRC_DCGM);
     assert_double_equal(F.r[0].power_w, 300.5, 1e-12);
-    char line[96];
-    snprintf(line, sizeof line, "dcgmGroupCreate carma-%ld\n", (long)getpid());
-    assert_non_null(strstr(dcgm_calls(), line));
-    snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld n=3\n", (long)getpid());
-    assert_non_null(strstr(dcgm_calls(), line));
-    snprintf(line, sizeof line, "dcgmFieldGroupCreate carma-%ld-prof n=3\n", (long)getpid());
-    assert_non_null(strstr(dcgm_calls(), line));
     assert_null(strstr(dcgm_calls(), "duplicate"));
+    const char *name = group_name();
+    char prefix[512];
+    snprintf(prefix, sizeof prefix, "carma-%s-%ld-", host, pid);
+    assert_int_equal(strncmp(name, prefix, strlen(prefix)), 0);
+    const char *nonce = name + strlen(prefix);
+    assert_int_equal(strlen(nonce), 16);
+    assert_int_equal(strspn(nonce, "0123456789abcdef"), 16);
+    char line[512];
+    snprintf(line, sizeof line, "dcgmFieldGroupCreate %s n=3\n", name);
+    assert_non_null(strstr(dcgm_calls(), line));
+    snprintf(line, sizeof line, "dcgmFieldGroupCreate %s-prof n=3\n", name);
+    assert_non_null(strstr(dcgm_calls(), line));
 }
 
 /* A host engine on a unix socket (nv-hostengine --domain-socket), named as DCGM names them. */
