@@ -13,9 +13,18 @@
  *     "127.0.0.1"); unset, no host engine answers (DCGM_ST_CONNECTION_NOT_VALID). Unset or
  *     changed while connected, the engine has stopped: every call on that connection fails with
  *     DCGM_ST_CONNECTION_NOT_VALID from then on, even once an engine answers there again.
+ * $FAKE_DCGM_HOSTENGINE_AFTER=N: that host engine starts later: the first N dcgmConnect_v2
+ *     calls to its address find none. The fake counts the variable down at each (it rewrites
+ *     it), so the count goes on across a dlclose and a new dlopen of the library.
  * $FAKE_DCGM_PROF_LOCKED=1: watching a field group that holds a profiling field fails with
  *     DCGM_ST_PROFILING_LIBRARY_ERROR, as when another process holds the profiling counters, and,
  *     as nv-hostengine does, the whole field group is left unwatched.
+ * Engines: the embedded one and the host engine each have their own group and field groups (a
+ * handle sees only its engine's); dcgmStopEmbedded drops the embedded engine's, and
+ * dcgmDisconnect this connection's (persistAfterDisconnect 0). Profiling counters are not
+ * shared between engines: once the embedded engine has watched a profiling field, the host
+ * engine's profiling watches fail the same way as under FAKE_DCGM_PROF_LOCKED until
+ * dcgmStopEmbedded.
  * $FAKE_DCGM_NAMES_IN_USE: field-group names, separated by ',', other clients of the host engine
  *     already hold (connected mode only); DCGM refuses a duplicate with DCGM_ST_DUPLICATE_KEY.
  * $FAKE_DCGM_LOG: a file the fake appends one line per call to, for tests to inspect. */
@@ -72,11 +81,14 @@ typedef int (*enum_cb)(unsigned gpuId, field_value *values, int n, void *user);
 
 typedef struct field_group {
     int used, watched, nfields;
+    uintptr_t engine; /* EMBEDDED_HANDLE or CONNECTED_HANDLE */
     unsigned short fields[MAX_FIELDS];
     char name[256];
 } field_group;
 
-static int inited, started, connected, lost, have_group;
+static int inited, started, connected, lost;
+static uintptr_t group_engine; /* the engine holding the group; 0: none */
+static int embedded_holds_prof; /* the embedded engine watched a profiling field */
 static char connected_to[256];
 static field_group fgs[MAX_FIELD_GROUPS];
 
@@ -128,12 +140,23 @@ static int valid_handle(uintptr_t h)
     return (started && h == EMBEDDED_HANDLE) || (connected && h == CONNECTED_HANDLE);
 }
 
-static field_group *field_group_of(uintptr_t fg)
+/* Field group fg of the engine of handle h. */
+static field_group *field_group_of(uintptr_t h, uintptr_t fg)
 {
     if (fg < FIRST_FIELD_GROUP || fg >= FIRST_FIELD_GROUP + MAX_FIELD_GROUPS)
         return NULL;
     field_group *g = &fgs[fg - FIRST_FIELD_GROUP];
-    return g->used ? g : NULL;
+    return g->used && g->engine == h ? g : NULL;
+}
+
+/* An engine stopped or a connection went: what it held goes with it. */
+static void drop_objects_of(uintptr_t engine)
+{
+    for (int i = 0; i < MAX_FIELD_GROUPS; i++)
+        if (fgs[i].engine == engine)
+            fgs[i].used = 0;
+    if (group_engine == engine)
+        group_engine = 0;
 }
 
 EXPORT const char *errorString(int rc)
@@ -159,7 +182,8 @@ EXPORT int dcgmInit(void)
 EXPORT int dcgmShutdown(void)
 {
     log_call("dcgmShutdown");
-    inited = started = connected = lost = have_group = 0;
+    inited = started = connected = lost = embedded_holds_prof = 0;
+    group_engine = 0;
     memset(fgs, 0, sizeof fgs);
     return ST_OK;
 }
@@ -185,6 +209,8 @@ EXPORT int dcgmStopEmbedded(uintptr_t h)
         return ST_BADPARAM;
     log_call("dcgmStopEmbedded");
     started = 0;
+    embedded_holds_prof = 0;
+    drop_objects_of(EMBEDDED_HANDLE);
     return ST_OK;
 }
 
@@ -200,6 +226,14 @@ EXPORT int dcgmConnect_v2(const char *address, connect_params *p, uintptr_t *h)
     int v2 = p->version == CONNECT_PARAMS_V2;
     const char *he = getenv("FAKE_DCGM_HOSTENGINE");
     int answers = he && *he && !strcmp(he, address);
+    const char *after = getenv("FAKE_DCGM_HOSTENGINE_AFTER");
+    long not_yet = answers && after ? strtol(after, NULL, 10) : 0;
+    if (not_yet > 0) { /* not started yet: one attempt fewer to go */
+        char left[32];
+        snprintf(left, sizeof left, "%ld", not_yet - 1);
+        setenv("FAKE_DCGM_HOSTENGINE_AFTER", left, 1);
+        answers = 0;
+    }
     log_call("dcgmConnect_v2 %s persist=%u timeoutMs=%u unix=%u -> %s", address,
              p->persistAfterDisconnect, v2 ? p->timeoutMs : 0, v2 ? p->addressIsUnixSocket : 0,
              answers ? "connected" : "no host engine");
@@ -220,6 +254,7 @@ EXPORT int dcgmDisconnect(uintptr_t h)
         return ST_BADPARAM;
     log_call("dcgmDisconnect");
     connected = 0;
+    drop_objects_of(CONNECTED_HANDLE);
     return ST_OK;
 }
 
@@ -230,7 +265,7 @@ EXPORT int dcgmGroupCreate(uintptr_t h, int type, const char *name, uintptr_t *g
     if (!valid_handle(h) || type != 0 || !name)
         return ST_BADPARAM;
     log_call("dcgmGroupCreate %s", name);
-    have_group = 1;
+    group_engine = h;
     *group = GROUP_ID;
     return ST_OK;
 }
@@ -238,20 +273,21 @@ EXPORT int dcgmGroupCreate(uintptr_t h, int type, const char *name, uintptr_t *g
 EXPORT int dcgmGroupDestroy(uintptr_t h, uintptr_t group)
 {
     FAIL_IF_LOST(h);
-    if (!valid_handle(h) || group != GROUP_ID || !have_group)
+    if (!valid_handle(h) || group != GROUP_ID || group_engine != h)
         return ST_BADPARAM;
     log_call("dcgmGroupDestroy");
-    have_group = 0;
+    group_engine = 0;
     return ST_OK;
 }
 
-/* On a host engine other clients' field groups share one namespace with ours. */
-static int name_in_use(const char *name)
+/* Names are per engine; on a host engine other clients' field groups share one namespace with
+ * ours. */
+static int name_in_use(uintptr_t h, const char *name)
 {
     for (int i = 0; i < MAX_FIELD_GROUPS; i++)
-        if (fgs[i].used && !strcmp(fgs[i].name, name))
+        if (fgs[i].used && fgs[i].engine == h && !strcmp(fgs[i].name, name))
             return 1;
-    const char *others = connected ? getenv("FAKE_DCGM_NAMES_IN_USE") : NULL;
+    const char *others = h == CONNECTED_HANDLE ? getenv("FAKE_DCGM_NAMES_IN_USE") : NULL;
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", others ? others : "");
     char *save = NULL;
@@ -268,7 +304,7 @@ EXPORT int dcgmFieldGroupCreate(uintptr_t h, int n, unsigned short *ids, const c
     FAIL_IF_LOST(h);
     if (!valid_handle(h) || n < 1 || n > MAX_FIELDS || !ids || !name || !fg)
         return ST_BADPARAM;
-    int dup = name_in_use(name);
+    int dup = name_in_use(h, name);
     log_call("dcgmFieldGroupCreate %s n=%d%s", name, n, dup ? " -> duplicate" : "");
     if (dup)
         return ST_DUPLICATE_KEY;
@@ -278,6 +314,7 @@ EXPORT int dcgmFieldGroupCreate(uintptr_t h, int n, unsigned short *ids, const c
             continue;
         memset(g, 0, sizeof *g);
         g->used = 1;
+        g->engine = h;
         g->nfields = n;
         memcpy(g->fields, ids, (size_t)n * sizeof *ids);
         snprintf(g->name, sizeof g->name, "%s", name);
@@ -290,7 +327,7 @@ EXPORT int dcgmFieldGroupCreate(uintptr_t h, int n, unsigned short *ids, const c
 EXPORT int dcgmFieldGroupDestroy(uintptr_t h, uintptr_t fg)
 {
     FAIL_IF_LOST(h);
-    field_group *g = field_group_of(fg);
+    field_group *g = field_group_of(h, fg);
     if (!valid_handle(h) || !g)
         return ST_BADPARAM;
     log_call("dcgmFieldGroupDestroy %s", g->name);
@@ -309,8 +346,8 @@ EXPORT int dcgmWatchFields(uintptr_t h, uintptr_t group, uintptr_t fg, long long
 {
     FAIL_IF_SCRIPTED();
     FAIL_IF_LOST(h);
-    field_group *g = field_group_of(fg);
-    if (!valid_handle(h) || group != GROUP_ID || !have_group || !g || freq_us <= 0 ||
+    field_group *g = field_group_of(h, fg);
+    if (!valid_handle(h) || group != GROUP_ID || group_engine != h || !g || freq_us <= 0 ||
         keep_s <= 0 || keep_samples < 1)
         return ST_BADPARAM;
     const char *locked = getenv("FAKE_DCGM_PROF_LOCKED");
@@ -318,10 +355,16 @@ EXPORT int dcgmWatchFields(uintptr_t h, uintptr_t group, uintptr_t fg, long long
     for (int i = 0; i < g->nfields; i++)
         prof |= is_profiling_field(g->fields[i]);
     int fails = prof && locked && !strcmp(locked, "1");
-    log_call("dcgmWatchFields %s%s", g->name, fails ? " -> profiling locked" : "");
-    if (fails)
+    int held = prof && !fails && h == CONNECTED_HANDLE && embedded_holds_prof;
+    log_call("dcgmWatchFields %s%s", g->name,
+             fails  ? " -> profiling locked"
+             : held ? " -> profiling held by the embedded engine"
+                    : "");
+    if (fails || held)
         return ST_PROFILING_LIBRARY_ERROR; /* and every watch of this field group is undone */
     g->watched = 1;
+    if (prof && h == EMBEDDED_HANDLE)
+        embedded_holds_prof = 1;
     return ST_OK;
 }
 
@@ -344,8 +387,8 @@ EXPORT int dcgmGetLatestValues(uintptr_t h, uintptr_t group, uintptr_t fg, enum_
 {
     FAIL_IF_SCRIPTED();
     FAIL_IF_LOST(h);
-    field_group *g = field_group_of(fg);
-    if (!valid_handle(h) || group != GROUP_ID || !have_group || !g || !cb)
+    field_group *g = field_group_of(h, fg);
+    if (!valid_handle(h) || group != GROUP_ID || group_engine != h || !g || !cb)
         return ST_BADPARAM;
     const char *spec = getenv("FAKE_DCGM_VALUES");
     char buf[1024];

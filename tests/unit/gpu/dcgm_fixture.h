@@ -45,8 +45,9 @@ static inline int dcgm_teardown(void **state)
     if (F.scenario)
         unlink(F.scenario);
     unlink(F.log);
-    const char *vars[] = {"FAKE_NVML_SCENARIO",    "FAKE_DCGM_VALUES",     "FAKE_DCGM_LOG",
-                          "FAKE_DCGM_FAIL",        "FAKE_DCGM_HOSTENGINE",
+    const char *vars[] = {"FAKE_NVML_SCENARIO",    "FAKE_DCGM_VALUES",
+                          "FAKE_DCGM_LOG",         "FAKE_DCGM_FAIL",
+                          "FAKE_DCGM_HOSTENGINE",  "FAKE_DCGM_HOSTENGINE_AFTER",
                           "FAKE_DCGM_PROF_LOCKED", "FAKE_DCGM_NAMES_IN_USE"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
         unsetenv(vars[i]);
