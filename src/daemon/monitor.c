@@ -10,6 +10,7 @@
 
 #include "daemon/journal.h"
 #include "daemon/tasks.h"
+#include "gpu/dcgm.h"
 #include "gpu/nvml_backend.h"
 #include "gpu/procs.h"
 
@@ -19,6 +20,9 @@ int d_monitor_open(daemon_state *d, carma_err *err)
     if (!d->ops)
         return carma_err_set(err, "unknown GPU backend '%s' (available: %s)", d->opts->backend,
                              gpu_backend_names());
+    /* DCGM (the nvml backend's, for GPUs without GPM) logs what happens after it opened: a
+     * move from its embedded engine to a host engine started later */
+    dcgm_set_log(d->opts->log);
     char arg[4400];
     const char *argp = NULL;
     if (!strcmp(d->ops->name, "sim")) {
@@ -58,6 +62,7 @@ void d_monitor_close(daemon_state *d)
     free(d->views);
     if (d->backend)
         d->ops->close(d->backend);
+    dcgm_set_log(NULL);
 }
 
 static int task_gpu_pos(const dtask *t, int gpu)

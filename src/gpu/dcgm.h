@@ -2,8 +2,10 @@
  * and energy (155, 156) from NVIDIA DCGM, loaded with dlopen (libdcgm.so.4, then libdcgm.so.3;
  * $CARMA_DCGM_LIBRARY overrides). carma connects to the node's nv-hostengine
  * ($CARMA_DCGM_HOSTENGINE, else 127.0.0.1, its default) and runs an embedded host engine only
- * when none answers. Used for GPUs without GPM (Ampere and older). When DCGM is absent these
- * metrics stay unknown. DCGM ratios are already 0..1. */
+ * when none answers; while on the embedded one it looks for the host engine again every
+ * DCGM_RETRY_S and moves over once one answers (dcgm_reader_read). Used for GPUs without GPM
+ * (Ampere and older). When DCGM is absent these metrics stay unknown. DCGM ratios are already
+ * 0..1. */
 #ifndef CARMA_GPU_DCGM_H
 #define CARMA_GPU_DCGM_H
 
@@ -17,6 +19,15 @@
 /* IP[:port] (port 5555 when left out) or unix://PATH */
 #define DCGM_HOSTENGINE_ENV "CARMA_DCGM_HOSTENGINE"
 #define DCGM_CONNECT_TIMEOUT_MS 500
+/* How often carma tries DCGM again: the nvml backend after a failed open or read, and a reader
+ * on its embedded engine for a host engine that has started since. nvml_backend.c defines the
+ * same for its part; the compiler refuses the two definitions if they ever differ. */
+#define DCGM_RETRY_S 60.0
+/* The wait of the embedded reader's look for a host engine. DCGM tries a refused connection
+ * again every 50 ms until the timeout (DcgmClientHandler::GetConnHandleForHostEngine), so on
+ * a node without nv-hostengine each look stalls the sample that long; a local engine that runs
+ * answers within it. */
+#define DCGM_PROBE_TIMEOUT_MS 100
 #define DCGM_STATUS_MAX (2 * CARMA_ERR_MAX) /* dcgm_reader_status's text, with its NUL */
 
 /* carma's group and field groups on a host engine are named "carma-HOST-PID-NONCE" (and that
@@ -46,14 +57,26 @@ typedef struct dcgm_gpu_values {
     double power_w, energy_mj;
 } dcgm_gpu_values;
 
+/* Where DCGM says what happens after dcgm_reader_open, one line per call (a move from the
+ * embedded engine to a host engine that now answers); NULL, the default, says nothing. The
+ * daemon gives its log. */
+typedef void (*dcgm_log_fn)(const char *msg);
+void dcgm_set_log(dcgm_log_fn log);
+
 /* Loads DCGM, connects to the host engine or starts an embedded one, and watches the fields.
  * Errors name the library tried and give dlerror() or DCGM's message. */
 int dcgm_reader_open(dcgm_reader **out, carma_err *err);
 /* Which host engine is used ("DCGM via nv-hostengine at 127.0.0.1", "DCGM embedded (no
- * nv-hostengine at ...)") and, when they could not be watched, why the profiling fields (SM
- * activity, occupancy, DRAM activity) stay unknown while power and energy still arrive. */
+ * nv-hostengine at ...)", "DCGM via nv-hostengine at 127.0.0.1 (moved from the embedded
+ * engine)") and, when they could not be watched, why the profiling fields (SM activity,
+ * occupancy, DRAM activity) stay unknown while power and energy still arrive. */
 const char *dcgm_reader_status(const dcgm_reader *d);
-/* Latest values into vals[0..n) by NVML index; GPUs DCGM did not report get present = false. */
+/* Latest values into vals[0..n) by NVML index; GPUs DCGM did not report get present = false.
+ * On the embedded engine, every DCGM_RETRY_S, it first looks for a host engine and, when one
+ * answers, moves there and logs it once ("DCGM: nv-hostengine at ADDR now answers; moved from
+ * the embedded engine"): that sample every GPU is present = false (unknown, never zero). When
+ * the move fails to set up the watches it returns -1, as a read that fails: the reader is then
+ * good only for dcgm_reader_close. */
 int dcgm_reader_read(dcgm_reader *d, dcgm_gpu_values *vals, int n, carma_err *err);
 void dcgm_reader_close(dcgm_reader *d);
 
