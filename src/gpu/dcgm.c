@@ -300,7 +300,7 @@ int dcgm_reader_open(dcgm_reader **out, carma_err *err)
         return -1;
     }
     d->inited = true;
-    char mode[CARMA_ERR_MAX / 2], prof_note[CARMA_ERR_MAX + 96];
+    char mode[sizeof d->address + 64], prof_note[CARMA_ERR_MAX + 96]; /* the address fits */
     if (start_host_engine(d, mode, sizeof mode, err) ||
         set_up_watches(d, prof_note, sizeof prof_note, err)) {
         dcgm_reader_close(d);
