@@ -32,7 +32,8 @@ static const char usage[] =
     "libnvidia-ml.so.1 (or PATH, or $CARMA_NVML_LIBRARY), samples N times (default 2), MS\n"
     "milliseconds apart (default 200, at least 100 for GPM), and prints the last reading:\n"
     "memory, utilization, SM activity/occupancy and DRAM activity, power (W) and energy (J),\n"
-    "each with its source, and the GPU processes. Unknown metrics print as 'unknown' (JSON:\n"
+    "each with its source, the GPU processes, and whether MIG is enabled (JSON: mig): the\n"
+    "daemon places no task on a GPU in MIG mode. Unknown metrics print as 'unknown' (JSON:\n"
     "null).\n"
     "Inside a job allocation (SLURM_JOB_GPUS or CUDA_VISIBLE_DEVICES set) only the job's GPUs\n"
     "are read, as the daemon does, with a note saying which (docs/slurm-allocation.md).\n\n"
@@ -66,7 +67,8 @@ static int gpus_direct(const direct_opts *o)
                                        "gpus` without --gpu-backend", ops->name);
     carma_err err;
     gpu_backend *b;
-    if (ops->open(&b, o->library, &err))
+    /* every GPU, those in MIG mode too (marked), which the daemon's open leaves out */
+    if (nvml_backend_open_all(&b, o->library, &err))
         return cli_fail("gpus", &err);
     int n = ops->count(b);
     gpu_reading *r = calloc(n > 0 ? (size_t)n : 1, sizeof *r);

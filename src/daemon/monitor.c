@@ -37,6 +37,18 @@ int d_monitor_open(daemon_state *d, carma_err *err)
     /* Inside a job allocation, say which of the node's GPUs this daemon took (and which not). */
     if (d->ops == &gpu_backend_nvml && *nvml_backend_visible_note(d->backend))
         dlog(d, "GPUs from the allocation: %s", nvml_backend_visible_note(d->backend));
+    /* The GPUs in MIG mode the backend left out: once each, here, as it decides once. */
+    int nmig = 0;
+    const nvml_mig_gpu *mig =
+        d->ops == &gpu_backend_nvml ? nvml_backend_mig_left_out(d->backend, &nmig) : NULL;
+    for (int i = 0; i < nmig; i++)
+        dlog(d, "NVML GPU %u (%s) has MIG enabled: carma schedules whole GPUs, so it places "
+                "nothing there", mig[i].nvml_index, *mig[i].uuid ? mig[i].uuid : "UUID unknown");
+    if (d->ngpus < 1 && nmig > 0)
+        return carma_err_set(err, "GPU backend %s: all %d GPU(s) have MIG enabled and carma "
+                                  "schedules whole GPUs: no GPU is left to place tasks on "
+                                  "(`nvidia-smi -i N -mig 0` turns MIG off on GPU N)",
+                             d->ops->name, nmig);
     if (d->ngpus < 1)
         return carma_err_set(err, "GPU backend %s found no GPU", d->ops->name);
     d->readings = calloc((size_t)d->ngpus, sizeof *d->readings);

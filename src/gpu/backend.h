@@ -23,6 +23,14 @@ typedef enum metric_source {
 
 const char *metric_source_name(metric_source s);
 
+/* Whether a GPU runs in MIG mode (Multi-Instance GPU: CUDA then sees only its instances,
+ * "MIG-..." UUIDs, never the whole GPU that carma places tasks on). */
+typedef enum gpu_mig {
+    GPU_MIG_UNKNOWN = 0, /* the query failed */
+    GPU_MIG_OFF,         /* a whole GPU: MIG off, or a GPU (or driver) without MIG */
+    GPU_MIG_ON           /* the nvml backend offers such a GPU to no scheduler (nvml_backend.h) */
+} gpu_mig;
+
 typedef struct gpu_proc {
     pid_t pid;
     uint64_t used_mib;  /* 0 with used_known = false when NVML cannot say */
@@ -34,6 +42,7 @@ typedef struct gpu_reading {
     int minor;                  /* N of /dev/nvidiaN (Slurm's GPU numbers); -1 unknown */
     char uuid[96];
     char name[96];
+    gpu_mig mig;
     bool mem_known;
     uint64_t total_mib, used_mib, free_mib;
     double util_gpu;            /* NVML utilization.gpu, 0..1, NaN unknown */

@@ -67,6 +67,7 @@ static void unknown_reading(const gpu_backend *b, int g, gpu_reading *r)
     r->minor = -1; /* no device file */
     snprintf(r->uuid, sizeof r->uuid, "%s", b->gpus[g].uuid);
     snprintf(r->name, sizeof r->name, "sim %s", b->gpus[g].name);
+    r->mig = GPU_MIG_OFF; /* simulated GPUs are whole GPUs */
     r->util_gpu = r->smact = r->smocc = r->drama = NAN;
     r->power_w = r->energy_mj = NAN;
     r->src_activity = r->src_power = SRC_UNKNOWN;
@@ -94,6 +95,7 @@ static int fakegpu_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
         r->minor = -1; /* no device file */
         snprintf(r->uuid, sizeof r->uuid, "%s", sg->uuid);
         snprintf(r->name, sizeof r->name, "sim %s", sg->name);
+        r->mig = GPU_MIG_OFF;
         double smact = 0, smocc = 0, drama = 0;
         uint64_t used = 0;
         r->procs_known = true;

@@ -2,7 +2,8 @@
  * the build machines, so the library is reached with dlopen/dlsym against these. Layouts and
  * values follow NVML's public header (13.x) as summarised in the project's ecosystem notes:
  * return codes, the version word of versioned structs, the 24-byte process record of the _v2/_v3
- * process lists, and the GPM (Hopper+) sample and metric structs. The fake library in
+ * process lists, the MIG mode values, and the GPM (Hopper+) sample and metric structs. The fake
+ * library in
  * tests/fake_nvml implements the same declarations. */
 #ifndef CARMA_GPU_NVML_API_H
 #define CARMA_GPU_NVML_API_H
@@ -69,6 +70,13 @@ typedef struct nvmlProcessInfo_v2 {
 
 #define NVML_PROCESS_INFO_CC_SIZE 32 /* the 535.43-535.86 _v3 record */
 
+/* ---- MIG (Ampere and newer) ----
+ * nvmlDeviceGetMigMode(device, &currentMode, &pendingMode) gives each mode as one of these.
+ * The current mode is what CUDA sees now; the pending one takes effect at the next GPU reset.
+ * A GPU that cannot do MIG answers NVML_ERROR_NOT_SUPPORTED. */
+#define NVML_DEVICE_MIG_DISABLE 0
+#define NVML_DEVICE_MIG_ENABLE 1
+
 /* ---- GPM (Hopper and newer) ---- */
 #define NVML_GPM_SUPPORT_VERSION 1
 #define NVML_GPM_METRICS_GET_VERSION 1
@@ -115,6 +123,8 @@ typedef nvmlReturn_t (*nvml_memory_v2_fn)(nvmlDevice_t, nvmlMemory_v2_t *);
 typedef nvmlReturn_t (*nvml_utilization_fn)(nvmlDevice_t, nvmlUtilization_t *);
 typedef nvmlReturn_t (*nvml_uint_fn)(nvmlDevice_t, unsigned int *);
 typedef nvmlReturn_t (*nvml_ull_fn)(nvmlDevice_t, unsigned long long *);
+/* nvmlDeviceGetMigMode: current mode, pending mode */
+typedef nvmlReturn_t (*nvml_mig_mode_fn)(nvmlDevice_t, unsigned int *, unsigned int *);
 /* The process lists take a record array whose layout depends on the symbol (see above). */
 typedef nvmlReturn_t (*nvml_procs_fn)(nvmlDevice_t, unsigned int *, void *);
 typedef nvmlReturn_t (*nvml_gpm_support_fn)(nvmlDevice_t, nvmlGpmSupport_t *);

@@ -1,8 +1,10 @@
 /* nvml_backend.c — the "nvml" GPU backend (see nvml_backend.h). Every query that fails, or whose
  * entry point the library lacks, leaves its metric unknown (NaN / known = false), never zero.
  * A GPU that answers GPU_IS_LOST is queried no further in that sample: all its metrics unknown.
- * Inside a job allocation only the job's GPUs are kept (visible.h); they are numbered 0..n-1 in
- * NVML order, and each remembers its NVML index for the queries that take one. */
+ * Inside a job allocation only the job's GPUs are kept (visible.h); of those, a GPU in MIG mode
+ * is left out (CUDA cannot run a task on the whole GPU there) unless nvml_backend_open_all
+ * opened the backend. The GPUs kept are numbered 0..n-1 in NVML order, and each remembers its
+ * NVML index for the queries that take one. */
 #include "gpu/nvml_backend.h"
 
 #include <limits.h>
@@ -28,7 +30,8 @@ typedef struct nvml_gpu {
     nvmlDevice_t dev;
     char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
     char name[NVML_DEVICE_NAME_BUFFER_SIZE];
-    bool static_known; /* uuid/name read and GPM set up */
+    bool static_known; /* uuid/name/MIG mode read and GPM set up */
+    gpu_mig mig;       /* nvmlDeviceGetMigMode's current mode (read_mig) */
     int minor;         /* nvmlDeviceGetMinorNumber; -1 unknown */
     gpm_reader gpm;
 } nvml_gpu;
@@ -38,6 +41,8 @@ struct gpu_backend {
     int n;                    /* the GPUs carma uses (the allocation's, or all) */
     int n_all;                /* the GPUs NVML lists */
     nvml_gpu *gpus;
+    nvml_mig_gpu *mig_out;    /* the GPUs left out for MIG mode, nmig of them */
+    int nmig;
     dcgm_reader *dcgm;        /* NULL when every GPU has GPM, or DCGM is absent */
     double dcgm_next_try;     /* clock_mono_s() before which DCGM is not opened again */
     dcgm_gpu_values *dvals;   /* n_all entries by NVML index, refilled each sample */
@@ -59,12 +64,39 @@ static void nvml_close(gpu_backend *b)
     dcgm_reader_close(b->dcgm);
     nvml_lib_close(&b->lib);
     free(b->gpus);
+    free(b->mig_out);
     free(b->dvals);
     free(b);
 }
 
+/* Whether the GPU is in MIG mode now. nvml.h (nvmlDeviceGetMigMode): NVML_SUCCESS gives the
+ * current mode, NVML_DEVICE_MIG_ENABLE or _DISABLE, and the pending one, which takes effect only
+ * at the next GPU reset: until then CUDA sees the current one, so only that one counts.
+ * NOT_SUPPORTED is a GPU that cannot do MIG: a whole GPU. A library without the entry point
+ * predates MIG: no GPU has it on.
+ * Any other answer (GPU_IS_LOST, UNKNOWN, ...) is a failed query, not a mode: the mode stays
+ * unknown and the GPU is kept, as carma kept every GPU before it read MIG modes. Leaving it out
+ * would cost a whole GPU until the next open (the daemon decides once, at start) for what is
+ * most likely a passing fault, while taking a MIG GPU for a whole one costs the tasks placed
+ * there, which fail with CUDA finding no device; and a fault of that kind usually fails the
+ * GPU's other queries too, leaving its memory unknown, which no memory-based placement takes.
+ * `carma gpus --gpu-backend nvml` shows the unknown mode. */
+static gpu_mig read_mig(const gpu_backend *b, const nvml_gpu *g)
+{
+    if (!b->lib.mig_mode)
+        return GPU_MIG_OFF;
+    unsigned current = 0, pending = 0;
+    nvmlReturn_t rc = b->lib.mig_mode(g->dev, &current, &pending);
+    if (rc == NVML_SUCCESS)
+        return current == NVML_DEVICE_MIG_ENABLE ? GPU_MIG_ON : GPU_MIG_OFF;
+    return rc == NVML_ERROR_NOT_SUPPORTED ? GPU_MIG_OFF : GPU_MIG_UNKNOWN;
+}
+
 /* Static facts, read at open and again at each sample until they are known (a GPU lost at
- * start cannot tell its UUID). A missing symbol or failed query leaves the string empty. */
+ * start cannot tell its UUID). A missing symbol or failed query leaves the string empty, or
+ * the MIG mode unknown. The MIG mode is read with the UUID, once: changing it may reset the
+ * GPU, which a running carma does not follow (nvml.h: attributes such as the minor number may
+ * change with it too). */
 static void read_static(gpu_backend *b, nvml_gpu *g)
 {
     if (g->static_known)
@@ -80,6 +112,7 @@ static void read_static(gpu_backend *b, nvml_gpu *g)
     g->uuid[sizeof g->uuid - 1] = g->name[sizeof g->name - 1] = '\0';
     if (!uuid_ok && b->lib.device_uuid)
         return; /* try again next sample */
+    g->mig = read_mig(b, g);
     g->static_known = true;
     gpm_reader_init(&g->gpm, &b->lib, g->dev);
 }
@@ -139,7 +172,30 @@ static int keep_visible(gpu_backend *b, carma_err *err)
     return rc;
 }
 
-static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
+/* Leaves out the GPUs in MIG mode, remembering them for nvml_backend_mig_left_out; the
+ * others keep their order. */
+static int leave_out_mig(gpu_backend *b, carma_err *err)
+{
+    b->mig_out = calloc((size_t)b->n + 1, sizeof *b->mig_out);
+    if (!b->mig_out)
+        return carma_err_set(err, "out of memory");
+    int kept = 0;
+    for (int i = 0; i < b->n; i++) {
+        nvml_gpu *g = &b->gpus[i];
+        if (g->mig != GPU_MIG_ON) {
+            b->gpus[kept++] = *g;
+            continue;
+        }
+        nvml_mig_gpu *m = &b->mig_out[b->nmig++];
+        m->nvml_index = g->nvml_index;
+        snprintf(m->uuid, sizeof m->uuid, "%s", g->uuid);
+        gpm_reader_free(&g->gpm, &b->lib);
+    }
+    b->n = kept;
+    return 0;
+}
+
+static int open_backend(gpu_backend **out, const char *arg, bool keep_mig, carma_err *err)
 {
     *out = NULL;
     gpu_backend *b = calloc(1, sizeof *b);
@@ -172,13 +228,23 @@ static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
         else
             read_static(b, g);
     }
-    if (keep_visible(b, err)) {
+    if (keep_visible(b, err) || (!keep_mig && leave_out_mig(b, err))) {
         nvml_close(b);
         return -1;
     }
     open_dcgm_when_due(b, clock_mono_s());
     *out = b;
     return 0;
+}
+
+static int nvml_open(gpu_backend **out, const char *arg, carma_err *err)
+{
+    return open_backend(out, arg, false, err);
+}
+
+int nvml_backend_open_all(gpu_backend **out, const char *library, carma_err *err)
+{
+    return open_backend(out, library, true, err);
 }
 
 static int nvml_count(gpu_backend *b)
@@ -193,6 +259,7 @@ static void reading_unknown(gpu_reading *r, int index, const nvml_gpu *g)
     r->minor = g->minor;
     snprintf(r->uuid, sizeof r->uuid, "%s", g->uuid);
     snprintf(r->name, sizeof r->name, "%s", g->name);
+    r->mig = g->mig;
     r->util_gpu = r->smact = r->smocc = r->drama = NAN;
     r->power_w = r->energy_mj = NAN;
     r->src_activity = r->src_power = SRC_UNKNOWN;
@@ -369,6 +436,12 @@ const char *nvml_backend_activity_note(const gpu_backend *b)
 const char *nvml_backend_visible_note(const gpu_backend *b)
 {
     return b->visible_note;
+}
+
+const nvml_mig_gpu *nvml_backend_mig_left_out(const gpu_backend *b, int *n)
+{
+    *n = b->nmig;
+    return b->mig_out;
 }
 
 const gpu_backend_ops gpu_backend_nvml = {

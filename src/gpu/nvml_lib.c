@@ -58,6 +58,7 @@ static void resolve_all(nvml_lib *lib)
     RESOLVE(power_usage, "nvmlDeviceGetPowerUsage");
     RESOLVE(minor_number, "nvmlDeviceGetMinorNumber");
     RESOLVE(total_energy, "nvmlDeviceGetTotalEnergyConsumption");
+    RESOLVE(mig_mode, "nvmlDeviceGetMigMode");
     RESOLVE(gpm_query_support, "nvmlGpmQueryDeviceSupport");
     RESOLVE(gpm_sample_alloc, "nvmlGpmSampleAlloc");
     RESOLVE(gpm_sample_free, "nvmlGpmSampleFree");

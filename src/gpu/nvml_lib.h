@@ -36,6 +36,7 @@ typedef struct nvml_lib {
     nvml_uint_fn power_usage;
     nvml_uint_fn minor_number; /* /dev/nvidiaN of a GPU, for SLURM_JOB_GPUS (visible.h) */
     nvml_ull_fn total_energy;
+    nvml_mig_mode_fn mig_mode; /* NULL on a driver that predates MIG: no GPU has it on */
     nvml_procs_fn compute_procs, mps_procs;
     nvml_proc_layout compute_layout, mps_layout;
     nvml_gpm_support_fn gpm_query_support;

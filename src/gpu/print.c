@@ -31,6 +31,12 @@ static void print_text(FILE *out, const gpu_reading *r)
             uuid && *uuid ? uuid : "(uuid unknown)");
     free(name);
     free(uuid);
+    /* MIG mode: CUDA sees only the GPU's instances, never the whole GPU carma would place on */
+    if (r->mig == GPU_MIG_ON)
+        fprintf(out, "  MIG       enabled: CUDA runs only on its MIG instances, so the carma "
+                     "daemon (whole GPUs) places nothing here\n");
+    else
+        fprintf(out, "  MIG       %s\n", r->mig == GPU_MIG_OFF ? "off" : "unknown");
     if (r->mem_known)
         fprintf(out, "  memory    %llu / %llu MiB used, %llu MiB free\n",
                 (unsigned long long)r->used_mib, (unsigned long long)r->total_mib,
@@ -88,6 +94,8 @@ static json_t *reading_json(const gpu_reading *r)
     json_object_set_new(o, "minor", r->minor >= 0 ? json_integer(r->minor) : json_null());
     json_object_set_new(o, "uuid", *r->uuid ? json_string(r->uuid) : json_null());
     json_object_set_new(o, "name", *r->name ? json_string(r->name) : json_null());
+    json_object_set_new(o, "mig", r->mig == GPU_MIG_UNKNOWN ? json_null()
+                                                             : json_boolean(r->mig == GPU_MIG_ON));
     json_t *mem = json_null();
     if (r->mem_known) {
         mem = json_object();

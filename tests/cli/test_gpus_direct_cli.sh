@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_gpus_direct_cli.sh — `carma gpus --gpu-backend nvml` (no daemon) against the fake
-# libnvidia-ml.so.1: text and JSON output with sources, unknowns printed as unknown/null, a
-# missing library as a clear error (exit 1) and bad usage as exit 2.
+# libnvidia-ml.so.1: text and JSON output with sources, unknowns printed as unknown/null, a GPU
+# in MIG mode shown with its marker (which the daemon leaves out), a missing library as a clear
+# error (exit 1) and bad usage as exit 2.
 # Usage: test_gpus_direct_cli.sh CARMA SOURCE_DIR
 set -u
 CARMA=$1
@@ -85,6 +86,30 @@ grep -qF 'gpu 0  evil\x1b[2Jgpu  GPU-cccc-0003' <<<"$out" || fail "the name esca
 out=$(FAKE_NVML_SCENARIO=$TMP/evil "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null)
 [ "$(jq -r '.[0].name' <<<"$out")" = $'evil\033[2Jgpu' ] || fail "--json keeps the name exact: $out"
 
+# MIG: a GPU in MIG mode is shown, marked (the daemon leaves it out); one without MIG says off,
+# one whose query fails says unknown (JSON: true, false, null)
+cat >"$TMP/mig" <<'SCN'
+gpu uuid=GPU-dddd-0004 name="NVIDIA A100-SXM4-80GB" total=81920 used=0 mig=1
+gpu uuid=GPU-eeee-0005 name="NVIDIA A100-SXM4-80GB" total=81920 used=0 mig=0
+gpu uuid=GPU-ffff-0006 name="NVIDIA L40S" total=46068 used=0
+gpu uuid=GPU-9999-0007 name="NVIDIA H100 80GB HBM3" total=81559 used=0 mig=1
+fail nvmlDeviceGetMigMode 999 gpu=3
+SCN
+out=$(FAKE_NVML_SCENARIO=$TMP/mig "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1) \
+    || fail "MIG probe exited $?"
+grep -q 'gpu 0  NVIDIA A100-SXM4-80GB  GPU-dddd-0004' <<<"$out" || fail "the MIG GPU is not shown: $out"
+[ "$(grep -c '^  MIG       enabled: .*places nothing here$' <<<"$out")" = 1 ] || fail "MIG marker: $out"
+sed -n '/GPU-dddd-0004/,/^gpu 1/p' <<<"$out" | grep -q '^  MIG       enabled' || fail "marker on the wrong GPU: $out"
+[ "$(grep -c '^  MIG       off$' <<<"$out")" = 2 ] || fail "MIG off: $out"
+[ "$(grep -c '^  MIG       unknown$' <<<"$out")" = 1 ] || fail "MIG unknown: $out"
+out=$(FAKE_NVML_SCENARIO=$TMP/mig "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null) \
+    || fail "MIG json probe exited $?"
+[ "$(jq -c '[.[] | .mig]' <<<"$out")" = '[true,false,false,null]' ] || fail "json mig: $out"
+# a library without nvmlDeviceGetMigMode predates MIG: off
+out=$(FAKE_NVML_SCENARIO=$TMP/mig "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/bare/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null) \
+    || fail "bare MIG probe exited $?"
+[ "$(jq -c '[.[] | .mig]' <<<"$out")" = '[false,false,false,false]' ] || fail "bare json mig: $out"
+
 # nvmlInit failing
 echo "init_fail 9" >>"$TMP/scenario"
 err=$("$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" 2>&1 >/dev/null)
@@ -100,5 +125,6 @@ grep -q 'live in the daemon' <<<"$err" || fail "sim direct message: $err"
 "$CARMA" gpus --samples 3 2>/dev/null; [ $? -eq 2 ] || fail "--samples without --gpu-backend not exit 2"
 "$CARMA" gpus --gpu-backend nvml --socket /x 2>/dev/null; [ $? -eq 2 ] || fail "--socket with --gpu-backend not exit 2"
 "$CARMA" gpus --help | grep -q 'carma gpus --gpu-backend nvml' || fail "--help"
+"$CARMA" gpus --help | grep -q 'whether MIG is enabled (JSON: mig)' || fail "--help on MIG"
 "$CARMA" gpu-probe >/dev/null 2>&1; [ $? -eq 2 ] || fail "gpu-probe is gone; it should be an unknown command"
 exit 0

@@ -8,6 +8,10 @@
  *       minor=N                                    (/dev/nvidiaN; default: the GPU's line number
  *                                                   from 0, as on a machine whose minor numbers
  *                                                   follow NVML's order)
+ *       mig=na|0|1 mig_pending=0|1                 (nvmlDeviceGetMigMode's current and pending
+ *                                                   modes; na, the default: a GPU model without
+ *                                                   MIG, NOT_SUPPORTED; pending defaults to the
+ *                                                   current mode)
  *   proc gpu=I pid=P used=MiB|na                   (compute process list)
  *   proc gpu=I match=TEXT used=MiB|na              (every live process whose command line,
  *                                                   arguments joined by spaces, contains TEXT)
@@ -65,6 +69,7 @@ typedef struct fake_gpu {
     double util, power_mw, energy_mj, smact, smocc, drama; /* NA: not supported */
     int gpm, lost;
     unsigned minor; /* nvmlDeviceGetMinorNumber */
+    int mig, mig_pending; /* -1: no MIG on this GPU (NOT_SUPPORTED); else 0 off, 1 on */
 } fake_gpu;
 
 typedef struct fake_fail {
@@ -121,6 +126,8 @@ static void parse_gpu(char *rest)
     snprintf(g->name, sizeof g->name, "Fake GPU");
     g->total = 40960;
     g->minor = (unsigned)(S.ngpus - 1);
+    g->mig = g->mig_pending = -1;
+    int pending_given = 0;
     for (char *t; (t = next_token(&rest));) {
         char *eq = strchr(t, '=');
         if (!eq)
@@ -140,7 +147,11 @@ static void parse_gpu(char *rest)
         else if (!strcmp(k, "smocc")) g->smocc = num_or_na(v);
         else if (!strcmp(k, "drama")) g->drama = num_or_na(v);
         else if (!strcmp(k, "minor")) g->minor = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(k, "mig")) g->mig = strcmp(v, "na") ? atoi(v) != 0 : -1;
+        else if (!strcmp(k, "mig_pending")) { g->mig_pending = atoi(v) != 0; pending_given = 1; }
     }
+    if (!pending_given || g->mig < 0)
+        g->mig_pending = g->mig;
 }
 
 static void parse_proc(char *rest, fake_proc *list, int *n)
@@ -367,6 +378,20 @@ EXPORT int nvmlDeviceGetMinorNumber(nvmlDevice_t dev, unsigned *minor)
     return OK;
 }
 
+/* nvml.h: NVML_DEVICE_MIG_DISABLE 0 / NVML_DEVICE_MIG_ENABLE 1 for the current mode and the
+ * one pending until the next reset; NOT_SUPPORTED for a GPU without MIG. */
+EXPORT int nvmlDeviceGetMigMode(nvmlDevice_t dev, unsigned *current, unsigned *pending)
+{
+    ENTER(dev);
+    if (!current || !pending)
+        return E_INVALID_ARGUMENT;
+    if (g->mig < 0)
+        return E_NOT_SUPPORTED;
+    *current = (unsigned)g->mig;
+    *pending = (unsigned)g->mig_pending;
+    return OK;
+}
+
 /* nvmlMemory_t: three unsigned long long. v1 `used` includes the reserved part. */
 EXPORT int nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, unsigned long long *mem3)
 {
@@ -510,7 +535,8 @@ static int write_procs(const fake_proc *scripted, int nscripted, int gi, unsigne
         unsigned long long used = list[i].used_mib < 0 ? ~0ULL
                                                        : (unsigned long long)list[i].used_mib * MIB;
         /* nvml.h: gpuInstanceId and computeInstanceId are 0xFFFFFFFF when MIG is off (the fake
-         * has no MIG), not 0, which is a valid instance id */
+         * has no MIG instances, even on a GPU marked mig=1), not 0, which is a valid
+         * instance id */
         unsigned no_instance = 0xFFFFFFFFu;
         memcpy(rec, &list[i].pid, 4);
         memcpy(rec + 8, &used, 8);

@@ -53,6 +53,41 @@ static void nvml_process_records_have_no_mig_instance(void **state)
     unlink(scenario);
 }
 
+/* nvml.h, nvmlDeviceGetMigMode: NVML_DEVICE_MIG_DISABLE 0, NVML_DEVICE_MIG_ENABLE 1, for the
+ * current mode and the one pending until the next reset; NVML_ERROR_NOT_SUPPORTED (3) for a
+ * device that does not support MIG mode. */
+static void nvml_mig_mode_answers_as_nvml_h_says(void **state)
+{
+    (void)state;
+    const char *scenario = fake_nvml_scenario("gpu uuid=GPU-aaaa name=A100 mig=1\n"
+                                              "gpu uuid=GPU-bbbb name=A100 mig=0 mig_pending=1\n"
+                                              "gpu uuid=GPU-cccc name=L40S\n");
+    void *dl = dlopen(fake_nvml_path("full"), RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(dl);
+    int (*init)(void) = (int (*)(void))sym(dl, "nvmlInit_v2");
+    int (*handle)(unsigned, void **) =
+        (int (*)(unsigned, void **))sym(dl, "nvmlDeviceGetHandleByIndex_v2");
+    int (*mig)(void *, unsigned *, unsigned *) =
+        (int (*)(void *, unsigned *, unsigned *))sym(dl, "nvmlDeviceGetMigMode");
+    int (*shutdown)(void) = (int (*)(void))sym(dl, "nvmlShutdown");
+    assert_int_equal(init(), 0);
+    void *dev[3];
+    for (unsigned i = 0; i < 3; i++)
+        assert_int_equal(handle(i, &dev[i]), 0);
+    unsigned current = 9, pending = 9;
+    assert_int_equal(mig(dev[0], &current, &pending), 0);
+    assert_int_equal(current, 1);
+    assert_int_equal(pending, 1);
+    assert_int_equal(mig(dev[1], &current, &pending), 0);
+    assert_int_equal(current, 0);
+    assert_int_equal(pending, 1);
+    assert_int_equal(mig(dev[2], &current, &pending), 3);
+    assert_int_equal(mig(dev[0], NULL, &pending), 2); /* NVML_ERROR_INVALID_ARGUMENT */
+    shutdown();
+    dlclose(dl);
+    unlink(scenario);
+}
+
 /* dcgm_structs.h, dcgmReturn_enum */
 #define DCGM_UNINITIALIZED (-10)
 #define DCGM_NOT_WATCHED (-16)
@@ -127,6 +162,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nvml_process_records_have_no_mig_instance),
+        cmocka_unit_test(nvml_mig_mode_answers_as_nvml_h_says),
         cmocka_unit_test(dcgm_status_codes_are_nvidias),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* test_nvml_backend.c — the nvml backend end to end against the fake libnvidia-ml.so.1: every
  * metric read and converted at the edge, every unknown path (unsupported query, scripted failure,
- * GPU lost at start and mid-run) left unknown rather than zero, GPM's two-sample rule. */
+ * GPU lost at start and mid-run) left unknown rather than zero, GPM's two-sample rule, and GPUs
+ * in MIG mode left out (or, for the direct read, marked). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -341,6 +342,87 @@ static void process_matched_by_command_line(void **state)
     assert_int_equal(F.r[0].nprocs, 0);
 }
 
+/* MIG: an A100 in MIG mode, one with MIG pending (on only after a reset: a whole GPU now), one
+ * that cannot do MIG (NOT_SUPPORTED) and one whose query fails. */
+static const char *const mig_gpus =
+    "gpu uuid=GPU-mig-0 name=\"NVIDIA A100-SXM4-40GB\" total=40960 mig=1\n"
+    "gpu uuid=GPU-pending-1 name=\"NVIDIA A100-SXM4-40GB\" total=40960 mig=0 mig_pending=1\n"
+    "gpu uuid=GPU-nomig-2 name=\"NVIDIA L40S\" total=46068\n"
+    "gpu uuid=GPU-fails-3 name=\"NVIDIA H100 80GB HBM3\" total=81559 mig=1\n"
+    "fail nvmlDeviceGetMigMode 999 gpu=3\n";
+
+static void gpu_in_mig_mode_is_left_out(void **state)
+{
+    (void)state;
+    open_and_sample("full", mig_gpus);
+    assert_int_equal(gpu_backend_nvml.count(F.b), 3);
+    assert_string_equal(F.r[0].uuid, "GPU-pending-1"); /* renumbered from 0 */
+    assert_int_equal(F.r[0].index, 0);
+    assert_int_equal(F.r[0].mig, GPU_MIG_OFF); /* the current mode counts, not the pending */
+    assert_string_equal(F.r[1].uuid, "GPU-nomig-2");
+    assert_int_equal(F.r[1].mig, GPU_MIG_OFF); /* NOT_SUPPORTED: no MIG on this GPU */
+    assert_string_equal(F.r[2].uuid, "GPU-fails-3");
+    assert_int_equal(F.r[2].mig, GPU_MIG_UNKNOWN); /* a failed query: unknown, and kept */
+    assert_true(F.r[2].mem_known);
+    int n = -1;
+    const nvml_mig_gpu *m = nvml_backend_mig_left_out(F.b, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(m[0].nvml_index, 0);
+    assert_string_equal(m[0].uuid, "GPU-mig-0");
+}
+
+static void open_all_keeps_and_marks_gpus_in_mig_mode(void **state)
+{
+    (void)state;
+    carma_err err = {""};
+    F.scenario = fake_nvml_scenario(mig_gpus);
+    assert_int_equal(nvml_backend_open_all(&F.b, fake_nvml_path("full"), &err), 0);
+    assert_int_equal(gpu_backend_nvml.count(F.b), 4);
+    assert_int_equal(gpu_backend_nvml.sample(F.b, F.r, &err), 0);
+    assert_string_equal(F.r[0].uuid, "GPU-mig-0");
+    assert_int_equal(F.r[0].mig, GPU_MIG_ON);
+    assert_true(F.r[0].mem_known); /* still read: what NVML says of the whole GPU */
+    assert_int_equal(F.r[1].mig, GPU_MIG_OFF);
+    assert_int_equal(F.r[2].mig, GPU_MIG_OFF);
+    assert_int_equal(F.r[3].mig, GPU_MIG_UNKNOWN);
+    int n = -1;
+    nvml_backend_mig_left_out(F.b, &n);
+    assert_int_equal(n, 0);
+}
+
+static void every_gpu_in_mig_mode_leaves_none(void **state)
+{
+    (void)state;
+    open_and_sample("full", "gpu uuid=GPU-a mig=1\ngpu uuid=GPU-b mig=1\n");
+    assert_int_equal(gpu_backend_nvml.count(F.b), 0);
+    int n = -1;
+    const nvml_mig_gpu *m = nvml_backend_mig_left_out(F.b, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(m[1].nvml_index, 1);
+    assert_string_equal(m[1].uuid, "GPU-b");
+}
+
+/* A library without nvmlDeviceGetMigMode predates MIG: no GPU is in MIG mode. */
+static void library_without_mig_entry_point_has_mig_off(void **state)
+{
+    (void)state;
+    open_and_sample("bare", "gpu mig=1\n");
+    assert_int_equal(gpu_backend_nvml.count(F.b), 1);
+    assert_int_equal(F.r[0].mig, GPU_MIG_OFF);
+}
+
+/* A GPU lost at start cannot tell its mode: kept, its mode read once it answers again. */
+static void gpu_lost_at_start_has_mig_unknown_until_back(void **state)
+{
+    (void)state;
+    open_and_sample("full", "gpu uuid=GPU-a\nlost 0\n");
+    assert_int_equal(gpu_backend_nvml.count(F.b), 1);
+    assert_int_equal(F.r[0].mig, GPU_MIG_UNKNOWN);
+    fake_nvml_replace(F.scenario, "gpu uuid=GPU-a\n");
+    sample_again();
+    assert_int_equal(F.r[0].mig, GPU_MIG_OFF);
+}
+
 static void missing_library_error_names_it(void **state)
 {
     (void)state;
@@ -466,6 +548,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(stride32_process_records_are_read_right, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(process_matched_by_command_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(gpu_in_mig_mode_is_left_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(open_all_keeps_and_marks_gpus_in_mig_mode, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(every_gpu_in_mig_mode_leaves_none, setup, teardown),
+        cmocka_unit_test_setup_teardown(library_without_mig_entry_point_has_mig_off, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(gpu_lost_at_start_has_mig_unknown_until_back, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(missing_library_error_names_it, setup, teardown),
         cmocka_unit_test_setup_teardown(library_without_nvml_symbols_is_rejected, setup,
                                         teardown),
