@@ -20,8 +20,7 @@
 #define DCGM_HOSTENGINE_ENV "CARMA_DCGM_HOSTENGINE"
 #define DCGM_CONNECT_TIMEOUT_MS 500
 /* How often carma tries DCGM again: the nvml backend after a failed open or read, and a reader
- * on its embedded engine for a host engine that has started since. nvml_backend.c defines the
- * same for its part; the compiler refuses the two definitions if they ever differ. */
+ * on its embedded engine for a host engine that has started since. */
 #define DCGM_RETRY_S 60.0
 /* The wait of the embedded reader's look for a host engine. DCGM tries a refused connection
  * again every 50 ms until the timeout (DcgmClientHandler::GetConnHandleForHostEngine), so on

@@ -20,11 +20,6 @@
 #include "gpu/visible.h"
 #include "util/clock.h"
 
-/* How long after a failed DCGM open, or a failed read (which closes it), carma tries again: a
- * host engine restarted or DCGM installed later is picked up, without paying a connection
- * attempt (up to DCGM_CONNECT_TIMEOUT_MS) and an embedded start on every sample. */
-#define DCGM_RETRY_S 60.0
-
 typedef struct nvml_gpu {
     unsigned nvml_index; /* NVML's own index: handles and DCGM values are by it */
     nvmlDevice_t dev;
@@ -394,7 +389,10 @@ static int nvml_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
     if (b->dcgm) {
         carma_err derr;
         dcgm_ok = dcgm_reader_read(b->dcgm, b->dvals, b->n_all, &derr) == 0;
-        if (!dcgm_ok) {
+        if (dcgm_ok) { /* what it is read through now: a read may move it to a host engine */
+            snprintf(b->activity_note, sizeof b->activity_note, "%s",
+                     dcgm_reader_status(b->dcgm));
+        } else {
             /* closed and opened again later: a host engine that restarted no longer knows
              * this connection (DCGM_ST_CONNECTION_NOT_VALID on every call) */
             snprintf(b->activity_note, sizeof b->activity_note,

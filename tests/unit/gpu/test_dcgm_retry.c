@@ -190,6 +190,9 @@ static void embedded_moves_to_a_hostengine_started_later(void **state)
     assert_int_equal(F.r[0].src_activity, SRC_DCGM);
     assert_double_equal(F.r[0].smact, 0.55, 1e-12);
     assert_double_equal(F.r[0].drama, 0.125, 1e-12);
+    /* the backend's note says what it reads through now (it kept "embedded") */
+    assert_string_equal(note(), "DCGM via nv-hostengine at 127.0.0.1 (moved from the embedded "
+                                "engine)");
     sample_after(60);
     sample_after(60);
     assert_int_equal(F.r[0].src_activity, SRC_DCGM);
