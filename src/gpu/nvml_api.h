@@ -3,8 +3,7 @@
  * values follow NVML's public header (13.x) as summarised in the project's ecosystem notes:
  * return codes, the version word of versioned structs, the 24-byte process record of the _v2/_v3
  * process lists, the MIG mode values, and the GPM (Hopper+) sample and metric structs. The fake
- * library in
- * tests/fake_nvml implements the same declarations. */
+ * library in tests/fake_nvml implements the same declarations. */
 #ifndef CARMA_GPU_NVML_API_H
 #define CARMA_GPU_NVML_API_H
 
