@@ -25,9 +25,10 @@ static const char usage[] =
     "seconds left; - under the carma policy, whose ledger needs none), what the carma\n"
     "policy's ledger has committed on it (the figures + margins of its tasks; +all: a task\n"
     "placed with no figure holds it all) and the tasks on it, one line each: id, user,\n"
-    "name, the memory figure it was placed with and its peak. --json gives each GPU the\n"
-    "daemon's backend (nvml, sim) and mps_pipe_dir too (with mps = on, the\n"
-    "CUDA_MPS_PIPE_DIRECTORY of carma's MPS server; else null).\n\n"
+    "name, the memory figure it was placed with and its peak. A GPU the daemon found and\n"
+    "does not use (one in MIG mode) gets a line `not used: NVML GPU N (UUID): why`. --json\n"
+    "gives each GPU the daemon's backend (nvml, sim) and mps_pipe_dir too (with mps = on,\n"
+    "the CUDA_MPS_PIPE_DIRECTORY of carma's MPS server; else null).\n\n"
     "With --gpu-backend, reads this machine's GPUs directly instead (no daemon): nvml loads\n"
     "libnvidia-ml.so.1 (or PATH, or $CARMA_NVML_LIBRARY), samples N times (default 2), MS\n"
     "milliseconds apart (default 200, at least 100 for GPM), and prints the last reading:\n"
@@ -185,6 +186,22 @@ void gpus_print_table(const json_t *gpus)
     }
 }
 
+/* The GPUs the daemon does not use, and why (a GPU in MIG mode). */
+static void print_left_out(const json_t *left)
+{
+    size_t i;
+    const json_t *g;
+    json_array_foreach(left, i, g) {
+        char *uuid = str_escape_controls(json_string_value(json_object_get(g, "uuid")));
+        char *why = str_escape_controls(json_string_value(json_object_get(g, "why")));
+        printf("not used: NVML GPU %lld (%s): %s\n",
+               (long long)json_integer_value(json_object_get(g, "nvml_index")),
+               uuid ? uuid : "UUID unknown", why ? why : "?");
+        free(uuid);
+        free(why);
+    }
+}
+
 json_t *gpus_json(const json_t *reply)
 {
     json_t *out = json_array(), *g;
@@ -257,8 +274,10 @@ static int run(request_args *a)
         json_t *gpus = gpus_json(reply);
         cli_print_json(gpus);
         json_decref(gpus);
-    } else
+    } else {
         gpus_print_table(json_object_get(reply, "gpus"));
+        print_left_out(json_object_get(reply, "left_out"));
+    }
     json_decref(reply);
     return 0;
 }

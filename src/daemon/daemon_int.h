@@ -207,6 +207,9 @@ int d_monitor_open(daemon_state *d, carma_err *err);
 void d_monitor_close(daemon_state *d);
 void d_monitor_tick(daemon_state *d);
 json_t *d_gpus_json(const daemon_state *d);
+/* The GPUs the backend left out, and why: [{nvml_index, uuid (null when unknown), why}] (the
+ * nvml backend's GPUs in MIG mode); [] when none. */
+json_t *d_left_out_json(const daemon_state *d);
 
 /* mps_tasks.c */
 int d_mps_start(daemon_state *d, carma_err *err);

@@ -308,6 +308,7 @@ static json_t *do_gpus(daemon_state *d)
     json_t *r = proto_ok();
     json_object_set_new(r, "backend", json_string(d->ops->name));
     json_object_set_new(r, "gpus", d_gpus_json(d));
+    json_object_set_new(r, "left_out", d_left_out_json(d)); /* GPUs not used, and why */
     /* Where a job placed beside carma's tasks finds carma's MPS server (the Slurm plugin sets
      * the job's CUDA_MPS_PIPE_DIRECTORY from it); null when the daemon runs none. */
     json_object_set_new(r, "mps_pipe_dir", d->mps_on ? json_string(d->mps_pipe) : json_null());

@@ -23,6 +23,9 @@ start_daemon --gpu-backend nvml --config "$tmp/carma.conf"
 
 g=$("$CARMA" gpus --json)
 [ "$(jq -c '[.[] | .uuid]' <<<"$g")" = '["GPU-whole-0001"]' ] || fail "GPUs offered: $g"
+# carma gpus says which GPU it does not use, and why (the protocol's left_out)
+out=$("$CARMA" gpus)
+grep -qx 'not used: NVML GPU 0 (GPU-mig-0000): MIG enabled' <<<"$out" || fail "gpus text: $out"
 
 # Two exclusive tasks: the first runs on the whole GPU; the second waits for it rather than
 # take the MIG GPU.
