@@ -49,6 +49,9 @@ def task_types(a):
         w = cat.get(r["task_file"])
         if w is None:
             sys.exit("sim_bound.py: %s: '%s' is not in %s" % (a.tasks, r["task_file"], a.catalog))
+        if not r["runtime_est_s"]:  # sim_history = on: the first run of a task knew none
+            sys.exit("sim_bound.py: %s: seq %s has no runtime_est_s; write tasks.csv with "
+                     "sim_history = off (the catalog's solo runtimes)" % (a.tasks, r["seq"]))
         g = int(r["gpus_requested"])
         startup = float(w["startup_s"]) if w["startup_s"] else a.startup_s
         solo = max(0.0, float(r["runtime_est_s"]) - startup)

@@ -240,11 +240,12 @@ json_t *d_left_out_json(const daemon_state *d)
     int n = 0;
     const nvml_mig_gpu *mig =
         d->ops == &gpu_backend_nvml ? nvml_backend_mig_left_out(d->backend, &n) : NULL;
-    for (int i = 0; out && i < n; i++)
+    for (int i = 0; out && i < n; i++) {
+        json_t *uuid = *mig[i].uuid ? json_string(mig[i].uuid) : NULL; /* NULL: not UTF-8 */
         json_array_append_new(out, json_pack("{sIsoss}", "nvml_index",
                                              (json_int_t)mig[i].nvml_index, "uuid",
-                                             *mig[i].uuid ? json_string(mig[i].uuid) : json_null(),
-                                             "why", "MIG enabled"));
+                                             uuid ? uuid : json_null(), "why", "MIG enabled"));
+    }
     return out;
 }
 

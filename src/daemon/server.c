@@ -90,8 +90,9 @@ int d_listen(daemon_state *d, carma_err *err)
     struct stat sb;
     if (lstat(path, &sb) == 0 && sb.st_uid != geteuid())
         return carma_err_set(err, "%s exists and belongs to uid %u, not to this daemon's user: "
-                                  "another user's; serve another path (--socket), or give yourself a private "
-                                  "$XDG_RUNTIME_DIR (carma.sock there is used first)",
+                                  "another user's; serve another path (--socket), or give "
+                                  "yourself a private $XDG_RUNTIME_DIR (carma.sock there is "
+                                  "used first)",
                              path, (unsigned)sb.st_uid);
     /* A socket file nobody answers on is a leftover of a crash: remove it. */
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
