@@ -118,7 +118,7 @@ int cmd_daemon(int argc, char **argv)
     if (rc)
         return cli_config_fail("daemon", rc, &err);
     char socket_path[CONFIG_STR_MAX], state_dir[CONFIG_STR_MAX];
-    daemon_serve_socket(socket_opt, &o.cfg, socket_path, sizeof socket_path);
+    o.socket_default = daemon_serve_socket(socket_opt, &o.cfg, socket_path, sizeof socket_path);
     if (state_opt)
         snprintf(state_dir, sizeof state_dir, "%s", state_opt);
     else if (o.cfg.daemon.state_dir[0])

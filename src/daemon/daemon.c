@@ -73,7 +73,7 @@ void daemon_default_state_dir(char *buf, size_t cap)
         snprintf(buf, cap, "%s/.local/state/carma", home);
 }
 
-void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap)
+bool daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap)
 {
     const char *env = getenv("CARMA_SOCKET");
     if (opt && *opt)
@@ -82,8 +82,11 @@ void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, si
         snprintf(buf, cap, "%s", env);
     else if (cfg->daemon.socket[0])
         snprintf(buf, cap, "%s", cfg->daemon.socket);
-    else
+    else {
         daemon_default_socket(buf, cap);
+        return true;
+    }
+    return false;
 }
 
 int daemon_client_sockets(const char *opt, const char *cfg_socket,
@@ -161,7 +164,7 @@ static int start(daemon_state *d, carma_err *err)
     d_purge_logs(d, clock_mono_s()); /* at start, before any client (then hourly: the loop) */
     if (d_listen(d, err) || d_metrics_open(d, err))
         return -1;
-    dlog(d, "serving %s with %d %s GPU(s), policy %s, state in %s", d->opts->socket_path,
+    dlog(d, "serving %s with %d %s GPU(s), policy %s, state in %s", d->sock_path,
          d->ngpus, d->ops->name, policy_name(d->cfg.sched.policy), d->opts->state_dir);
     return 0;
 }
@@ -200,6 +203,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
         }
         if (now >= d->next_tick) {
             d_monitor_tick(d);
+            d_check_socket(d);
             d->next_tick += interval;
             if (d->next_tick < now) /* overran: no burst of catch-up ticks */
                 d->next_tick = now + interval;

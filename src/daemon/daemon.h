@@ -20,6 +20,7 @@ typedef void (*daemon_log_fn)(const char *msg);
 typedef struct daemon_options {
     carma_config cfg;        /* scheduling settings and daemon settings */
     const char *socket_path; /* resolved */
+    bool socket_default;     /* socket_path is daemon_default_socket's (none was named) */
     const char *state_dir;   /* resolved */
     const char *backend;     /* "sim" (the fake-GPU backend), "nvml" */
     const char *fakegpu_spec; /* the fake-GPU backend's GPUs, e.g. "2xA100-40GB" (`sim_gpus`) */
@@ -47,8 +48,9 @@ void daemon_default_socket(char *buf, size_t cap);
 void daemon_default_state_dir(char *buf, size_t cap);
 
 /* The socket `carma daemon` serves: --socket (opt), else $CARMA_SOCKET, else the config's
- * `socket`, else daemon_default_socket; the clients' order, so both sides meet. */
-void daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap);
+ * `socket`, else daemon_default_socket; the clients' order, so both sides meet. True when it
+ * is the default (then chosen afresh should the socket go: d_check_socket). */
+bool daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap);
 
 /* The sockets a command tries, in order, written to paths (room for DAEMON_MAX_SOCKETS):
  * --socket, else $CARMA_SOCKET, else the config's `socket` (one path); else the system socket,

@@ -183,6 +183,11 @@ typedef struct daemon_state {
     double accept_paused_until; /* out of descriptors: the listener rests until then */
     double fd_warned_at; /* when running out of descriptors was last logged */
     int listen_fd;
+    char sock_path[CONFIG_STR_MAX]; /* what listen_fd is bound to (opts->socket_path at start) */
+    dev_t sock_dev;      /* the socket file made by the bind, to tell it is still there */
+    ino_t sock_ino;
+    char sock_lost[CONFIG_STR_MAX];    /* the socket found gone, until served again */
+    char sock_fail_msg[CARMA_ERR_MAX]; /* the last failure to serve again (d_check_socket) */
     bool need_schedule;
     bool have_parked;    /* some queued task may be parked (control.c): d_unpark looks */
     double next_tick, next_reap;
@@ -230,6 +235,11 @@ void d_purge_logs(daemon_state *d, double now_mono);
 
 /* server.c */
 int d_listen(daemon_state *d, carma_err *err);
+/* When the socket file the daemon serves is gone (its directory removed: a login session's
+ * $XDG_RUNTIME_DIR ends at logout), serves again: at the default path chosen afresh when none
+ * was named (so /tmp/carma-UID.sock once the runtime directory is gone), else at the same
+ * path. Logged; a failure is logged and tried again at the next call. */
+void d_check_socket(daemon_state *d);
 void d_server_close(daemon_state *d);
 int d_serve_once(daemon_state *d, int timeout_ms);
 

@@ -78,10 +78,10 @@ static void size_peer_table(daemon_state *d)
              (unsigned long long)rl.rlim_cur, d->max_peers);
 }
 
-int d_listen(daemon_state *d, carma_err *err)
+/* Binds and listens on d->sock_path. */
+static int listen_on(daemon_state *d, carma_err *err)
 {
-    size_peer_table(d);
-    const char *path = d->opts->socket_path;
+    const char *path = d->sock_path;
     struct sockaddr_un sa;
     if (fill_addr(&sa, path, err))
         return -1;
@@ -112,13 +112,53 @@ int d_listen(daemon_state *d, carma_err *err)
     mode_t old = umask(0777 & ~mode);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc || chmod(path, mode) || listen(fd, 512)) {
+    if (rc || chmod(path, mode) || listen(fd, 512) || lstat(path, &sb)) {
         carma_err_set(err, "%s: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
     d->listen_fd = fd;
+    d->sock_dev = sb.st_dev;
+    d->sock_ino = sb.st_ino;
     return 0;
+}
+
+int d_listen(daemon_state *d, carma_err *err)
+{
+    size_peer_table(d);
+    snprintf(d->sock_path, sizeof d->sock_path, "%s", d->opts->socket_path);
+    return listen_on(d, err);
+}
+
+/* Whether the socket file at sock_path is still the one listen_fd was bound to. */
+static bool socket_still_there(const daemon_state *d)
+{
+    struct stat sb;
+    return lstat(d->sock_path, &sb) == 0 && sb.st_dev == d->sock_dev && sb.st_ino == d->sock_ino;
+}
+
+void d_check_socket(daemon_state *d)
+{
+    if (d->listen_fd >= 0 && socket_still_there(d))
+        return;
+    if (d->listen_fd >= 0) { /* just found gone: nobody can connect to it any more */
+        snprintf(d->sock_lost, sizeof d->sock_lost, "%s", d->sock_path);
+        close(d->listen_fd);
+        d->listen_fd = -1;
+    }
+    if (d->opts->socket_default)
+        daemon_default_socket(d->sock_path, sizeof d->sock_path);
+    carma_err err;
+    if (listen_on(d, &err)) {
+        if (strcmp(d->sock_fail_msg, err.msg)) /* once per reason, not every tick */
+            dlog(d, "the socket %s is gone, and serving again failed: %s; trying again",
+                 d->sock_lost, err.msg);
+        snprintf(d->sock_fail_msg, sizeof d->sock_fail_msg, "%s", err.msg);
+        return;
+    }
+    d->sock_fail_msg[0] = '\0';
+    dlog(d, "the socket %s is gone (its directory removed, as a login session's runtime "
+            "directory is at logout); serving %s", d->sock_lost, d->sock_path);
 }
 
 static void drop_peer(daemon_state *d, int i)
@@ -140,7 +180,8 @@ void d_server_close(daemon_state *d)
     d->peers_cap = 0;
     if (d->listen_fd >= 0) {
         close(d->listen_fd);
-        unlink(d->opts->socket_path);
+        if (socket_still_there(d)) /* ours: not a file someone made there since */
+            unlink(d->sock_path);
         d->listen_fd = -1;
     }
 }

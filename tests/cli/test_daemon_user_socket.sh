@@ -97,7 +97,23 @@ wait_until 10 user_queue "$tmp/run" \
 [ -S "$tmp/run/carma.sock" ] || fail "squatted: the daemon should serve \$XDG_RUNTIME_DIR/carma.sock"
 out=$(XDG_RUNTIME_DIR=$tmp/run as_nobody "$CARMA" queue --json 2>"$tmp/err") \
     && jq -e 'type == "array"' <<<"$out" >/dev/null || fail "squatted: queue: $out $(cat "$tmp/err")"
+
+# ---- (d) logout: logind removes the runtime directory, socket and all. The daemon serves the
+# next default, /tmp/carma-UID.sock: squatted, it says so once and tries again; once the name is
+# free it serves there, and a client with no $XDG_RUNTIME_DIR (cron, a later login) finds it ----
+rm -rf "$tmp/run"
+gone="the socket $tmp/run/carma.sock is gone"
+wait_until 5 grep -qF "$gone, and serving again failed: $TMPSOCK exists and belongs to uid 65533" \
+    "$tmp/daemon.log" || fail "logout, squatted: not said: $(cat "$tmp/daemon.log")"
+rm -f "$TMPSOCK" && squatted=0
+wait_until 10 as_nobody "$CARMA" queue || fail "after logout the daemon should serve $TMPSOCK"
+[ "$(stat -c %u "$TMPSOCK" 2>/dev/null)" = 65534 ] || fail "$TMPSOCK should be the user's now"
+[ "$(grep -cF "serving again failed" "$tmp/daemon.log")" = 1 ] \
+    || fail "the failure should be logged once: $(cat "$tmp/daemon.log")"
+grep -qF "$gone (its directory removed" "$tmp/daemon.log" && grep -qF "; serving $TMPSOCK" \
+    "$tmp/daemon.log" || fail "the move should be logged: $(cat "$tmp/daemon.log")"
 stop_daemon
+[ ! -e "$TMPSOCK" ] || fail "the daemon left $TMPSOCK behind"
 
 # ---- root keeps the system socket, whatever its $XDG_RUNTIME_DIR ----
 mkdir -m 0700 "$tmp/rootrun"
