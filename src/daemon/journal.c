@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "daemon/registry.h"
@@ -97,6 +98,21 @@ void d_gpus_text(const int *gpus, int n, char *buf, size_t cap)
         o += (size_t)snprintf(buf + o, cap - o, "%s%d", i ? "," : "", gpus[i]);
 }
 
+void d_gpu_uuids_text(const daemon_state *d, const int *gpus, int n, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        const char *u = gpus[i] >= 0 && gpus[i] < d->ngpus ? d->readings[gpus[i]].uuid : "";
+        size_t len = strlen(u);
+        if (!len || strchr(u, ',') || o + len + 2 > cap) {
+            buf[0] = '\0'; /* one unknown: none is recorded, the numbers stand */
+            return;
+        }
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "," : "", u);
+    }
+}
+
 /* The row's state, from the attempt: written, launched, ended. */
 static const char *attempt_state(const attempt *a)
 {
@@ -107,14 +123,15 @@ bool d_save_attempt(daemon_state *d, const dtask *t, bool insert)
 {
     const attempt *at = &t->att;
     assert(at->n >= 1 && at->dir);
-    char gpus[128];
+    char gpus[128], uuids[SCHED_MAX_TASK_GPUS * 97];
     d_gpus_text(at->gpus, at->ngpus, gpus, sizeof gpus);
+    d_gpu_uuids_text(d, at->gpus, at->ngpus, uuids, sizeof uuids);
     store_attempt_row a = {
         .task_id = t->st.id, .n = at->n, .gpus = gpus, .dir = at->dir,
         .state = attempt_state(at), .task_pid = at->pid, .started_at = at->started,
         .ended_at = at->ended, .exited = at->exit.exited, .exit_code = at->exit.exit_code,
         .term_signal = at->exit.term_signal, .outcome = t->outcome, .tail = "",
-        .peak_mib = at->peak_mib,
+        .peak_mib = at->peak_mib, .gpu_uuids = uuids,
     };
     carma_err err;
     if (!d_txn(d))

@@ -33,5 +33,7 @@ bool d_event(daemon_state *d, const dtask *t, const char *kind, const char *deta
 
 /* "0,1": GPU indices as the attempt row and the log show them. */
 void d_gpus_text(const int *gpus, int n, char *buf, size_t cap);
+/* Their UUIDs as the daemon reads them now, "GPU-a,GPU-b" ("" when one is unknown). */
+void d_gpu_uuids_text(const daemon_state *d, const int *gpus, int n, char *buf, size_t cap);
 
 #endif

@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon/journal.h"
 #include "daemon/registry.h"
@@ -140,13 +141,49 @@ static int requeue_never_started(restore_ctx *rc, dtask *t, carma_err *err)
     return push_queued(rc, t, err);
 }
 
+/* Which of this daemon's GPUs the attempt ran on, by the UUIDs recorded at launch: the
+ * daemon numbers the GPUs it sees and uses, so a GPU left out now (MIG turned on), gone, or
+ * another set of GPUs moves the numbers. Returns how many of them it does not see now (the
+ * first one's UUID in *lost_uuid); 0 with the numbers as recorded when no UUIDs were (an
+ * older carma, a UUID not read at launch). */
+static int find_gpus(daemon_state *d, dtask *t, const char *uuids, char *lost_uuid, size_t cap)
+{
+    int found[SCHED_MAX_TASK_GPUS], n = 0, lost = 0;
+    const char *p = uuids ? uuids : "";
+    while (*p && n < t->att.ngpus) {
+        size_t len = strcspn(p, ",");
+        int g = -1;
+        for (int i = 0; i < d->ngpus && g < 0; i++)
+            if (strlen(d->readings[i].uuid) == len && !strncmp(d->readings[i].uuid, p, len))
+                g = i;
+        if (g < 0 && lost++ == 0)
+            snprintf(lost_uuid, cap, "%.*s", (int)len, p);
+        found[n++] = g;
+        p += len + (p[len] == ',');
+    }
+    if (n == 0 || n != t->att.ngpus || *p)
+        return 0; /* not one UUID per GPU: the numbers stand */
+    if (lost)
+        return lost;
+    for (int k = 0; k < n; k++) {
+        if (found[k] != t->att.gpus[k])
+            dlog(d, "task %llu: its GPU %s is GPU %d now (was %d)", (unsigned long long)t->st.id,
+                 d->readings[found[k]].uuid, found[k], t->att.gpus[k]);
+        t->att.gpus[k] = found[k];
+    }
+    return 0;
+}
+
 /* A task that was running: its attempt adopted, kept for classification, or requeued. */
-static int restore_running(restore_ctx *rc, dtask *t, bool have_attempt, carma_err *err)
+static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a,
+                           carma_err *err)
 {
     daemon_state *d = rc->d;
-    if (!have_attempt || t->att.ngpus != t->sub.ngpus)
+    if (!a || t->att.ngpus != t->sub.ngpus)
         return carma_err_set(err, "task %llu is running without a valid attempt record",
                              (unsigned long long)t->st.id);
+    char lost_uuid[96] = "";
+    int lost = find_gpus(d, t, a->gpu_uuids, lost_uuid, sizeof lost_uuid);
     pid_t task_pid = 0;
     sup_result result;
     sup_status s = supervisor_poll(t->att.dir, &task_pid, &result);
@@ -154,6 +191,21 @@ static int restore_running(restore_ctx *rc, dtask *t, bool have_attempt, carma_e
         t->att.pid = task_pid;
     if (s == SUP_NEVER_STARTED)
         return requeue_never_started(rc, t, err);
+    if (lost && (s == SUP_RUNNING || s == SUP_UNKNOWN))
+        return carma_err_set(err, "task %llu: attempt %d still runs (pid %d) on GPU %s, which "
+                             "this daemon does not see (gone, MIG enabled, or not among its "
+                             "GPUs): start carma where that GPU is seen, or end the task (kill "
+                             "%d) and start carma again", (unsigned long long)t->st.id,
+                             t->att.n, (int)t->att.pid, lost_uuid, (int)t->att.pid);
+    if (lost) { /* it ended: its result is recorded with the first GPUs standing in */
+        if (t->att.ngpus > d->ngpus)
+            return carma_err_set(err, "task %llu ran on %d GPUs; this daemon sees %d",
+                                 (unsigned long long)t->st.id, t->att.ngpus, d->ngpus);
+        for (int k = 0; k < t->att.ngpus; k++)
+            t->att.gpus[k] = k;
+        dlog(d, "task %llu: GPU %s, where attempt %d ran, is not seen now; its result is "
+             "recorded without it", (unsigned long long)t->st.id, lost_uuid, t->att.n);
+    }
     if (sched_restore_running(d->core, &t->st, t->att.gpus, t->att.ngpus, GPU_LAUNCHING, 0, err))
         return -1;
     if (d_running_add(d, t))
@@ -202,7 +254,7 @@ static int restore_row(void *ctx, const store_task_row *row, const store_attempt
     if (t->state == DS_QUEUED)
         return push_queued(rc, t, err);
     if (t->state == DS_RUNNING)
-        return restore_running(rc, t, a != NULL, err);
+        return restore_running(rc, t, a, err);
     return 0;
 }
 

@@ -17,8 +17,8 @@ static const char *const sql[NQ] = {
     [Q_UPD_TASK] = "UPDATE tasks SET state=?, recovery=?, queue_seq=?, attempts=?, ended_at=?,"
                    " outcome=?, learned_mib=?, held=?, priority=?, end_reason=? WHERE id=?",
     [Q_INS_ATT] = "INSERT INTO attempts(task_id, n, gpus, dir, state, sup_pid, task_pid,"
-                  " started_at, ended_at, exited, exit_code, signal, outcome, tail, peak_mib)"
-                  " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  " started_at, ended_at, exited, exit_code, signal, outcome, tail, peak_mib,"
+                  " gpu_uuids) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_ATT] = "UPDATE attempts SET state=?, sup_pid=?, task_pid=?, ended_at=?, exited=?,"
                   " exit_code=?, signal=?, outcome=?, tail=?, peak_mib=? WHERE task_id=? AND n=?",
     [Q_DEL_ATT] = "DELETE FROM attempts WHERE task_id=? AND n=?",
@@ -77,6 +77,7 @@ static const char *const added_columns[][2] = {
     {"tasks", "held INTEGER NOT NULL DEFAULT 0"},
     {"tasks", "priority INTEGER NOT NULL DEFAULT 0"},
     {"tasks", "end_reason TEXT NOT NULL DEFAULT ''"},
+    {"attempts", "gpu_uuids TEXT"},
 };
 
 /* After the added columns: a submission key is one task per submitting uid; the live tasks
@@ -317,6 +318,10 @@ int store_insert_attempt(store *s, const store_attempt_row *a, carma_err *err)
     sqlite3_bind_int(st, 7, a->task_pid);
     sqlite3_bind_double(st, 8, a->started_at);
     bind_attempt_result(st, 9, a);
+    if (a->gpu_uuids && a->gpu_uuids[0])
+        sqlite3_bind_text(st, 16, a->gpu_uuids, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 16);
     return run(s, Q_INS_ATT, err, "insert attempt");
 }
 
@@ -381,7 +386,8 @@ const char *store_col_text(sqlite3_stmt *st, int i)
     return v ? (const char *)v : "";
 }
 
-store_attempt_row store_attempt_at(sqlite3_stmt *st, int i, int peak_col, uint64_t task_id)
+store_attempt_row store_attempt_at(sqlite3_stmt *st, int i, int peak_col, int uuids_col,
+                                   uint64_t task_id)
 {
     return (store_attempt_row){
         .task_id = task_id,
@@ -399,6 +405,7 @@ store_attempt_row store_attempt_at(sqlite3_stmt *st, int i, int peak_col, uint64
         .outcome = store_col_text(st, i + 11),
         .tail = store_col_text(st, i + 12),
         .peak_mib = sqlite3_column_int64(st, peak_col),
+        .gpu_uuids = store_col_text(st, uuids_col),
     };
 }
 
@@ -416,7 +423,8 @@ int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, c
         " a.n, a.gpus, a.dir, a.state, ifnull(a.sup_pid, 0), ifnull(a.task_pid, 0),"
         " a.started_at, ifnull(a.ended_at, 0), ifnull(a.exited, 0), ifnull(a.exit_code, 0),"
         " ifnull(a.signal, 0), a.outcome, a.tail, ifnull(t.history_mib, -1),"
-        " ifnull(a.peak_mib, -1), ifnull(t.learned_mib, -1), t.held, t.priority, t.end_reason"
+        " ifnull(a.peak_mib, -1), ifnull(t.learned_mib, -1), t.held, t.priority, t.end_reason,"
+        " a.gpu_uuids"
         " FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.n = t.attempts"
         " WHERE t.id > ?1");
     /* each condition only when asked for; the parameters keep their numbers either way */
@@ -467,7 +475,7 @@ int store_select(store *s, const store_filter *f, store_task_fn fn, void *ctx, c
         };
         store_attempt_row a, *ap = NULL;
         if (sqlite3_column_type(st, 12) != SQLITE_NULL) {
-            a = store_attempt_at(st, 12, 26, t.id);
+            a = store_attempt_at(st, 12, 26, 31, t.id);
             ap = &a;
         }
         rc = fn(ctx, &t, ap, err);

@@ -55,6 +55,10 @@ typedef struct store_attempt_row {
     const char *outcome;
     const char *tail;
     int64_t peak_mib;      /* largest per-GPU memory of the task's processes; -1 unknown */
+    const char *gpu_uuids; /* the UUIDs of `gpus`, as launched ("GPU-a,GPU-b"): a restarted
+                              daemon finds its GPUs by them, as its numbers may have moved;
+                              "" unknown (an older carma, or a UUID not read). Written by
+                              store_insert_attempt only. */
 } store_attempt_row;
 
 int store_open(store **out, const char *path, carma_err *err);

@@ -9,14 +9,15 @@ int store_attempts(store *s, uint64_t task_id, store_attempt_fn fn, void *ctx, c
     static const char q[] =
         "SELECT n, gpus, dir, state, ifnull(sup_pid, 0), ifnull(task_pid, 0), started_at,"
         " ifnull(ended_at, 0), ifnull(exited, 0), ifnull(exit_code, 0), ifnull(signal, 0),"
-        " outcome, tail, ifnull(peak_mib, -1) FROM attempts WHERE task_id = ? ORDER BY n";
+        " outcome, tail, ifnull(peak_mib, -1), gpu_uuids FROM attempts WHERE task_id = ?"
+        " ORDER BY n";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(s), q, -1, &st, NULL) != SQLITE_OK)
         return store_db_error(s, err, "attempts");
     sqlite3_bind_int64(st, 1, (sqlite3_int64)task_id);
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        store_attempt_row a = store_attempt_at(st, 0, 13, task_id);
+        store_attempt_row a = store_attempt_at(st, 0, 13, 14, task_id);
         rc = fn(ctx, &a, err);
     }
     if (rc == 0 && step != SQLITE_DONE)

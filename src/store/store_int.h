@@ -26,7 +26,9 @@ int store_db_error(store *s, carma_err *err, const char *what);
 /* Column i as text, "" for NULL. */
 const char *store_col_text(sqlite3_stmt *st, int i);
 /* An attempt row from columns i.. (n, gpus, dir, state, sup_pid, task_pid, started_at,
- * ended_at, exited, exit_code, signal, outcome, tail; NULLs read as 0) and peak_col. */
-store_attempt_row store_attempt_at(sqlite3_stmt *st, int i, int peak_col, uint64_t task_id);
+ * ended_at, exited, exit_code, signal, outcome, tail; NULLs read as 0), peak_col and
+ * uuids_col (NULL reads as ""). */
+store_attempt_row store_attempt_at(sqlite3_stmt *st, int i, int peak_col, int uuids_col,
+                                   uint64_t task_id);
 
 #endif
