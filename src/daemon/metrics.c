@@ -15,6 +15,7 @@
 #include "daemon/http.h"
 #include "daemon/journal.h"
 #include "daemon/registry.h"
+#include "gpu/nvml_backend.h"
 #include "util/clock.h"
 #include "util/promtext.h"
 
@@ -145,6 +146,26 @@ static void render_gpus(const daemon_state *d, promtext *p, const char *host)
     }
 }
 
+/* The GPUs the backend sees and the daemon does not use (MIG mode), as `carma gpus` lists
+ * them: a dashboard that counts carma_gpu_tasks series would not know they exist. */
+static void render_left_out(const daemon_state *d, promtext *p, const char *host)
+{
+    int n = 0;
+    const nvml_mig_gpu *mig =
+        d->ops == &gpu_backend_nvml ? nvml_backend_mig_left_out(d->backend, &n) : NULL;
+    promtext_family(p, "carma_gpu_left_out", "gauge",
+                    "GPUs the backend sees that carma places nothing on, by reason (always 1).");
+    for (int i = 0; i < n; i++) {
+        char index[16];
+        snprintf(index, sizeof index, "%u", mig[i].nvml_index);
+        const prom_label labels[] = {{"nvml_index", index},
+                                     {"UUID", mig[i].uuid},
+                                     {"reason", "mig"},
+                                     {"Hostname", host}};
+        promtext_sample(p, "carma_gpu_left_out", labels, 4, 1);
+    }
+}
+
 static void render_tasks(const daemon_state *d, promtext *p)
 {
     const d_counters *c = &d->counters;
@@ -204,6 +225,7 @@ char *d_metrics_render(const daemon_state *d, size_t *len)
                     "from then).");
     promtext_sample(&p, "carma_daemon_start_time_seconds", NULL, 0, d->started_wall);
     render_gpus(d, &p, host);
+    render_left_out(d, &p, host);
     render_tasks(d, &p);
     return promtext_take(&p, len);
 }

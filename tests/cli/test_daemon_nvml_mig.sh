@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The daemon on the nvml backend with a GPU in MIG mode (the fake libnvidia-ml.so.1, `mig=1`):
 # CUDA runs nothing on such a GPU as a whole, so the daemon leaves it out: it logs why, once,
-# offers only the other GPU (`carma gpus`), places tasks there alone (CUDA_VISIBLE_DEVICES
-# names that GPU's UUID) and makes a second exclusive task wait rather than use the MIG GPU.
+# offers only the other GPU (`carma gpus`; Prometheus: `carma_gpu_left_out`), places tasks
+# there alone (CUDA_VISIBLE_DEVICES names that GPU's UUID) and makes a second exclusive task
+# wait rather than use the MIG GPU.
 # With every GPU in MIG mode it refuses to start, saying so, and leaves nothing behind.
 set -u
 CARMA=$1
@@ -17,8 +18,8 @@ gpu uuid=GPU-mig-0000 name="NVIDIA A100-SXM4-40GB" total=40960 used=0 mig=1
 gpu uuid=GPU-whole-0001 name="NVIDIA A100-SXM4-40GB" total=40960 used=0 mig=0
 SCN
 export FAKE_NVML_SCENARIO=$tmp/scenario
-printf 'policy = exclusive\ngrace_s = 0.2\nsample_interval_s = 0.2\nkill_grace_s = 1\n' \
-    >"$tmp/carma.conf"
+printf 'policy = exclusive\ngrace_s = 0.2\nsample_interval_s = 0.2\nkill_grace_s = 1\n%s\n' \
+    'metrics_listen = 127.0.0.1:0' >"$tmp/carma.conf"
 start_daemon --gpu-backend nvml --config "$tmp/carma.conf"
 
 g=$("$CARMA" gpus --json)
@@ -26,6 +27,12 @@ g=$("$CARMA" gpus --json)
 # carma gpus says which GPU it does not use, and why (the protocol's left_out)
 out=$("$CARMA" gpus)
 grep -qx 'not used: NVML GPU 0 (GPU-mig-0000): MIG enabled' <<<"$out" || fail "gpus text: $out"
+# and Prometheus: one carma_gpu_left_out sample, no per-GPU series for it
+m=$(metrics_get /metrics)
+[ "$(grep -c '^carma_gpu_left_out{' <<<"$m")" = 1 ] || fail "left-out samples: $(grep left_out <<<"$m")"
+grep -qE '^carma_gpu_left_out\{nvml_index="0",UUID="GPU-mig-0000",reason="mig",Hostname="[^"]+"\} 1$' \
+    <<<"$m" || fail "left-out sample: $(grep left_out <<<"$m")"
+grep -q 'GPU-mig-0000' <<<"$(grep -v '^carma_gpu_left_out' <<<"$m")" && fail "the MIG GPU has GPU series"
 
 # Two exclusive tasks: the first runs on the whole GPU; the second waits for it rather than
 # take the MIG GPU.
