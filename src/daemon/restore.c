@@ -152,6 +152,8 @@ static int find_gpus(daemon_state *d, dtask *t, const char *uuids, char *lost_uu
     const char *p = uuids ? uuids : "";
     while (*p && n < t->att.ngpus) {
         size_t len = strcspn(p, ",");
+        if (len == 0)
+            return 0; /* not a UUID list: the numbers stand */
         int g = -1;
         for (int i = 0; i < d->ngpus && g < 0; i++)
             if (strlen(d->readings[i].uuid) == len && !strncmp(d->readings[i].uuid, p, len))
