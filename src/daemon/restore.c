@@ -145,7 +145,8 @@ static int requeue_never_started(restore_ctx *rc, dtask *t, carma_err *err)
  * daemon numbers the GPUs it sees and uses, so a GPU left out now (MIG turned on), gone, or
  * another set of GPUs moves the numbers. Returns how many of them it does not see now (the
  * first one's UUID in *lost_uuid); 0 with the numbers as recorded when no UUIDs were (an
- * older carma, a UUID not read at launch). */
+ * older carma, a UUID not read at launch), and when one is not found while a GPU's UUID is
+ * unknown now (a GPU lost at start, which the daemon keeps: it may be that one). */
 static int find_gpus(daemon_state *d, dtask *t, const char *uuids, char *lost_uuid, size_t cap)
 {
     int found[SCHED_MAX_TASK_GPUS], n = 0, lost = 0;
@@ -165,6 +166,14 @@ static int find_gpus(daemon_state *d, dtask *t, const char *uuids, char *lost_uu
     }
     if (n == 0 || n != t->att.ngpus || *p)
         return 0; /* not one UUID per GPU: the numbers stand */
+    bool unknown = false;
+    for (int i = 0; i < d->ngpus; i++)
+        unknown |= !d->readings[i].uuid[0];
+    if (lost && unknown) {
+        dlog(d, "task %llu: GPU %s is not among the GPUs whose UUID is known now; kept on its "
+             "recorded GPU numbers", (unsigned long long)t->st.id, lost_uuid);
+        return 0;
+    }
     if (lost)
         return lost;
     for (int k = 0; k < n; k++) {
@@ -185,7 +194,10 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
         return carma_err_set(err, "task %llu is running without a valid attempt record",
                              (unsigned long long)t->st.id);
     char lost_uuid[96] = "";
+    int was[SCHED_MAX_TASK_GPUS];
+    memcpy(was, t->att.gpus, sizeof was);
     int lost = find_gpus(d, t, a->gpu_uuids, lost_uuid, sizeof lost_uuid);
+    bool moved = memcmp(was, t->att.gpus, (size_t)t->att.ngpus * sizeof *was) != 0;
     pid_t task_pid = 0;
     sup_result result;
     sup_status s = supervisor_poll(t->att.dir, &task_pid, &result);
@@ -193,22 +205,36 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
         t->att.pid = task_pid;
     if (s == SUP_NEVER_STARTED)
         return requeue_never_started(rc, t, err);
-    if (lost && (s == SUP_RUNNING || s == SUP_UNKNOWN))
-        return carma_err_set(err, "task %llu: attempt %d still runs (pid %d) on GPU %s, which "
-                             "this daemon does not see (gone, MIG enabled, or not among its "
-                             "GPUs): start carma where that GPU is seen, or end the task (kill "
-                             "%d) and start carma again", (unsigned long long)t->st.id,
-                             t->att.n, (int)t->att.pid, lost_uuid, (int)t->att.pid);
+    if (lost && (s == SUP_RUNNING || s == SUP_UNKNOWN)) {
+        char how[64] = "may still run (its files cannot be read now)";
+        if (s == SUP_RUNNING)
+            snprintf(how, sizeof how, t->att.pid > 0 ? "still runs (pid %d)" : "is starting",
+                     (int)t->att.pid);
+        char kill_it[40] = "";
+        if (t->att.pid > 0)
+            snprintf(kill_it, sizeof kill_it, " (kill %d)", (int)t->att.pid);
+        return carma_err_set(err, "task %llu: attempt %d %s on GPU %s, which this daemon does "
+                             "not see (gone, MIG enabled, or not among its GPUs): start carma "
+                             "where that GPU is seen, or once the task has ended%s",
+                             (unsigned long long)t->st.id, t->att.n, how, lost_uuid, kill_it);
+    }
     if (lost) { /* it ended: its result is recorded with the first GPUs standing in */
         if (t->att.ngpus > d->ngpus)
-            return carma_err_set(err, "task %llu ran on %d GPUs; this daemon sees %d",
-                                 (unsigned long long)t->st.id, t->att.ngpus, d->ngpus);
+            return carma_err_set(err, "task %llu: attempt %d ended on %d GPUs and this daemon "
+                                 "sees %d: start carma where they are seen to record its end",
+                                 (unsigned long long)t->st.id, t->att.n, t->att.ngpus,
+                                 d->ngpus);
         for (int k = 0; k < t->att.ngpus; k++)
             t->att.gpus[k] = k;
         dlog(d, "task %llu: GPU %s, where attempt %d ran, is not seen now; its result is "
              "recorded without it", (unsigned long long)t->st.id, lost_uuid, t->att.n);
+    } else if (moved && !d_save_attempt(d, t, false)) { /* `show` gives the number it has now */
+        return carma_err_set(err, "%s", d->fatal.msg);
     }
-    if (sched_restore_running(d->core, &t->st, t->att.gpus, t->att.ngpus, GPU_LAUNCHING, 0, err))
+    /* Stand-ins take no launch hold: the GPUs may be running another restored task, whose
+     * hold releasing this one's end must not drop. */
+    if (sched_restore_running(d->core, &t->st, t->att.gpus, t->att.ngpus,
+                              lost ? GPU_AVAILABLE : GPU_LAUNCHING, 0, err))
         return -1;
     if (d_running_add(d, t))
         return carma_err_set(err, "out of memory");

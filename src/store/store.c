@@ -20,7 +20,8 @@ static const char *const sql[NQ] = {
                   " started_at, ended_at, exited, exit_code, signal, outcome, tail, peak_mib,"
                   " gpu_uuids) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [Q_UPD_ATT] = "UPDATE attempts SET state=?, sup_pid=?, task_pid=?, ended_at=?, exited=?,"
-                  " exit_code=?, signal=?, outcome=?, tail=?, peak_mib=? WHERE task_id=? AND n=?",
+                  " exit_code=?, signal=?, outcome=?, tail=?, peak_mib=?, gpus=?13"
+                  " WHERE task_id=?11 AND n=?12",
     [Q_DEL_ATT] = "DELETE FROM attempts WHERE task_id=? AND n=?",
     [Q_EVENT] = "INSERT INTO events(task_id, at, kind, detail) VALUES(?,?,?,?)",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
@@ -334,6 +335,7 @@ int store_update_attempt(store *s, const store_attempt_row *a, carma_err *err)
     bind_attempt_result(st, 4, a);
     sqlite3_bind_int64(st, 11, (sqlite3_int64)a->task_id);
     sqlite3_bind_int(st, 12, a->n);
+    bind_text(st, 13, a->gpus);
     return run(s, Q_UPD_ATT, err, "update attempt");
 }
 

@@ -58,6 +58,7 @@ typedef struct seen {
     char gpus[8][16];
     int held[8], priority[8];
     char end_reason[8][64];
+    char uuids[8][32];
 } seen;
 
 static int collect(void *ctx, const store_task_row *t, const store_attempt_row *a, carma_err *err)
@@ -68,6 +69,7 @@ static int collect(void *ctx, const store_task_row *t, const store_attempt_row *
     snprintf(s->states[s->n], sizeof s->states[0], "%s", t->state);
     s->attempt_n[s->n] = a ? a->n : 0;
     snprintf(s->gpus[s->n], sizeof s->gpus[0], "%s", a ? a->gpus : "");
+    snprintf(s->uuids[s->n], sizeof s->uuids[0], "%s", a ? a->gpu_uuids : "");
     s->history[s->n] = t->history_mib;
     s->peak[s->n] = a ? a->peak_mib : -2;
     s->held[s->n] = t->held;
@@ -286,8 +288,49 @@ static int collect_attempt(void *ctx, const store_attempt_row *a, carma_err *err
     s->attempt_n[s->n] = a->n;
     s->peak[s->n] = a->peak_mib;
     snprintf(s->gpus[s->n], sizeof s->gpus[0], "%s", a->gpus);
+    snprintf(s->uuids[s->n], sizeof s->uuids[0], "%s", a->gpu_uuids);
     s->n++;
     return 0;
+}
+
+/* An attempt keeps the UUIDs it was launched on (none: read back as ""); an update may
+ * renumber its GPUs (a restarted daemon's numbers) and leaves the UUIDs as they were. */
+static void attempt_gpu_uuids(void **state)
+{
+    (void)state;
+    store *s;
+    carma_err err;
+    assert_int_equal(store_open(&s, path, &err), 0);
+    assert_int_equal(store_begin(s, &err), 0);
+    store_task_row a = task("running"), b = task("running");
+    assert_int_equal(store_insert_task(s, &a, &err), 0);
+    assert_int_equal(store_insert_task(s, &b, &err), 0);
+    a.attempts = b.attempts = 1;
+    assert_int_equal(store_update_task(s, &a, &err), 0);
+    assert_int_equal(store_update_task(s, &b, &err), 0);
+    store_attempt_row at = {.task_id = a.id, .n = 1, .gpus = "1,2", .dir = "/x",
+                            .state = "running", .started_at = 1, .outcome = "", .tail = "",
+                            .peak_mib = -1, .gpu_uuids = "GPU-b,GPU-c"};
+    assert_int_equal(store_insert_attempt(s, &at, &err), 0);
+    store_attempt_row bt = at;
+    bt.task_id = b.id;
+    bt.gpu_uuids = NULL;
+    assert_int_equal(store_insert_attempt(s, &bt, &err), 0);
+    at.gpus = "0,1";
+    at.gpu_uuids = "GPU-other";
+    assert_int_equal(store_update_attempt(s, &at, &err), 0);
+    assert_int_equal(store_commit(s, &err), 0);
+    seen got = {0};
+    assert_int_equal(store_select(s, &(store_filter){.live = true}, collect, &got, &err), 0);
+    assert_int_equal(got.n, 2);
+    assert_string_equal(got.gpus[0], "0,1");
+    assert_string_equal(got.uuids[0], "GPU-b,GPU-c");
+    assert_string_equal(got.uuids[1], "");
+    got = (seen){0};
+    assert_int_equal(store_attempts(s, a.id, collect_attempt, &got, &err), 0);
+    assert_int_equal(got.n, 1);
+    assert_string_equal(got.uuids[0], "GPU-b,GPU-c");
+    store_close(s);
 }
 
 /* Every attempt of a task in order; ended tasks only; tasks submitted or ended since a time. */
@@ -418,6 +461,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(bad_database_is_a_clear_error, setup, teardown),
         cmocka_unit_test_setup_teardown(newer_database_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(attempts_ended_and_since, setup, teardown),
+        cmocka_unit_test_setup_teardown(attempt_gpu_uuids, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
