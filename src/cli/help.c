@@ -35,7 +35,8 @@ int cmd_help(int argc, char **argv)
            "      else the config's `socket`,\n"
            "      else /run/carma/carma.sock (a root daemon's), then\n"
            "      $XDG_RUNTIME_DIR/carma.sock (when that directory is yours, with no access for\n"
-           "      group or others, as /run/user/UID), then /tmp/carma-UID.sock\n"
+           "      group or others, as /run/user/UID; without $XDG_RUNTIME_DIR,\n"
+           "      /run/user/UID/carma.sock when that is so), then /tmp/carma-UID.sock\n"
            "  $CARMA_DATA_DIR\n"
            "      carma's data (catalog, traces, estimator files); else PREFIX/share/carma of\n"
            "      an installed carma (" CARMA_INSTALL_DATADIR "), or the source tree's data/\n");

@@ -194,7 +194,8 @@ const config_row config_rows[] = {
     {OPT_STRING("socket", DAEMON, socket,
                 "daemon socket path (empty: a daemon serves /run/carma/carma.sock as root, else "
                 "$XDG_RUNTIME_DIR/carma.sock when that directory is the user's and private "
-                "(no access for group or others, as /run/user/UID), else /tmp/carma-UID.sock; a client tries "
+                "(no access for group or others, as /run/user/UID; without $XDG_RUNTIME_DIR, "
+                "/run/user/UID when it is so), else /tmp/carma-UID.sock; a client tries "
                 "/run/carma/carma.sock, then those two); $CARMA_SOCKET overrides it for clients "
                 "and daemon")},
     {OPT_STRING("state_dir", DAEMON, state_dir,

@@ -32,11 +32,18 @@ const char *daemon_system_socket(void)
 /* Whether $XDG_RUNTIME_DIR names a directory only this user can reach, as systemd-logind's
  * /run/user/UID is: absolute, a directory itself (not a symlink), owned by the effective uid,
  * with no permission for group or others, and short enough for a socket path in it. Only then
- * is a socket there safe from other users taking its name first (they can in /tmp). Fills
- * buf with the socket's path in it. */
+ * is a socket there safe from other users taking its name first (they can in /tmp). Without
+ * $XDG_RUNTIME_DIR (cron, su, ssh with no session), logind's /run/user/UID under the same
+ * rules: where a daemon started in the user's session serves. Fills buf with the socket's
+ * path in it. */
 static bool xdg_runtime_socket(char *buf, size_t cap)
 {
     const char *dir = getenv("XDG_RUNTIME_DIR");
+    char logind[48];
+    if (!dir || !*dir) {
+        snprintf(logind, sizeof logind, "/run/user/%u", (unsigned)geteuid());
+        dir = logind;
+    }
     struct stat sb;
     if (!dir || dir[0] != '/' || lstat(dir, &sb) || !S_ISDIR(sb.st_mode) ||
         sb.st_uid != geteuid() || (sb.st_mode & 0077))

@@ -115,6 +115,28 @@ grep -qF "$gone (its directory removed" "$tmp/daemon.log" && grep -qF "; serving
 stop_daemon
 [ ! -e "$TMPSOCK" ] || fail "the daemon left $TMPSOCK behind"
 
+# ---- no $XDG_RUNTIME_DIR (cron, su): logind's /run/user/UID, by the same rule, for both sides --
+# (only when this test can make /run/user/65534 itself, and removes it after)
+RUNUSER=/run/user/65534
+if [ ! -e "$RUNUSER" ] && [ ! -L "$RUNUSER" ] && [ -d /run/user ]; then
+    mkdir -m 0755 "$RUNUSER" && chown 65534:65534 "$RUNUSER"
+    trap '[ $squatted -eq 1 ] && rm -f "$TMPSOCK"; rm -rf "$RUNUSER"; cleanup' EXIT
+    # open to others (0755): not private, not used
+    out=$(as_nobody "$CARMA" queue 2>&1) && fail "no daemon, yet a client succeeded: $out"
+    grep -qF "$RUNUSER/carma.sock" <<<"$out" && fail "a 0755 $RUNUSER should not be tried: $out"
+    chmod 0700 "$RUNUSER"
+    start_user_daemon ""
+    wait_until 10 as_nobody "$CARMA" queue \
+        || fail "a client with no \$XDG_RUNTIME_DIR did not reach a daemon with none: $(cat "$tmp/daemon.log")"
+    [ -S "$RUNUSER/carma.sock" ] || fail "a daemon with no \$XDG_RUNTIME_DIR should serve $RUNUSER/carma.sock"
+    [ ! -e "$TMPSOCK" ] || fail "the daemon made $TMPSOCK though $RUNUSER is private"
+    user_queue "$RUNUSER" >/dev/null || fail "a client with \$XDG_RUNTIME_DIR=$RUNUSER (a login) should find it"
+    stop_daemon
+    rm -rf "$RUNUSER"
+else
+    echo "note: $RUNUSER exists (or no /run/user): the case without \$XDG_RUNTIME_DIR is not run"
+fi
+
 # ---- root keeps the system socket, whatever its $XDG_RUNTIME_DIR ----
 mkdir -m 0700 "$tmp/rootrun"
 XDG_RUNTIME_DIR=$tmp/rootrun "$CARMA" daemon --state "$tmp/rootstate" --gpu-backend sim \

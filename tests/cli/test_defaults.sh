@@ -69,6 +69,6 @@ grep -qF "$tmp/system.sock" <<<"$out" || fail "the error should name the system 
 "$CARMA" queue --help | tr -s ' \n' ' ' | grep -qF \
     '/run/carma/carma.sock, then $XDG_RUNTIME_DIR/carma.sock (when' \
     || fail "--help should say which sockets a client tries"
-"$CARMA" queue --help | tr -s ' \n' ' ' | grep -qF 'others), then /tmp/carma-UID.sock)' \
+"$CARMA" queue --help | tr -s ' \n' ' ' | grep -qF '/run/user/UID when so), then /tmp/carma-UID.sock)' \
     || fail "--help should say which sockets a client tries, /tmp/carma-UID.sock last"
 exit $((fails > 0))
