@@ -26,12 +26,14 @@ static const daemon_config daemon_default = {
     .on_finish = "",
     .on_finish_timeout_s = 60.0,
     .keep_attempt_logs_days = 30,
+    .max_output_mib = 10240,
     .metrics_listen = "",
 };
 
 static const struct daemon_bounds {
     sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid,
-        conn_idle_timeout_s, max_tasks_per_user, on_finish_timeout_s, keep_attempt_logs_days;
+        conn_idle_timeout_s, max_tasks_per_user, on_finish_timeout_s, keep_attempt_logs_days,
+        max_output_mib;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
     .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
@@ -41,6 +43,7 @@ static const struct daemon_bounds {
     .max_tasks_per_user = {SCHED_UNIT_INTEGER, 0, 1000000, false},
     .on_finish_timeout_s = {SCHED_UNIT_SECONDS, 0.1, 86400, false},
     .keep_attempt_logs_days = {SCHED_UNIT_INTEGER, 0, 36500, false},
+    .max_output_mib = {SCHED_UNIT_INTEGER, 0, 1 << 30, false},
 };
 
 _Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as a CONFIG_STRING");
@@ -233,6 +236,10 @@ const config_row config_rows[] = {
     {OPT_INT("keep_attempt_logs_days", DAEMON, keep_attempt_logs_days,
              "daemon: days an ended task's attempt logs (STATE/attempts) and its stored "
              "environment are kept after its end; checked at start and hourly (0: forever)")},
+    {OPT_INT("max_output_mib", DAEMON, max_output_mib,
+             "daemon: a running attempt whose output (its stdout and stderr in STATE/attempts, "
+             "together) passes this many MiB is cancelled, saying why, so that no task's "
+             "output fills the state directory's filesystem (0: no limit)")},
 
     {OPT_STRING("on_finish", DAEMON, on_finish,
                 "daemon: a program (absolute path) run when a task has ended for good, as the "

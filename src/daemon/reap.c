@@ -87,6 +87,9 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
         snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",
                  (long long)t->sub.time_limit_s);
     }
+    int64_t out_mib; /* cancelled for its output (after a restart too) */
+    if (o == TASK_CANCELLED && !t->timed_out && !t->output_over && d_output_over(d, t, &out_mib))
+        d_output_reason(d, t, out_mib);
     char why[96];
     if (r->status.exited)
         snprintf(why, sizeof why, "exit %d", r->status.exit_code);
@@ -141,6 +144,8 @@ void d_reap(daemon_state *d)
             reap_one(d, t);
             if (t->state == DS_RUNNING) /* its cancel goes out next time, after the commit */
                 d_time_limit(d, t);
+            if (t->state == DS_RUNNING)
+                d_output_limit(d, t);
         }
     }
 }
