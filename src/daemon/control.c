@@ -194,7 +194,7 @@ bool d_output_over(const daemon_state *d, const dtask *t, int64_t *mib)
             bytes += (int64_t)sb.st_blocks * 512 > sb.st_size ? (int64_t)sb.st_blocks * 512
                                                                 : sb.st_size;
     }
-    *mib = bytes >> 20;
+    *mib = (bytes + (1 << 20) - 1) >> 20; /* rounded up: past the limit reads past it */
     return bytes > (cap << 20);
 }
 

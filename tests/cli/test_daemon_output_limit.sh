@@ -20,9 +20,9 @@ small=$("$CARMA" submit --name small -- sh -c 'head -c 524288 /dev/zero | tr "\0
 out=$("$CARMA" show --json "$big")
 [ "$(jq -r .state <<<"$out")" = cancelled ] && [ "$(jq .attempts <<<"$out")" = 1 ] \
     || fail "big: $(jq -c '[.state, .attempts]' <<<"$out")"
-[ "$(jq -r .end_reason <<<"$out")" = "output of 1 MiB passed max_output_mib = 1 MiB" ] \
+[ "$(jq -r .end_reason <<<"$out")" = "output of 2 MiB passed max_output_mib = 1 MiB" ] \
     || fail "big's reason: $(jq -c .end_reason <<<"$out")"
-[ "$(grep -c "task $big: output of 1 MiB passed max_output_mib = 1 MiB; cancelling" \
+[ "$(grep -c "task $big: output of 2 MiB passed max_output_mib = 1 MiB; cancelling" \
     "$tmp/daemon.log")" = 1 ] || fail "not logged once: $(grep "task $big" "$tmp/daemon.log")"
 [ "$("$CARMA" logs "$big" | head -1)" = "first line" ] || fail "big's log lost its beginning"
 task_is "$small" done || fail "small (under the limit): $(task_state "$small")"
