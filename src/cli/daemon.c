@@ -22,7 +22,7 @@ static const char *const usage =
     "                      `socket`, else /run/carma/carma.sock as root; otherwise\n"
     "                      $XDG_RUNTIME_DIR/carma.sock when that directory is yours and\n"
     "                      private (no access for group or others, as /run/user/UID;\n"
-    "                      without $XDG_RUNTIME_DIR, /run/user/UID when it is so),\n"
+    "                      else /run/user/UID when it is so),\n"
     "                      else /tmp/carma-UID.sock)\n"
     "  --state DIR         database and task logs (default: the config's `state_dir`, else\n"
     "                      /var/lib/carma as root, ~/.local/state/carma otherwise, or\n"

@@ -35,7 +35,7 @@ int cmd_help(int argc, char **argv)
            "      else the config's `socket`,\n"
            "      else /run/carma/carma.sock (a root daemon's), then\n"
            "      $XDG_RUNTIME_DIR/carma.sock (when that directory is yours, with no access for\n"
-           "      group or others, as /run/user/UID; without $XDG_RUNTIME_DIR,\n"
+           "      group or others, as /run/user/UID; else\n"
            "      /run/user/UID/carma.sock when that is so), then /tmp/carma-UID.sock\n"
            "  $CARMA_DATA_DIR\n"
            "      carma's data (catalog, traces, estimator files); else PREFIX/share/carma of\n"

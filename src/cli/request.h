@@ -25,7 +25,7 @@ typedef struct request_opts {
     "  --socket PATH   the daemon's socket (default: $CARMA_SOCKET, the config's\n"          \
     "                  `socket`, else /run/carma/carma.sock, then\n"                         \
     "                  $XDG_RUNTIME_DIR/carma.sock (when that directory is yours, with\n"    \
-    "                  no access for group or others; without $XDG_RUNTIME_DIR,\n"          \
+    "                  no access for group or others; else\n"                            \
     "                  /run/user/UID when so), then /tmp/carma-UID.sock)\n"                \
     "  --json          print JSON\n"                                                         \
     "  --config FILE, --set KEY=VALUE   configuration (for the socket)\n"

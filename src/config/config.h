@@ -42,8 +42,8 @@ typedef struct daemon_config {
     char on_finish[CONFIG_STR_MAX]; /* run when a task ends for good; "" = nothing */
     double on_finish_timeout_s;     /* then killed */
     int keep_attempt_logs_days; /* ended tasks' attempt directories removed after; 0 = never */
-    int max_output_mib;       /* a running attempt's stdout + stderr past this is cancelled;
-                                 0 = no limit */
+    int max_output_mib;       /* stdout + stderr logged per attempt; past it dropped and the
+                                 task cancelled (outpump.h); 0 = no limit */
     char metrics_listen[CONFIG_STR_MAX]; /* Prometheus endpoint, "HOST:PORT"; "" = none */
 } daemon_config;
 

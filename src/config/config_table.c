@@ -197,7 +197,7 @@ const config_row config_rows[] = {
     {OPT_STRING("socket", DAEMON, socket,
                 "daemon socket path (empty: a daemon serves /run/carma/carma.sock as root, else "
                 "$XDG_RUNTIME_DIR/carma.sock when that directory is the user's and private "
-                "(no access for group or others, as /run/user/UID; without $XDG_RUNTIME_DIR, "
+                "(no access for group or others, as /run/user/UID; else "
                 "/run/user/UID when it is so), else /tmp/carma-UID.sock; a client tries "
                 "/run/carma/carma.sock, then those two); $CARMA_SOCKET overrides it for clients "
                 "and daemon")},
@@ -237,9 +237,10 @@ const config_row config_rows[] = {
              "daemon: days an ended task's attempt logs (STATE/attempts) and its stored "
              "environment are kept after its end; checked at start and hourly (0: forever)")},
     {OPT_INT("max_output_mib", DAEMON, max_output_mib,
-             "daemon: a running attempt whose output (its stdout and stderr in STATE/attempts, "
-             "together) passes this many MiB is cancelled, saying why, so that no task's "
-             "output fills the state directory's filesystem (0: no limit)")},
+             "daemon: the most MiB of a task's stdout and stderr together written to its logs "
+             "(STATE/attempts) per attempt; past it the rest is dropped and the task "
+             "cancelled, saying why, so that no task's output fills the state directory's "
+             "filesystem (0: no limit)")},
 
     {OPT_STRING("on_finish", DAEMON, on_finish,
                 "daemon: a program (absolute path) run when a task has ended for good, as the "

@@ -1,12 +1,10 @@
 /* control.c — what a user controls about their queued tasks, as task-spooler and Slurm users
  * expect: dependencies (--after, --afterok), hold and release, priority, and each attempt's
- * time limit; and the output limit (max_output_mib) the admin sets. A queued task the core
- * must not place yet (held, or waiting for its dependencies) is kept out of the core,
- * "parked", so that the core needs to know nothing of it; the core's main queue is kept in order of priority, then of submission (queue_seq),
+ * time limit. A queued task the core must not place yet (held, or waiting for its
+ * dependencies) is kept out of the core, "parked", so that the core needs to know nothing of
+ * it; the core's main queue is kept in order of priority, then of submission (queue_seq),
  * the order a restart rebuilds. */
-#include <limits.h>
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "daemon/journal.h"
 #include "daemon/registry.h"
@@ -177,44 +175,6 @@ int d_set_priority(daemon_state *d, dtask *t, int priority, carma_err *err)
 bool d_past_time_limit(const dtask *t, double now)
 {
     return t->sub.time_limit_s > 0 && now - t->att.started >= (double)t->sub.time_limit_s;
-}
-
-bool d_output_over(const daemon_state *d, const dtask *t, int64_t *mib)
-{
-    int64_t cap = d->cfg.daemon.max_output_mib, bytes = 0;
-    if (cap <= 0 || !t->att.dir)
-        return false;
-    static const char *const logs[] = {"stdout", "stderr"};
-    for (int i = 0; i < 2; i++) {
-        char path[PATH_MAX];
-        struct stat sb;
-        /* the attempt directory is the daemon's (0700): its files stay where they are */
-        if (snprintf(path, sizeof path, "%s/%s", t->att.dir, logs[i]) < (int)sizeof path &&
-            lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-            bytes += (int64_t)sb.st_blocks * 512 > sb.st_size ? (int64_t)sb.st_blocks * 512
-                                                                : sb.st_size;
-    }
-    *mib = (bytes + (1 << 20) - 1) >> 20; /* rounded up: past the limit reads past it */
-    return bytes > (cap << 20);
-}
-
-void d_output_reason(const daemon_state *d, dtask *t, int64_t mib)
-{
-    snprintf(t->end_reason, sizeof t->end_reason,
-             "output of %lld MiB passed max_output_mib = %d MiB", (long long)mib,
-             d->cfg.daemon.max_output_mib);
-}
-
-void d_output_limit(daemon_state *d, dtask *t)
-{
-    int64_t mib;
-    if (t->state != DS_RUNNING || t->cancel_requested || t->att.launch_pending ||
-        !d_output_over(d, t, &mib))
-        return;
-    t->output_over = t->cancel_requested = true; /* d_reap sends the cancel after the commit */
-    d_output_reason(d, t, mib);
-    d_event(d, t, "output_limit", t->end_reason);
-    dlog(d, "task %llu: %s; cancelling", (unsigned long long)t->st.id, t->end_reason);
 }
 
 void d_time_limit(daemon_state *d, dtask *t)

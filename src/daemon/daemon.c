@@ -32,24 +32,26 @@ const char *daemon_system_socket(void)
 /* Whether $XDG_RUNTIME_DIR names a directory only this user can reach, as systemd-logind's
  * /run/user/UID is: absolute, a directory itself (not a symlink), owned by the effective uid,
  * with no permission for group or others, and short enough for a socket path in it. Only then
- * is a socket there safe from other users taking its name first (they can in /tmp). Without
- * $XDG_RUNTIME_DIR (cron, su, ssh with no session), logind's /run/user/UID under the same
- * rules: where a daemon started in the user's session serves. Fills buf with the socket's
- * path in it. */
-static bool xdg_runtime_socket(char *buf, size_t cap)
+ * is a socket there safe from other users taking its name first (they can in /tmp). Else
+ * (unset: cron, su, ssh with no session; or not such a directory) logind's /run/user/UID under
+ * the same rules: where a daemon started in the user's session serves. Fills buf with the
+ * socket's path in it. */
+static bool private_runtime_socket(const char *dir, char *buf, size_t cap)
 {
-    const char *dir = getenv("XDG_RUNTIME_DIR");
-    char logind[48];
-    if (!dir || !*dir) {
-        snprintf(logind, sizeof logind, "/run/user/%u", (unsigned)geteuid());
-        dir = logind;
-    }
     struct stat sb;
     if (!dir || dir[0] != '/' || lstat(dir, &sb) || !S_ISDIR(sb.st_mode) ||
         sb.st_uid != geteuid() || (sb.st_mode & 0077))
         return false;
     int n = snprintf(buf, cap, "%s/carma.sock", dir);
     return n > 0 && (size_t)n < cap && (size_t)n < sizeof(((struct sockaddr_un *)0)->sun_path);
+}
+
+static bool xdg_runtime_socket(char *buf, size_t cap)
+{
+    char logind[48]; /* also when $XDG_RUNTIME_DIR is another's, kept by `su` without `-` */
+    snprintf(logind, sizeof logind, "/run/user/%u", (unsigned)geteuid());
+    return private_runtime_socket(getenv("XDG_RUNTIME_DIR"), buf, cap) ||
+           private_runtime_socket(logind, buf, cap);
 }
 
 int daemon_user_sockets(char paths[][CONFIG_STR_MAX])

@@ -37,7 +37,7 @@ const char *daemon_system_socket(void);
 /* The sockets a user's own daemon may serve, best first, written to paths (room for
  * DAEMON_USER_SOCKETS): $XDG_RUNTIME_DIR/carma.sock when $XDG_RUNTIME_DIR is an absolute
  * path to a directory (not a symlink) of the effective user's with no permission for group or
- * others (as /run/user/UID; without $XDG_RUNTIME_DIR, /run/user/UID itself under those
+ * others (as /run/user/UID; else /run/user/UID itself under those
  * rules), and the socket's path fits a socket address; then
  * /tmp/carma-UID.sock, whose name anyone may take first.
  * Returns how many (1 or 2). The one rule for the daemon (the first) and its clients (each). */

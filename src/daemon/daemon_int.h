@@ -111,7 +111,6 @@ typedef struct dtask {
     bool parked;         /* queued but not in the core: held, or its dependencies not met */
     int priority;        /* stored; the main queue is ordered by it, then by queue_seq */
     bool timed_out;      /* its attempt ran past the time limit and is being cancelled */
-    bool output_over;    /* its attempt's output passed max_output_mib and is being cancelled */
     char end_reason[128]; /* why carma ended it (a dependency, the time limit); "" none */
     bool oom_seen;       /* this daemon saw one of its attempts crash out of memory */
     int running_idx;     /* index in d->running, -1 when not running */

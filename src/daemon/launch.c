@@ -78,6 +78,7 @@ static void launch_one(daemon_state *d, dtask *t)
         .switch_user = switch_user, .uid = t->uid, .gid = t->gid, .groups = groups,
         .ngroups = ngroups, .kill_grace_s = d->cfg.daemon.kill_grace_s,
         .task_umask = (int)d->task_umask,
+        .max_output_bytes = (int64_t)d->cfg.daemon.max_output_mib << 20,
     };
     pid_t sup = 0;
     if (supervisor_launch(&spec, &sup, &err)) {

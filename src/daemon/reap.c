@@ -81,15 +81,21 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
     t->att.exit = r->status;
     task_outcome o = oom_classify(r->status, r->cancelled || t->cancel_requested, r->tail,
                                   r->tail_len);
+    /* its supervisor cancelled it: its output passed max_output_mib (outpump.h) */
+    bool output_over = r->output_over_mib > 0 && !t->timed_out;
+    if (output_over) {
+        snprintf(t->end_reason, sizeof t->end_reason, "output passed max_output_mib = %lld MiB",
+                 (long long)r->output_over_mib);
+        d_event(d, t, "output_limit", t->end_reason);
+        dlog(d, "task %llu: %s; cancelled", (unsigned long long)t->st.id, t->end_reason);
+    }
     /* cancelled past its time limit: by carma (after a restart too, which forgot the mark) */
-    if (o == TASK_CANCELLED && !t->timed_out && d_past_time_limit(t, daemon_wall_now())) {
+    if (o == TASK_CANCELLED && !t->timed_out && !output_over &&
+        d_past_time_limit(t, daemon_wall_now())) {
         t->timed_out = true;
         snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",
                  (long long)t->sub.time_limit_s);
     }
-    int64_t out_mib; /* cancelled for its output (after a restart too) */
-    if (o == TASK_CANCELLED && !t->timed_out && !t->output_over && d_output_over(d, t, &out_mib))
-        d_output_reason(d, t, out_mib);
     char why[96];
     if (r->status.exited)
         snprintf(why, sizeof why, "exit %d", r->status.exit_code);
@@ -144,8 +150,7 @@ void d_reap(daemon_state *d)
             reap_one(d, t);
             if (t->state == DS_RUNNING) /* its cancel goes out next time, after the commit */
                 d_time_limit(d, t);
-            if (t->state == DS_RUNNING)
-                d_output_limit(d, t);
+
         }
     }
 }

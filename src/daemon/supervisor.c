@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/outpump.h"
 #include "daemon/shellcmd.h"
 #include "util/safefs.h"
 #include "util/sigreset.h"
@@ -168,7 +169,7 @@ static size_t read_tail(int dfd, const char *name, char *buf, size_t cap)
  * or the grace is over. The supervisor is a child subreaper, so the group's processes that
  * exit become its zombies and are reaped here (a zombie still counts as a member). The
  * signals are blocked but while waiting (ppoll), as in run_task. */
-static void wait_group_gone(pid_t pgid, const sigset_t *unblocked)
+static void wait_group_gone(pid_t pgid, outpump *out, const sigset_t *unblocked)
 {
     while (!kill_due) {
         while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -176,7 +177,7 @@ static void wait_group_gone(pid_t pgid, const sigset_t *unblocked)
         if (kill(-pgid, 0) && errno == ESRCH)
             return;
         struct timespec ts = {0, 20 * 1000000L};
-        ppoll(NULL, 0, &ts, unblocked); /* SIGALRM (the grace is over) cuts it short */
+        outpump_wait(out, &ts, unblocked); /* SIGALRM (the grace is over) cuts it short */
     }
 }
 
@@ -190,22 +191,25 @@ static void arm_grace(double grace_s)
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
-/* Forks the task and waits for it, cancelling it on SIGTERM: SIGTERM to its process group,
- * SIGKILL once the grace is over. Returns its wait status. The signals it acts on (SIGTERM,
- * SIGINT, SIGALRM, SIGCHLD) stay blocked but inside sigsuspend, so that a cancel arriving
- * between the look at the flags and the wait is never lost. */
-static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
+/* Forks the task and waits for it, copying its output to the logs (outpump.h), cancelling it
+ * on SIGTERM or once its output passes the limit: SIGTERM to its process group, SIGKILL once
+ * the grace is over. Returns its wait status. The signals it acts on (SIGTERM, SIGINT,
+ * SIGALRM, SIGCHLD) stay blocked but inside ppoll, so that a cancel arriving between the look
+ * at the flags and the wait is never lost. */
+static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[2],
                     const sigset_t *unblocked)
 {
     pid_t me = getpid();
     pid_t child = fork();
     if (child == 0)
-        exec_task(spec, me, outfd, errfd);
+        exec_task(spec, me, w[0], w[1]);
+    outpump_parent(out, w);
     char text[64];
     if (child < 0) {
         int n = snprintf(text, sizeof text, "carma: cannot fork the task: %s\n",
                          strerror(errno));
-        write_all(errfd, text, (size_t)n);
+        write_all(out->file[1], text, (size_t)n);
+        outpump_close(out);
         return 127 << 8;
     }
     setpgid(child, child);
@@ -214,7 +218,7 @@ static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
     bool term_sent = false, kill_sent = false;
     int status = 0;
     for (;;) {
-        if (cancel_requested && !term_sent) {
+        if ((cancel_requested || out->over) && !term_sent) {
             kill(-child, SIGTERM);
             term_sent = true;
             arm_grace(spec->kill_grace_s);
@@ -230,12 +234,13 @@ static int run_task(const launch_spec *spec, int dfd, int outfd, int errfd,
             status = 127 << 8;
             break;
         }
-        sigsuspend(unblocked); /* until SIGCHLD, SIGTERM or SIGALRM */
+        outpump_wait(out, NULL, unblocked); /* until output, SIGCHLD, SIGTERM or SIGALRM */
     }
     if (term_sent)
-        wait_group_gone(child, unblocked);
+        wait_group_gone(child, out, unblocked);
     /* Whatever the task left in its group goes with it. */
     kill(-child, SIGKILL);
+    outpump_close(out);
     return status;
 }
 
@@ -292,14 +297,20 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
     int pn = snprintf(pidtext, sizeof pidtext, "%d\n", (int)getpid());
     if (ftruncate(lockfd, 0) == 0) /* the lock file names its holder, for cancel after a restart */
         write_all(lockfd, pidtext, (size_t)pn);
-    int status = run_task(spec, dfd, outfd, errfd, &old);
+    outpump out;
+    int w[2];
+    outpump_open(&out, outfd, errfd, spec->max_output_bytes, w);
+    int status = run_task(spec, dfd, &out, w, &old);
     close(outfd);
     close(errfd);
     char tail[SUPERVISOR_TAIL_MAX], text[SUPERVISOR_TAIL_MAX + 256];
     size_t tail_len = read_tail(dfd, "stderr", tail, sizeof tail);
-    int n = snprintf(text, sizeof text, "exited %d\ncode %d\nsignal %d\ncancelled %d\n\n",
+    int n = snprintf(text, sizeof text,
+                     "exited %d\ncode %d\nsignal %d\ncancelled %d\noutput_over %lld\n\n",
                      WIFEXITED(status) ? 1 : 0, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
-                     WIFSIGNALED(status) ? WTERMSIG(status) : 0, cancel_requested ? 1 : 0);
+                     WIFSIGNALED(status) ? WTERMSIG(status) : 0,
+                     cancel_requested || out.over ? 1 : 0,
+                     out.over ? (long long)(out.limit >> 20) : 0LL);
     memcpy(text + n, tail, tail_len);
     write_file_atomic(dfd, "result", text, (size_t)n + tail_len);
     close(lockfd);

@@ -8,8 +8,10 @@
  *     lock     flock'ed by the supervisor for its whole life (taken before the fork, so
  *              there is no moment when a launched supervisor does not hold it); holds its pid
  *     started  the task's pid, written once it is forked
- *     result   exit status, cancel flag, then the stderr tail (written last, atomically)
- *     stdout, stderr   the task's logs, its submitter's alone (mode 0600, owned by them)
+ *     result   exit status, cancel flag, output limit passed, then the stderr tail (written
+ *              last, atomically)
+ *     stdout, stderr   the task's logs, its submitter's alone (mode 0600, owned by them),
+ *              written by the supervisor from pipes (outpump.h), never by the task itself
  *
  * The directory (0700) and the other files (0600) are the daemon's user's alone; none is
  * opened through a symlink. A lone simple command runs as `exec COMMAND` (shellcmd.h).
@@ -24,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "daemon/oomclass.h"
@@ -45,6 +48,8 @@ typedef struct launch_spec {
     int ngroups;
     double kill_grace_s;
     int task_umask;           /* the task's umask (the daemon's own is 077); -1 leaves it */
+    int64_t max_output_bytes; /* stdout + stderr past this: the rest dropped, the task
+                                 cancelled (outpump.h); 0: no limit */
 } launch_spec;
 
 /* Creates the attempt directory and forks the supervisor. *sup_pid = its pid. */
@@ -62,6 +67,7 @@ typedef enum sup_status {
 typedef struct sup_result {
     exit_status status;
     bool cancelled;
+    int64_t output_over_mib;  /* > 0: cancelled because its output passed this limit */
     char tail[SUPERVISOR_TAIL_MAX + 1];
     size_t tail_len;
 } sup_result;

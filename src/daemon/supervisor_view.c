@@ -83,14 +83,27 @@ static int read_result(int dfd, sup_result *res)
     ssize_t len = read_small(dfd, "result", text, sizeof text);
     if (len < 0)
         return len == -2 ? 0 : -1;
-    int exited = 0, code = 0, sig = 0, cancelled = 0, used = 0;
-    bool ok = sscanf(text, "exited %d\ncode %d\nsignal %d\ncancelled %d\n\n%n", &exited, &code,
-                     &sig, &cancelled, &used) == 4 && used > 0;
+    int exited = 0, code = 0, sig = 0, cancelled = 0, used = 0, more = 0;
+    long long over = 0;
+    /* (%n after each number, not a "\n" directive, which would eat the blank line and the
+     * tail's own leading white space) */
+    bool ok = sscanf(text, "exited %d\ncode %d\nsignal %d\ncancelled %d%n", &exited, &code,
+                     &sig, &cancelled, &used) == 4 && used > 0 && text[used] == '\n';
+    used += ok;
+    /* "output_over N" came later: a supervisor of an older carma writes none */
+    if (ok && !strncmp(text + used, "output_over ", 12)) {
+        ok = sscanf(text + used, "output_over %lld%n", &over, &more) == 1 && more > 0 &&
+             text[used + more] == '\n';
+        used += ok ? more + 1 : 0;
+    }
+    ok = ok && text[used] == '\n';
     if (!ok)
         return 0; /* not whole: as if not there yet */
+    used++;
     memset(res, 0, sizeof *res);
     res->status = (exit_status){exited != 0, code, sig};
     res->cancelled = cancelled != 0;
+    res->output_over_mib = over > 0 ? over : 0;
     size_t n = (size_t)len - (size_t)used;
     if (n > SUPERVISOR_TAIL_MAX)
         n = SUPERVISOR_TAIL_MAX;

@@ -86,13 +86,6 @@ bool d_past_time_limit(const dtask *t, double now);
 /* Marks a running task past its time limit for cancelling (d_reap sends it): it ends
  * `timeout`. */
 void d_time_limit(daemon_state *d, dtask *t);
-/* Whether the attempt's output (stdout + stderr) is past max_output_mib; *mib: its size. */
-bool d_output_over(const daemon_state *d, const dtask *t, int64_t *mib);
-/* Marks a running task whose output passed max_output_mib for cancelling (d_reap sends it),
- * with that reason. */
-void d_output_limit(daemon_state *d, dtask *t);
-/* The reason d_output_limit gives, into t->end_reason. */
-void d_output_reason(const daemon_state *d, dtask *t, int64_t mib);
 
 /* task_view.c: where the memory figure shown for a task (and its MPS cap) comes from. */
 typedef enum dmem_from {

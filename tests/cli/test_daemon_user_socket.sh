@@ -131,6 +131,10 @@ if [ ! -e "$RUNUSER" ] && [ ! -L "$RUNUSER" ] && [ -d /run/user ]; then
     [ -S "$RUNUSER/carma.sock" ] || fail "a daemon with no \$XDG_RUNTIME_DIR should serve $RUNUSER/carma.sock"
     [ ! -e "$TMPSOCK" ] || fail "the daemon made $TMPSOCK though $RUNUSER is private"
     user_queue "$RUNUSER" >/dev/null || fail "a client with \$XDG_RUNTIME_DIR=$RUNUSER (a login) should find it"
+    # another user's $XDG_RUNTIME_DIR (as `su` without `-` keeps): not used, /run/user/UID is
+    mkdir -m 0700 "$tmp/roots"
+    user_queue "$tmp/roots" >/dev/null \
+        || fail "a client with another user's \$XDG_RUNTIME_DIR should find $RUNUSER/carma.sock"
     stop_daemon
     rm -rf "$RUNUSER"
 else

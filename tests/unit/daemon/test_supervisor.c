@@ -105,6 +105,67 @@ static void cancel_escalates_to_sigkill(void **state)
     free(r);
 }
 
+/* A result written by an older carma's supervisor (no output_over line) reads as before, and
+ * the stderr tail keeps its own leading blank line. */
+static void result_of_an_older_supervisor(void **state)
+{
+    (void)state;
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char path[200];
+    snprintf(path, sizeof path, "%s/result", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("exited 1\ncode 2\nsignal 0\ncancelled 1\n\n\n  tail\n", f);
+    fclose(f);
+    sup_result *r = malloc(sizeof *r);
+    pid_t task = 0;
+    assert_int_equal(supervisor_poll(dir, &task, r), SUP_ENDED);
+    assert_int_equal(r->status.exit_code, 2);
+    assert_true(r->cancelled);
+    assert_int_equal(r->output_over_mib, 0);
+    assert_string_equal(r->tail, "\n  tail\n");
+    f = fopen(path, "w");
+    fputs("exited 1\ncode 0\nsignal 0\ncancelled 1\noutput_over 7\n\nx", f);
+    fclose(f);
+    assert_int_equal(supervisor_poll(dir, &task, r), SUP_ENDED);
+    assert_int_equal(r->output_over_mib, 7);
+    assert_string_equal(r->tail, "x");
+    free(r);
+}
+
+/* max_output_bytes: the logs get that much of stdout and stderr together, then a line saying
+ * why they stop; the task is cancelled (its SIGTERM handler's output dropped too). */
+static void output_past_the_limit_cancels(void **state)
+{
+    (void)state;
+    launch_spec ls = spec("trap 'head -c 3000000 /dev/zero; exit 0' TERM; echo first; "
+                          "head -c 1500000 /dev/zero >&2; i=0; while [ $i -lt 100 ]; do sleep 0.05; "
+                          "i=$((i + 1)); done", 5); /* ends by itself: a failure, not a hang */
+    ls.max_output_bytes = 1 << 20;
+    pid_t sup;
+    carma_err err;
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
+    sup_result *r = malloc(sizeof *r);
+    pid_t task = 0;
+    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    assert_true(r->cancelled);
+    assert_int_equal(r->output_over_mib, 1);
+    struct stat so, se;
+    char path[200];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    assert_int_equal(stat(path, &so), 0);
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    assert_int_equal(stat(path, &se), 0);
+    assert_int_equal(so.st_size, 6); /* "first\n" */
+    assert_true(se.st_size > (1 << 20) - 6 && se.st_size < (1 << 20) + 200);
+    static const char line[] = "\ncarma: the task's output passed max_output_mib (1 MiB); the "
+                               "rest is dropped and the task cancelled\n";
+    size_t n = sizeof line - 1; /* the stderr tail ends with it (the output before: NULs) */
+    assert_true(r->tail_len >= n);
+    assert_memory_equal(r->tail + r->tail_len - n, line, n);
+    free(r);
+}
+
 static void never_started_and_lost(void **state)
 {
     (void)state;
@@ -441,6 +502,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(records_exit_and_stderr_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_escalates_to_sigkill, setup, teardown),
         cmocka_unit_test_setup_teardown(never_started_and_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(result_of_an_older_supervisor, setup, teardown),
+        cmocka_unit_test_setup_teardown(output_past_the_limit_cancels, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_working_directory_is_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_lets_the_task_checkpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(no_descriptor_left_is_not_a_dead_supervisor, setup,

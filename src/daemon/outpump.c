@@ -1,0 +1,128 @@
+/* outpump.c — copying a task's output from its pipes to its log files, with the output limit
+ * (outpump.h). Runs in the supervisor, which is single-threaded and waits in ppoll. */
+#include "daemon/outpump.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define CHUNK 65536
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2])
+{
+    *p = (outpump){{-1, -1}, {outfd, errfd}, limit > 0 ? limit : 0, 0, false};
+    int po[2], pe[2];
+    if (pipe2(po, O_CLOEXEC)) {
+        w[0] = outfd, w[1] = errfd;
+        return;
+    }
+    if (pipe2(pe, O_CLOEXEC)) {
+        close(po[0]);
+        close(po[1]);
+        w[0] = outfd, w[1] = errfd;
+        return;
+    }
+    p->pipe_r[0] = po[0], p->pipe_r[1] = pe[0];
+    w[0] = po[1], w[1] = pe[1];
+}
+
+void outpump_parent(outpump *p, const int w[2])
+{
+    if (p->pipe_r[0] < 0)
+        return; /* the task writes to the files themselves */
+    close(w[0]);
+    close(w[1]);
+}
+
+/* Copies n bytes read from stream k, as far as the limit lets them. */
+static void put(outpump *p, int k, const char *buf, size_t n)
+{
+    if (p->over)
+        return;
+    if (p->limit > 0 && (int64_t)n > p->limit - p->written) {
+        size_t fits = (size_t)(p->limit - p->written);
+        write_all(p->file[k], buf, fits);
+        p->written += (int64_t)fits;
+        p->over = true;
+        char line[160];
+        int len = snprintf(line, sizeof line,
+                           "\ncarma: the task's output passed max_output_mib (%lld MiB); the "
+                           "rest is dropped and the task cancelled\n",
+                           (long long)(p->limit >> 20));
+        write_all(p->file[1], line, (size_t)len);
+        return;
+    }
+    write_all(p->file[k], buf, n);
+    p->written += (int64_t)n;
+}
+
+/* One read from stream k; false once it is at its end (then closed). */
+static bool pump_one(outpump *p, int k)
+{
+    char buf[CHUNK];
+    ssize_t r = read(p->pipe_r[k], buf, sizeof buf);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return true;
+    if (r <= 0) {
+        close(p->pipe_r[k]);
+        p->pipe_r[k] = -1;
+        return false;
+    }
+    put(p, k, buf, (size_t)r);
+    return true;
+}
+
+void outpump_wait(outpump *p, const struct timespec *timeout, const sigset_t *unblocked)
+{
+    struct pollfd pf[2];
+    int which[2], n = 0;
+    for (int k = 0; k < 2; k++)
+        if (p->pipe_r[k] >= 0) {
+            pf[n] = (struct pollfd){p->pipe_r[k], POLLIN, 0};
+            which[n++] = k;
+        }
+    if (ppoll(pf, (nfds_t)n, timeout, unblocked) <= 0)
+        return; /* a signal, or the time is up */
+    for (int i = 0; i < n; i++)
+        if (pf[i].revents & (POLLIN | POLLHUP | POLLERR))
+            pump_one(p, which[i]);
+}
+
+void outpump_close(outpump *p)
+{
+    for (int k = 0; k < 2; k++) {
+        if (p->pipe_r[k] < 0)
+            continue;
+        int fl = fcntl(p->pipe_r[k], F_GETFL);
+        if (fl >= 0)
+            fcntl(p->pipe_r[k], F_SETFL, fl | O_NONBLOCK);
+        /* what is there now, and a little more: 64 reads at most */
+        for (int i = 0; i < 64 && p->pipe_r[k] >= 0; i++) {
+            char buf[CHUNK];
+            ssize_t r = read(p->pipe_r[k], buf, sizeof buf);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            put(p, k, buf, (size_t)r);
+        }
+        if (p->pipe_r[k] >= 0)
+            close(p->pipe_r[k]);
+        p->pipe_r[k] = -1;
+    }
+}
