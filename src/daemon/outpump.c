@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #define CHUNK 65536
@@ -26,14 +27,17 @@ static void write_all(int fd, const char *p, size_t n)
 void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2])
 {
     *p = (outpump){{-1, -1}, {outfd, errfd}, limit > 0 ? limit : 0, 0, false};
-    int po[2], pe[2];
-    if (pipe2(po, O_CLOEXEC)) {
-        w[0] = outfd, w[1] = errfd;
-        return;
-    }
-    if (pipe2(pe, O_CLOEXEC)) {
-        close(po[0]);
-        close(po[1]);
+    int po[2] = {-1, -1}, pe[2];
+    if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
+        char line[160];
+        int len = snprintf(line, sizeof line,
+                           "carma: no pipe for the task's output (%s): it writes these logs "
+                           "itself, with no output limit\n", strerror(errno));
+        write_all(errfd, line, (size_t)len);
+        if (po[0] >= 0) {
+            close(po[0]);
+            close(po[1]);
+        }
         w[0] = outfd, w[1] = errfd;
         return;
     }
@@ -63,7 +67,7 @@ static void put(outpump *p, int k, const char *buf, size_t n)
         int len = snprintf(line, sizeof line,
                            "\ncarma: the task's output passed max_output_mib (%lld MiB); the "
                            "rest is dropped and the task cancelled\n",
-                           (long long)(p->limit >> 20));
+                           (long long)((p->limit + (1 << 20) - 1) >> 20));
         write_all(p->file[1], line, (size_t)len);
         return;
     }
@@ -101,6 +105,12 @@ void outpump_wait(outpump *p, const struct timespec *timeout, const sigset_t *un
     for (int i = 0; i < n; i++)
         if (pf[i].revents & (POLLIN | POLLHUP | POLLERR))
             pump_one(p, which[i]);
+    /* ppoll returns ready pipes without delivering the signals that came meanwhile: a task
+     * that keeps its pipes full would keep a cancel, or the end of its grace, out for good.
+     * They are let in here (their handlers only set flags). */
+    sigset_t blocked;
+    sigprocmask(SIG_SETMASK, unblocked, &blocked);
+    sigprocmask(SIG_SETMASK, &blocked, NULL);
 }
 
 void outpump_close(outpump *p)

@@ -102,7 +102,7 @@ static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int 
 {
     setpgid(0, 0);
     sig_reset_all();
-    int devnull = open("/dev/null", O_RDONLY);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* its copy as 0 stays open */
     if (devnull >= 0)
         dup2(devnull, 0);
     dup2(outfd, 1);
@@ -197,8 +197,9 @@ static void arm_grace(double grace_s)
  * SIGALRM, SIGCHLD) stay blocked but inside ppoll, so that a cancel arriving between the look
  * at the flags and the wait is never lost. */
 static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[2],
-                    const sigset_t *unblocked)
+                    const sigset_t *unblocked, bool *for_output)
 {
+    *for_output = false;
     pid_t me = getpid();
     pid_t child = fork();
     if (child == 0)
@@ -218,7 +219,17 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
     bool term_sent = false, kill_sent = false;
     int status = 0;
     for (;;) {
+        /* First whether it ended: one that passed the limit with its last bytes and exited
+         * on its own was not stopped for it. */
+        pid_t r = waitpid(child, &status, WNOHANG);
+        if (r == child)
+            break;
+        if (r < 0 && errno != EINTR) {
+            status = 127 << 8;
+            break;
+        }
         if ((cancel_requested || out->over) && !term_sent) {
+            *for_output = !cancel_requested; /* a cancel first is the user's, whatever follows */
             kill(-child, SIGTERM);
             term_sent = true;
             arm_grace(spec->kill_grace_s);
@@ -226,13 +237,6 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
         if (kill_due && !kill_sent) {
             kill(-child, SIGKILL);
             kill_sent = true;
-        }
-        pid_t r = waitpid(child, &status, WNOHANG);
-        if (r == child)
-            break;
-        if (r < 0 && errno != EINTR) {
-            status = 127 << 8;
-            break;
         }
         outpump_wait(out, NULL, unblocked); /* until output, SIGCHLD, SIGTERM or SIGALRM */
     }
@@ -300,7 +304,8 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
     outpump out;
     int w[2];
     outpump_open(&out, outfd, errfd, spec->max_output_bytes, w);
-    int status = run_task(spec, dfd, &out, w, &old);
+    bool for_output;
+    int status = run_task(spec, dfd, &out, w, &old, &for_output);
     close(outfd);
     close(errfd);
     char tail[SUPERVISOR_TAIL_MAX], text[SUPERVISOR_TAIL_MAX + 256];
@@ -309,8 +314,8 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
                      "exited %d\ncode %d\nsignal %d\ncancelled %d\noutput_over %lld\n\n",
                      WIFEXITED(status) ? 1 : 0, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
                      WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-                     cancel_requested || out.over ? 1 : 0,
-                     out.over ? (long long)(out.limit >> 20) : 0LL);
+                     cancel_requested || for_output ? 1 : 0,
+                     for_output ? (long long)((out.limit + (1 << 20) - 1) >> 20) : 0LL);
     memcpy(text + n, tail, tail_len);
     write_file_atomic(dfd, "result", text, (size_t)n + tail_len);
     close(lockfd);

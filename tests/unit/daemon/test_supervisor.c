@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/outpump.h"
 #include "daemon/supervisor.h"
 #include "util/strutil.h"
 #include "daemon_fixture.h"
@@ -163,6 +165,133 @@ static void output_past_the_limit_cancels(void **state)
     size_t n = sizeof line - 1; /* the stderr tail ends with it (the output before: NULs) */
     assert_true(r->tail_len >= n);
     assert_memory_equal(r->tail + r->tail_len - n, line, n);
+    free(r);
+}
+
+/* Polls for the end (10 s at most); a supervisor still running then is killed with its task
+ * (a failure, not a hang). */
+static sup_status wait_end_or_kill(pid_t sup, sup_result *r, pid_t *task)
+{
+    sup_status s = SUP_RUNNING;
+    for (int i = 0; i < 1000 && (s = supervisor_poll(dir, task, r)) == SUP_RUNNING; i++)
+        sleep_ms(10);
+    if (s == SUP_RUNNING) {
+        kill(sup, SIGKILL);
+        if (*task > 0)
+            kill(-*task, SIGKILL);
+    }
+    waitpid(sup, NULL, 0);
+    return s;
+}
+
+static volatile sig_atomic_t got_usr1;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    got_usr1 = 1;
+}
+
+/* The pump's wait lets in a signal that came while output was waiting: ppoll itself returns
+ * the ready pipe and leaves the signal pending, so a task that keeps its pipes full would keep
+ * a cancel out for good. */
+static void the_pump_lets_signals_in_while_output_waits(void **state)
+{
+    (void)state;
+    char path[200];
+    snprintf(path, sizeof path, "%s/log", root);
+    int file = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(file >= 0);
+    outpump p;
+    int w[2];
+    outpump_open(&p, file, file, 0, w);
+    assert_true(p.pipe_r[0] >= 0);
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, &old);
+    sigset_t usr1, before;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &before);
+    got_usr1 = 0;
+    assert_int_equal(write(w[0], "x", 1), 1);
+    raise(SIGUSR1); /* pending: blocked outside the wait */
+    outpump_wait(&p, NULL, &before);
+    int seen = got_usr1;
+    sigprocmask(SIG_SETMASK, &before, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    outpump_parent(&p, w);
+    outpump_close(&p);
+    close(file);
+    assert_true(seen);
+}
+
+/* A task that ignores SIGTERM and keeps its pipes full still gets its SIGKILL when the grace
+ * is over (the signals reach a supervisor that always has output to copy). */
+static void a_flood_does_not_keep_the_kill_out(void **state)
+{
+    (void)state;
+    /* pipes enlarged to 1 MiB (F_SETPIPE_SZ) and written a MiB at a time: never empty */
+    launch_spec ls = spec("exec /usr/bin/python3 -c 'import fcntl, os, signal\n"
+                          "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                          "for fd in (1, 2):\n"
+                          "    try: fcntl.fcntl(fd, 1031, 1 << 20)\n"
+                          "    except OSError: pass\n"
+                          "b = bytes(1 << 20)\n"
+                          "while True:\n"
+                          "    os.write(1, b)\n"
+                          "    os.write(2, b)\n'", 0.3);
+    ls.max_output_bytes = 1 << 20;
+    /* supervisor and task on one CPU: the task refills its pipes while the supervisor waits */
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    pid_t sup;
+    carma_err err;
+    int launched = supervisor_launch(&ls, &sup, &err);
+    sched_setaffinity(0, sizeof all, &all);
+    assert_int_equal(launched, 0);
+    sup_result *r = malloc(sizeof *r);
+    pid_t task = 0;
+    assert_int_equal(wait_end_or_kill(sup, r, &task), SUP_ENDED);
+    assert_false(r->status.exited);
+    assert_int_equal(r->status.term_signal, SIGKILL);
+    assert_int_equal(r->output_over_mib, 1);
+    free(r);
+}
+
+/* A user's cancel first: the output its SIGTERM handler writes past the limit is dropped, but
+ * the cancel stays the user's (no output_over). */
+static void a_cancel_first_is_not_the_limit(void **state)
+{
+    (void)state;
+    launch_spec ls = spec("trap 'head -c 3000000 /dev/zero; exit 0' TERM; "
+                          "i=0; while [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done", 5);
+    ls.max_output_bytes = 1 << 20;
+    pid_t sup;
+    carma_err err;
+    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
+    sup_result *r = malloc(sizeof *r);
+    pid_t task = 0;
+    for (int i = 0; i < 500 && task == 0; i++) {
+        supervisor_poll(dir, &task, r);
+        sleep_ms(10);
+    }
+    sleep_ms(200); /* its trap is set */
+    assert_int_equal(supervisor_cancel(dir, &err), 0);
+    assert_int_equal(wait_end_or_kill(sup, r, &task), SUP_ENDED);
+    assert_true(r->cancelled);
+    assert_int_equal(r->output_over_mib, 0);
+    char path[200];
+    struct stat so;
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    assert_int_equal(stat(path, &so), 0);
+    assert_true(so.st_size <= 1 << 20); /* what passed the limit is dropped all the same */
     free(r);
 }
 
@@ -504,6 +633,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(never_started_and_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(result_of_an_older_supervisor, setup, teardown),
         cmocka_unit_test_setup_teardown(output_past_the_limit_cancels, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_flood_does_not_keep_the_kill_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_pump_lets_signals_in_while_output_waits, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_cancel_first_is_not_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_working_directory_is_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_lets_the_task_checkpoint, setup, teardown),
         cmocka_unit_test_setup_teardown(no_descriptor_left_is_not_a_dead_supervisor, setup,
