@@ -150,7 +150,6 @@ void d_reap(daemon_state *d)
             reap_one(d, t);
             if (t->state == DS_RUNNING) /* its cancel goes out next time, after the commit */
                 d_time_limit(d, t);
-
         }
     }
 }
