@@ -11,7 +11,7 @@
 
 #define CHUNK 65536
 
-static void write_all(int fd, const char *p, size_t n)
+void outpump_write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
@@ -33,7 +33,7 @@ void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2])
         int len = snprintf(line, sizeof line,
                            "carma: no pipe for the task's output (%s): it writes these logs "
                            "itself, with no output limit\n", strerror(errno));
-        write_all(errfd, line, (size_t)len);
+        outpump_write_all(errfd, line, (size_t)len);
         if (po[0] >= 0) {
             close(po[0]);
             close(po[1]);
@@ -60,7 +60,7 @@ static void put(outpump *p, int k, const char *buf, size_t n)
         return;
     if (p->limit > 0 && (int64_t)n > p->limit - p->written) {
         size_t fits = (size_t)(p->limit - p->written);
-        write_all(p->file[k], buf, fits);
+        outpump_write_all(p->file[k], buf, fits);
         p->written += (int64_t)fits;
         p->over = true;
         char line[160];
@@ -68,10 +68,10 @@ static void put(outpump *p, int k, const char *buf, size_t n)
                            "\ncarma: the task's output passed max_output_mib (%lld MiB); the "
                            "rest is dropped and the task cancelled\n",
                            (long long)((p->limit + (1 << 20) - 1) >> 20));
-        write_all(p->file[1], line, (size_t)len);
+        outpump_write_all(p->file[1], line, (size_t)len);
         return;
     }
-    write_all(p->file[k], buf, n);
+    outpump_write_all(p->file[k], buf, n);
     p->written += (int64_t)n;
 }
 

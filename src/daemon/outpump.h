@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -29,6 +30,9 @@ void outpump_parent(outpump *p, const int w[2]);
 /* Waits for output, a signal (`unblocked` is the mask while waiting, as ppoll) or the
  * timeout (NULL: none), and copies what came to the logs. */
 void outpump_wait(outpump *p, const struct timespec *timeout, const sigset_t *unblocked);
+/* Writes all of p (again after EINTR); gives up on another error (a full disk: the rest of
+ * that chunk is lost, the task goes on). */
+void outpump_write_all(int fd, const char *p, size_t n);
 /* After the task: copies what the pipes still hold (a bounded amount: a writer left behind
  * cannot keep the supervisor here) and closes them. */
 void outpump_close(outpump *p);

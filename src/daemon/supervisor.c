@@ -44,19 +44,6 @@ static void on_child(int sig)
     (void)sig; /* only to wake sigsuspend and ppoll */
 }
 
-static void write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
 /* Writes name in the directory dfd atomically (a new tmp file, fsync, rename); mode 0600. */
 static int write_file_atomic(int dfd, const char *name, const char *data, size_t len)
 {
@@ -66,7 +53,7 @@ static int write_file_atomic(int dfd, const char *name, const char *data, size_t
     int fd = safefs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
         return -1;
-    write_all(fd, data, len);
+    outpump_write_all(fd, data, len);
     fsync(fd);
     close(fd);
     return renameat(dfd, tmp, dfd, name);
@@ -113,7 +100,7 @@ static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int 
             setuid(spec->uid)) {
             int n = snprintf(msg, sizeof msg, "carma: cannot switch to uid %u: %s\n",
                              (unsigned)spec->uid, strerror(errno));
-            write_all(2, msg, (size_t)n);
+            outpump_write_all(2, msg, (size_t)n);
             _exit(126);
         }
     }
@@ -127,7 +114,7 @@ static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int 
     if (chdir(spec->cwd)) {
         int n = snprintf(msg, sizeof msg, "carma: cannot enter working directory '%s': %s\n",
                          spec->cwd, strerror(errno));
-        write_all(2, msg, (size_t)n);
+        outpump_write_all(2, msg, (size_t)n);
         _exit(126);
     }
     char *line = (char *)spec->command;
@@ -143,7 +130,7 @@ static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int 
     char *argv[] = {"sh", "-c", line, NULL};
     execve("/bin/sh", argv, spec->env);
     int n = snprintf(msg, sizeof msg, "carma: cannot run /bin/sh: %s\n", strerror(errno));
-    write_all(2, msg, (size_t)n);
+    outpump_write_all(2, msg, (size_t)n);
     _exit(127);
 }
 
@@ -209,7 +196,7 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
     if (child < 0) {
         int n = snprintf(text, sizeof text, "carma: cannot fork the task: %s\n",
                          strerror(errno));
-        write_all(out->file[1], text, (size_t)n);
+        outpump_write_all(out->file[1], text, (size_t)n);
         outpump_close(out);
         return 127 << 8;
     }
@@ -300,7 +287,7 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
     char pidtext[32];
     int pn = snprintf(pidtext, sizeof pidtext, "%d\n", (int)getpid());
     if (ftruncate(lockfd, 0) == 0) /* the lock file names its holder, for cancel after a restart */
-        write_all(lockfd, pidtext, (size_t)pn);
+        outpump_write_all(lockfd, pidtext, (size_t)pn);
     outpump out;
     int w[2];
     outpump_open(&out, outfd, errfd, spec->max_output_bytes, w);
