@@ -48,12 +48,18 @@ static int teardown(void **state)
 }
 
 
-/* Polls until the attempt is no longer running (10 s at most); reaps the supervisor. */
+/* Polls until the attempt is no longer running (10 s at most); a supervisor still running
+ * then is killed with its task (a failure, not a hang). Reaps the supervisor. */
 static sup_status wait_end(pid_t sup, sup_result *r, pid_t *task_pid)
 {
     sup_status s = SUP_RUNNING;
     for (int i = 0; i < 1000 && (s = supervisor_poll(dir, task_pid, r)) == SUP_RUNNING; i++)
         sleep_ms(10);
+    if (s == SUP_RUNNING) {
+        kill(sup, SIGKILL);
+        if (*task_pid > 0)
+            kill(-*task_pid, SIGKILL);
+    }
     waitpid(sup, NULL, 0);
     return s;
 }
@@ -141,8 +147,9 @@ static void output_past_the_limit_cancels(void **state)
 {
     (void)state;
     launch_spec ls = spec("trap 'head -c 3000000 /dev/zero; exit 0' TERM; echo first; "
-                          "head -c 1500000 /dev/zero >&2; i=0; while [ $i -lt 100 ]; do sleep 0.05; "
-                          "i=$((i + 1)); done", 5); /* ends by itself: a failure, not a hang */
+                          "head -c 1500000 /dev/zero >&2; i=0; "
+                          "while [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done",
+                          5); /* ends by itself: a failure, not a hang */
     ls.max_output_bytes = 1 << 20;
     pid_t sup;
     carma_err err;
@@ -166,22 +173,6 @@ static void output_past_the_limit_cancels(void **state)
     assert_true(r->tail_len >= n);
     assert_memory_equal(r->tail + r->tail_len - n, line, n);
     free(r);
-}
-
-/* Polls for the end (10 s at most); a supervisor still running then is killed with its task
- * (a failure, not a hang). */
-static sup_status wait_end_or_kill(pid_t sup, sup_result *r, pid_t *task)
-{
-    sup_status s = SUP_RUNNING;
-    for (int i = 0; i < 1000 && (s = supervisor_poll(dir, task, r)) == SUP_RUNNING; i++)
-        sleep_ms(10);
-    if (s == SUP_RUNNING) {
-        kill(sup, SIGKILL);
-        if (*task > 0)
-            kill(-*task, SIGKILL);
-    }
-    waitpid(sup, NULL, 0);
-    return s;
 }
 
 static volatile sig_atomic_t got_usr1;
@@ -258,7 +249,7 @@ static void a_flood_does_not_keep_the_kill_out(void **state)
     assert_int_equal(launched, 0);
     sup_result *r = malloc(sizeof *r);
     pid_t task = 0;
-    assert_int_equal(wait_end_or_kill(sup, r, &task), SUP_ENDED);
+    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
     assert_false(r->status.exited);
     assert_int_equal(r->status.term_signal, SIGKILL);
     assert_int_equal(r->output_over_mib, 1);
@@ -284,7 +275,7 @@ static void a_cancel_first_is_not_the_limit(void **state)
     }
     sleep_ms(200); /* its trap is set */
     assert_int_equal(supervisor_cancel(dir, &err), 0);
-    assert_int_equal(wait_end_or_kill(sup, r, &task), SUP_ENDED);
+    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
     assert_true(r->cancelled);
     assert_int_equal(r->output_over_mib, 0);
     char path[200];
