@@ -44,6 +44,7 @@
 #include "daemon/proto.h"
 #include "gpu/backend.h"
 #include "gpu/mps.h"
+#include "gpu/nvml_backend.h"
 #include "sched/sched.h"
 #include "sched/window.h"
 #include "store/store.h"
@@ -212,8 +213,9 @@ int d_monitor_open(daemon_state *d, carma_err *err);
 void d_monitor_close(daemon_state *d);
 void d_monitor_tick(daemon_state *d);
 json_t *d_gpus_json(const daemon_state *d);
-/* The GPUs the backend left out, and why: [{nvml_index, uuid (null when unknown), why}] (the
- * nvml backend's GPUs in MIG mode); [] when none. */
+/* The GPUs the backend left out (the nvml backend's GPUs in MIG mode): *n of them. */
+const nvml_mig_gpu *d_left_out(const daemon_state *d, int *n);
+/* The same as [{nvml_index, uuid (null when unknown), why}]; [] when none. */
 json_t *d_left_out_json(const daemon_state *d);
 
 /* mps_tasks.c */

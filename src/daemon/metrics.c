@@ -15,7 +15,6 @@
 #include "daemon/http.h"
 #include "daemon/journal.h"
 #include "daemon/registry.h"
-#include "gpu/nvml_backend.h"
 #include "util/clock.h"
 #include "util/promtext.h"
 
@@ -150,9 +149,8 @@ static void render_gpus(const daemon_state *d, promtext *p, const char *host)
  * them: a dashboard that counts carma_gpu_tasks series would not know they exist. */
 static void render_left_out(const daemon_state *d, promtext *p, const char *host)
 {
-    int n = 0;
-    const nvml_mig_gpu *mig =
-        d->ops == &gpu_backend_nvml ? nvml_backend_mig_left_out(d->backend, &n) : NULL;
+    int n;
+    const nvml_mig_gpu *mig = d_left_out(d, &n);
     promtext_family(p, "carma_gpu_left_out", "gauge",
                     "GPUs the backend sees that carma places nothing on, by reason (always 1).");
     for (int i = 0; i < n; i++) {

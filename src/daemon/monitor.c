@@ -38,9 +38,8 @@ int d_monitor_open(daemon_state *d, carma_err *err)
     if (d->ops == &gpu_backend_nvml && *nvml_backend_visible_note(d->backend))
         dlog(d, "GPUs from the allocation: %s", nvml_backend_visible_note(d->backend));
     /* The GPUs in MIG mode the backend left out: once each, here, as it decides once. */
-    int nmig = 0;
-    const nvml_mig_gpu *mig =
-        d->ops == &gpu_backend_nvml ? nvml_backend_mig_left_out(d->backend, &nmig) : NULL;
+    int nmig;
+    const nvml_mig_gpu *mig = d_left_out(d, &nmig);
     for (int i = 0; i < nmig; i++)
         dlog(d, "NVML GPU %u (%s) has MIG enabled: carma schedules whole GPUs, so it places "
                 "nothing there", mig[i].nvml_index, *mig[i].uuid ? mig[i].uuid : "UUID unknown");
@@ -234,12 +233,17 @@ static json_t *held_json(const daemon_state *d, const dtask *t)
     return j;
 }
 
+const nvml_mig_gpu *d_left_out(const daemon_state *d, int *n)
+{
+    *n = 0;
+    return d->ops == &gpu_backend_nvml ? nvml_backend_mig_left_out(d->backend, n) : NULL;
+}
+
 json_t *d_left_out_json(const daemon_state *d)
 {
     json_t *out = json_array();
-    int n = 0;
-    const nvml_mig_gpu *mig =
-        d->ops == &gpu_backend_nvml ? nvml_backend_mig_left_out(d->backend, &n) : NULL;
+    int n;
+    const nvml_mig_gpu *mig = d_left_out(d, &n);
     for (int i = 0; out && i < n; i++) {
         json_t *uuid = *mig[i].uuid ? json_string(mig[i].uuid) : NULL; /* NULL: not UTF-8 */
         json_array_append_new(out, json_pack("{sIsoss}", "nvml_index",

@@ -75,20 +75,19 @@ static void put(outpump *p, int k, const char *buf, size_t n)
     p->written += (int64_t)n;
 }
 
-/* One read from stream k; false once it is at its end (then closed). */
-static bool pump_one(outpump *p, int k)
+/* One read from stream k; at its end (or an error) it is closed. */
+static void pump_one(outpump *p, int k)
 {
     char buf[CHUNK];
     ssize_t r = read(p->pipe_r[k], buf, sizeof buf);
     if (r < 0 && (errno == EINTR || errno == EAGAIN))
-        return true;
+        return;
     if (r <= 0) {
         close(p->pipe_r[k]);
         p->pipe_r[k] = -1;
-        return false;
+        return;
     }
     put(p, k, buf, (size_t)r);
-    return true;
 }
 
 void outpump_wait(outpump *p, const struct timespec *timeout, const sigset_t *unblocked)
