@@ -44,6 +44,8 @@ typedef struct daemon_config {
     int keep_attempt_logs_days; /* ended tasks' attempt directories removed after; 0 = never */
     int max_output_mib;       /* stdout + stderr logged per attempt; past it dropped and the
                                  task cancelled (outpump.h); 0 = no limit */
+    int state_min_free_mib;   /* under this free in the state directory's filesystem: no new
+                                 tasks, task output dropped (statedir.c); 0 = no floor */
     char metrics_listen[CONFIG_STR_MAX]; /* Prometheus endpoint, "HOST:PORT"; "" = none */
 } daemon_config;
 

@@ -27,13 +27,14 @@ static const daemon_config daemon_default = {
     .on_finish_timeout_s = 60.0,
     .keep_attempt_logs_days = 30,
     .max_output_mib = 10240,
+    .state_min_free_mib = 1024,
     .metrics_listen = "",
 };
 
 static const struct daemon_bounds {
     sched_bounds sample_interval_s, kill_grace_s, mps_thread_pct, max_conns_per_uid,
         conn_idle_timeout_s, max_tasks_per_user, on_finish_timeout_s, keep_attempt_logs_days,
-        max_output_mib;
+        max_output_mib, state_min_free_mib;
 } daemon_limits = {
     .sample_interval_s = {SCHED_UNIT_SECONDS, 0.01, 3600, false},
     .kill_grace_s = {SCHED_UNIT_SECONDS, 0, 86400, false}, /* a day: the timer stays finite */
@@ -44,6 +45,7 @@ static const struct daemon_bounds {
     .on_finish_timeout_s = {SCHED_UNIT_SECONDS, 0.1, 86400, false},
     .keep_attempt_logs_days = {SCHED_UNIT_INTEGER, 0, 36500, false},
     .max_output_mib = {SCHED_UNIT_INTEGER, 0, 1 << 30, false},
+    .state_min_free_mib = {SCHED_UNIT_INTEGER, 0, 1 << 30, false},
 };
 
 _Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as a CONFIG_STRING");
@@ -241,6 +243,11 @@ const config_row config_rows[] = {
              "(STATE/attempts) per attempt; past it the rest is dropped and the task "
              "cancelled, saying why, so that no task's output fills the state directory's "
              "filesystem (0: no limit)")},
+    {OPT_INT("state_min_free_mib", DAEMON, state_min_free_mib,
+             "daemon: while the state directory's filesystem has less than this many MiB free "
+             "(to unprivileged users), new tasks are refused, queued ones wait and running "
+             "ones' output is dropped (the tasks go on), so that the daemon's database and the "
+             "system keep room (0: no floor)")},
 
     {OPT_STRING("on_finish", DAEMON, on_finish,
                 "daemon: a program (absolute path) run when a task has ended for good, as the "

@@ -168,6 +168,7 @@ static int start(daemon_state *d, carma_err *err)
         return -1;
     /* The first sample before anything is placed: the core needs GPU views. */
     d_monitor_tick(d);
+    d_check_state_space(d);
     if (d_restore(d, err))
         return -1;
     d_purge_logs(d, clock_mono_s()); /* at start, before any client (then hourly: the loop) */
@@ -188,6 +189,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
     d->listen_fd = -1;
     d->started_wall = daemon_wall_now();
     d->state_fd = d->lock_fd = d->attempts_fd = -1;
+    d->state_free_mib = -1;
     /* Everything the daemon writes is private (the database holds every task's environment);
      * the tasks get the umask it was started with back. */
     d->task_umask = umask(077);
@@ -212,6 +214,7 @@ int daemon_run(const daemon_options *opts, carma_err *err)
         }
         if (now >= d->next_tick) {
             d_monitor_tick(d);
+            d_check_state_space(d);
             d_check_socket(d);
             d->next_tick += interval;
             if (d->next_tick < now) /* overran: no burst of catch-up ticks */

@@ -19,7 +19,8 @@
  *     submit.c     a new task                  cancel.c    cancelling one
  *     control.c    queue controls: dependencies, hold/release, priority, time limit
  *     restore.c    the tasks found in the database at start-up
- *     statedir.c   the state directory (private, locked) and the socket's directory, checked
+ *     statedir.c   the state directory (private, locked, its free space) and the socket's
+ *                  directory, checked
  *     handlers.c   one function per protocol verb
  *     server.c     the socket: peers, framing, group commit
  *     metrics.c    the counters of placements, OOM crashes, waits; the Prometheus exposition
@@ -195,6 +196,9 @@ typedef struct daemon_state {
     double next_purge;   /* when old task logs are next looked for (purge.c); 0: at start */
     carma_err fatal;
     bool failed;
+    int64_t state_free_mib; /* free to unprivileged users in the state directory's
+                               filesystem at the last tick; -1 unknown */
+    bool state_low;      /* under state_min_free_mib at the last tick */
     int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */
     int attempts_fd;     /* STATE/attempts, where the attempt directories are created */
     mode_t task_umask;   /* the umask the daemon started with (its own is 077): the tasks' */
@@ -230,6 +234,12 @@ void d_mps_terminate(daemon_state *d, const dtask *t);
  * a private regular file of ours, and checks the socket's directory. */
 int d_statedir_open(daemon_state *d, carma_err *err);
 void d_statedir_close(daemon_state *d);
+/* Looks at the state directory's free space (each monitor tick): below state_min_free_mib,
+ * new tasks are refused and queued ones wait (the supervisors drop output themselves); the log
+ * says when that starts and ends. */
+void d_check_state_space(daemon_state *d);
+/* Refuses a submission while the state directory is short of space, saying how short. */
+int d_state_space_refuses(const daemon_state *d, carma_err *err);
 
 /* purge.c: removes the attempt directories of tasks ended more than keep_attempt_logs_days
  * ago, at its first call and then hourly (now_mono: clock_mono_s()). */

@@ -79,6 +79,7 @@ static void launch_one(daemon_state *d, dtask *t)
         .ngroups = ngroups, .kill_grace_s = d->cfg.daemon.kill_grace_s,
         .task_umask = (int)d->task_umask,
         .max_output_bytes = (int64_t)d->cfg.daemon.max_output_mib << 20,
+        .min_free_bytes = (int64_t)d->cfg.daemon.state_min_free_mib << 20,
     };
     pid_t sup = 0;
     if (supervisor_launch(&spec, &sup, &err)) {
@@ -127,6 +128,8 @@ void d_schedule(daemon_state *d)
     if (!d->have_sample || d->failed)
         return;
     d->need_schedule = false;
+    if (d->state_low)
+        return; /* short of space: queued tasks wait (d_check_state_space calls us back) */
     dtask *launched[MAX_LAUNCHES_PER_TURN];
     int n = 0;
     sched_decision dec;

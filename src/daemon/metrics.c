@@ -222,6 +222,11 @@ char *d_metrics_render(const daemon_state *d, size_t *len)
                     "When the daemon started, seconds since the Unix epoch (its counters count "
                     "from then).");
     promtext_sample(&p, "carma_daemon_start_time_seconds", NULL, 0, d->started_wall);
+    promtext_family(&p, "carma_state_free_mib", "gauge",
+                    "MiB free (to unprivileged users) in the state directory's filesystem, at "
+                    "the last monitor tick; under state_min_free_mib no task is started.");
+    if (d->state_free_mib >= 0) /* unknown: no sample */
+        promtext_sample(&p, "carma_state_free_mib", NULL, 0, (double)d->state_free_mib);
     render_gpus(d, &p, host);
     render_left_out(d, &p, host);
     render_tasks(d, &p);

@@ -7,9 +7,12 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define CHUNK 65536
+#define CHECK_BYTES (1 << 20) /* free space looked at after this much output, */
+#define CHECK_NS 1000000000LL /* or this long */
 
 void outpump_write_all(int fd, const char *p, size_t n)
 {
@@ -26,7 +29,7 @@ void outpump_write_all(int fd, const char *p, size_t n)
 
 void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2])
 {
-    *p = (outpump){{-1, -1}, {outfd, errfd}, limit > 0 ? limit : 0, 0, false};
+    *p = (outpump){.pipe_r = {-1, -1}, .file = {outfd, errfd}, .limit = limit > 0 ? limit : 0};
     int po[2] = {-1, -1}, pe[2];
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
         char line[160];
@@ -45,6 +48,23 @@ void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2])
     w[0] = po[1], w[1] = pe[1];
 }
 
+/* What an unprivileged user may still write there (the blocks kept for root are the
+ * system's), as the floor is meant to leave room for the daemon's database and the system. */
+static int64_t fs_free_bytes(int fd)
+{
+    struct statvfs v;
+    if (fstatvfs(fd, &v))
+        return -1;
+    return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
+}
+
+void outpump_set_floor(outpump *p, int64_t min_free)
+{
+    p->min_free = min_free > 0 ? min_free : 0;
+    p->free_bytes = fs_free_bytes;
+    p->since_check = CHECK_BYTES; /* the first output looks */
+}
+
 void outpump_parent(outpump *p, const int w[2])
 {
     if (p->pipe_r[0] < 0)
@@ -53,22 +73,69 @@ void outpump_parent(outpump *p, const int w[2])
     close(w[1]);
 }
 
-/* Copies n bytes read from stream k, as far as the limit lets them. */
+static void say(outpump *p, const char *line)
+{
+    outpump_write_all(p->file[1], line, strlen(line));
+}
+
+/* Whether n more bytes must be dropped for the floor: looks at the free space after every
+ * CHECK_BYTES of output or CHECK_NS, and says when dropping starts and ends. Unknown free space
+ * changes nothing. */
+static bool short_of_space(outpump *p, size_t n)
+{
+    if (p->min_free == 0)
+        return false;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ns = (long long)(now.tv_sec - p->checked.tv_sec) * 1000000000LL +
+                   (now.tv_nsec - p->checked.tv_nsec);
+    p->since_check += (int64_t)n;
+    if (p->since_check < CHECK_BYTES && ns < CHECK_NS)
+        return p->starved;
+    p->since_check = 0;
+    p->checked = now;
+    int64_t free = p->free_bytes(p->file[1]);
+    if (free < 0)
+        return p->starved;
+    bool low = free - (int64_t)n < p->min_free;
+    char line[256];
+    if (low && !p->starved) {
+        snprintf(line, sizeof line,
+                 "\ncarma: the state directory's filesystem has less than state_min_free_mib "
+                 "(%lld MiB) free; the task's output is dropped until it has more\n",
+                 (long long)((p->min_free + (1 << 20) - 1) >> 20));
+        say(p, line);
+        p->dropped = 0;
+    } else if (!low && p->starved) {
+        snprintf(line, sizeof line,
+                 "carma: the state directory's filesystem has room again; %lld bytes of the "
+                 "task's output were dropped\n", (long long)p->dropped);
+        say(p, line);
+    }
+    p->starved = low;
+    return low;
+}
+
+/* Copies n bytes read from stream k, as far as the limit and the floor let them. */
 static void put(outpump *p, int k, const char *buf, size_t n)
 {
     if (p->over)
         return;
+    if (short_of_space(p, n)) {
+        p->dropped += (int64_t)n;
+        return;
+    }
     if (p->limit > 0 && (int64_t)n > p->limit - p->written) {
         size_t fits = (size_t)(p->limit - p->written);
         outpump_write_all(p->file[k], buf, fits);
         p->written += (int64_t)fits;
         p->over = true;
         char line[160];
-        int len = snprintf(line, sizeof line,
-                           "\ncarma: the task's output passed max_output_mib (%lld MiB); the "
-                           "rest is dropped and the task cancelled\n",
-                           (long long)((p->limit + (1 << 20) - 1) >> 20));
-        outpump_write_all(p->file[1], line, (size_t)len);
+        snprintf(line, sizeof line,
+                 "\ncarma: the task's output passed max_output_mib (%lld MiB); the rest is "
+                 "dropped and the task cancelled\n",
+                 (long long)((p->limit + (1 << 20) - 1) >> 20));
+        say(p, line);
         return;
     }
     outpump_write_all(p->file[k], buf, n);

@@ -5,15 +5,18 @@
  * root. So the state directory must be the daemon's user's and private (created 0700; an older
  * one is narrowed to it), the database a regular file of ours (0600), and the directory is
  * locked for the daemon's life: two daemons on one state directory would both adopt its
- * running tasks. */
+ * running tasks. Its free space is looked at each monitor tick (state_min_free_mib): a full
+ * filesystem would fail a database write, and that stops the daemon. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "daemon/daemon_int.h"
+#include "daemon/journal.h"
 #include "util/safefs.h"
 
 #define LOCK_NAME "daemon.lock"
@@ -116,4 +119,39 @@ void d_statedir_close(daemon_state *d)
     if (d->attempts_fd >= 0)
         close(d->attempts_fd);
     d->lock_fd = d->state_fd = d->attempts_fd = -1;
+}
+
+/* ---- free space ------------------------------------------------------------------------- */
+
+void d_check_state_space(daemon_state *d)
+{
+    struct statvfs v;
+    int64_t floor = d->cfg.daemon.state_min_free_mib;
+    if (fstatvfs(d->state_fd, &v)) {
+        d->state_free_mib = -1; /* unknown: the last verdict stands */
+        return;
+    }
+    /* f_bavail, not f_bfree: the blocks kept for root are the system's */
+    d->state_free_mib = (int64_t)(((uint64_t)v.f_bavail * v.f_frsize) >> 20);
+    bool low = floor > 0 && d->state_free_mib < floor;
+    if (low && !d->state_low)
+        dlog(d, "state directory %s: %lld MiB free, under state_min_free_mib = %lld: new "
+             "tasks refused, queued ones wait, running ones' output dropped",
+             d->opts->state_dir, (long long)d->state_free_mib, (long long)floor);
+    else if (!low && d->state_low) {
+        dlog(d, "state directory %s: %lld MiB free again: tasks accepted and started",
+             d->opts->state_dir, (long long)d->state_free_mib);
+        d->need_schedule = true;
+    }
+    d->state_low = low;
+}
+
+int d_state_space_refuses(const daemon_state *d, carma_err *err)
+{
+    if (!d->state_low)
+        return 0;
+    return carma_err_set(err, "the state directory's filesystem (%s) has %lld MiB free, less "
+                         "than state_min_free_mib = %d: no new tasks until it has more (ask "
+                         "the administrator)", d->opts->state_dir,
+                         (long long)d->state_free_mib, d->cfg.daemon.state_min_free_mib);
 }

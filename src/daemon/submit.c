@@ -167,7 +167,7 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
                              d->ngpus);
     if (submission_check_new(sub, err) || check_user_tasks(d, p, err) ||
-        check_controls(d, p, sub, err))
+        check_controls(d, p, sub, err) || d_state_space_refuses(d, err))
         return -1;
     json_t *spec = submission_to_json(sub);
     char *spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;

@@ -291,6 +291,7 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
     outpump out;
     int w[2];
     outpump_open(&out, outfd, errfd, spec->max_output_bytes, w);
+    outpump_set_floor(&out, spec->min_free_bytes);
     bool for_output;
     int status = run_task(spec, dfd, &out, w, &old, &for_output);
     close(outfd);

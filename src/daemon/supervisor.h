@@ -50,6 +50,8 @@ typedef struct launch_spec {
     int task_umask;           /* the task's umask (the daemon's own is 077); -1 leaves it */
     int64_t max_output_bytes; /* stdout + stderr past this: the rest dropped, the task
                                  cancelled (outpump.h); 0: no limit */
+    int64_t min_free_bytes;   /* output dropped while the logs' filesystem has less free
+                                 (outpump.h); 0: no floor */
 } launch_spec;
 
 /* Creates the attempt directory and forks the supervisor. *sup_pid = its pid. */

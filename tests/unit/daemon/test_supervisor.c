@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/outpump.h"
 #include "daemon/supervisor.h"
 #include "util/strutil.h"
 #include "daemon_fixture.h"
@@ -173,47 +172,6 @@ static void output_past_the_limit_cancels(void **state)
     assert_true(r->tail_len >= n);
     assert_memory_equal(r->tail + r->tail_len - n, line, n);
     free(r);
-}
-
-static volatile sig_atomic_t got_usr1;
-static void on_usr1(int sig)
-{
-    (void)sig;
-    got_usr1 = 1;
-}
-
-/* The pump's wait lets in a signal that came while output was waiting: ppoll itself returns
- * the ready pipe and leaves the signal pending, so a task that keeps its pipes full would keep
- * a cancel out for good. */
-static void the_pump_lets_signals_in_while_output_waits(void **state)
-{
-    (void)state;
-    char path[200];
-    snprintf(path, sizeof path, "%s/log", root);
-    int file = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    assert_true(file >= 0);
-    outpump p;
-    int w[2];
-    outpump_open(&p, file, file, 0, w);
-    assert_true(p.pipe_r[0] >= 0);
-    struct sigaction sa = {0}, old;
-    sa.sa_handler = on_usr1;
-    sigaction(SIGUSR1, &sa, &old);
-    sigset_t usr1, before;
-    sigemptyset(&usr1);
-    sigaddset(&usr1, SIGUSR1);
-    sigprocmask(SIG_BLOCK, &usr1, &before);
-    got_usr1 = 0;
-    assert_int_equal(write(w[0], "x", 1), 1);
-    raise(SIGUSR1); /* pending: blocked outside the wait */
-    outpump_wait(&p, NULL, &before);
-    int seen = got_usr1;
-    sigprocmask(SIG_SETMASK, &before, NULL);
-    sigaction(SIGUSR1, &old, NULL);
-    outpump_parent(&p, w);
-    outpump_close(&p);
-    close(file);
-    assert_true(seen);
 }
 
 /* A task that ignores SIGTERM and keeps its pipes full still gets its SIGKILL when the grace
@@ -625,8 +583,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(result_of_an_older_supervisor, setup, teardown),
         cmocka_unit_test_setup_teardown(output_past_the_limit_cancels, setup, teardown),
         cmocka_unit_test_setup_teardown(a_flood_does_not_keep_the_kill_out, setup, teardown),
-        cmocka_unit_test_setup_teardown(the_pump_lets_signals_in_while_output_waits, setup,
-                                        teardown),
         cmocka_unit_test_setup_teardown(a_cancel_first_is_not_the_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_working_directory_is_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(cancel_lets_the_task_checkpoint, setup, teardown),
