@@ -189,6 +189,7 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
 int request_task_verb(request_args *a, const char *verb, long long *id, json_t **reply)
 {
     *reply = NULL;
+    *id = 0; /* set on every path (gcc -O3 cannot tell) */
     int rc;
     if (request_next_option(a) != 0) /* none of its own: --help or a usage error */
         return a->status;

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/config.h"
@@ -65,7 +66,12 @@ static inline char *written(const carma_config *c, bool list)
     else
         config_write(c, f);
     fclose(f);
-    return buf;
+    /* a copy: gcc -O3 takes what open_memstream filled in for a pointer to the local `buf`
+     * itself (-Wdangling-pointer) */
+    char *text = strdup(buf);
+    free(buf);
+    assert_non_null(text);
+    return text;
 }
 
 #endif
