@@ -197,8 +197,9 @@ typedef struct daemon_state {
     carma_err fatal;
     bool failed;
     int64_t state_free_mib; /* free to unprivileged users in the state directory's
-                               filesystem at the last tick; -1 unknown */
-    bool state_low;      /* under state_min_free_mib at the last tick */
+                               filesystem when last read; -1 never read */
+    int state_free_read; /* the last tick's read of it: 1 read, -1 failed, 0 none yet */
+    bool state_low;      /* under state_min_free_mib (util/fsfree.h), as last read */
     int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */
     int attempts_fd;     /* STATE/attempts, where the attempt directories are created */
     mode_t task_umask;   /* the umask the daemon started with (its own is 077): the tasks' */

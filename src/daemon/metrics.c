@@ -225,7 +225,7 @@ char *d_metrics_render(const daemon_state *d, size_t *len)
     promtext_family(&p, "carma_state_free_mib", "gauge",
                     "MiB free (to unprivileged users) in the state directory's filesystem, at "
                     "the last monitor tick; under state_min_free_mib no task is started.");
-    if (d->state_free_mib >= 0) /* unknown: no sample */
+    if (d->state_free_read > 0) /* unknown: no sample */
         promtext_sample(&p, "carma_state_free_mib", NULL, 0, (double)d->state_free_mib);
     render_gpus(d, &p, host);
     render_left_out(d, &p, host);

@@ -7,8 +7,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include "util/fsfree.h"
 
 #define CHUNK 65536
 #define CHECK_BYTES (1 << 20) /* free space looked at after this much output, */
@@ -46,16 +47,6 @@ void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2])
     }
     p->pipe_r[0] = po[0], p->pipe_r[1] = pe[0];
     w[0] = po[1], w[1] = pe[1];
-}
-
-/* What an unprivileged user may still write there (the blocks kept for root are the
- * system's), as the floor is meant to leave room for the daemon's database and the system. */
-static int64_t fs_free_bytes(int fd)
-{
-    struct statvfs v;
-    if (fstatvfs(fd, &v))
-        return -1;
-    return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
 }
 
 void outpump_set_floor(outpump *p, int64_t min_free)
@@ -97,18 +88,18 @@ static bool short_of_space(outpump *p, size_t n)
     int64_t free = p->free_bytes(p->file[1]);
     if (free < 0)
         return p->starved;
-    bool low = free - (int64_t)n < p->min_free;
+    bool low = fs_under_floor(free - (int64_t)n, p->min_free, p->starved);
     char line[256];
     if (low && !p->starved) {
         snprintf(line, sizeof line,
-                 "\ncarma: the state directory's filesystem has less than state_min_free_mib "
+                 "\ncarma: the filesystem of the task's logs has less than state_min_free_mib "
                  "(%lld MiB) free; the task's output is dropped until it has more\n",
                  (long long)((p->min_free + (1 << 20) - 1) >> 20));
         say(p, line);
         p->dropped = 0;
     } else if (!low && p->starved) {
         snprintf(line, sizeof line,
-                 "carma: the state directory's filesystem has room again; %lld bytes of the "
+                 "carma: the filesystem of the task's logs has room again; %lld bytes of the "
                  "task's output were dropped\n", (long long)p->dropped);
         say(p, line);
     }
@@ -200,5 +191,13 @@ void outpump_close(outpump *p)
         if (p->pipe_r[k] >= 0)
             close(p->pipe_r[k]);
         p->pipe_r[k] = -1;
+    }
+    if (p->starved) { /* no more output to say that the dropping ended */
+        char line[192];
+        snprintf(line, sizeof line,
+                 "carma: the task's output ended while the filesystem of its logs was short of "
+                 "space; %lld bytes of it were dropped\n", (long long)p->dropped);
+        say(p, line);
+        p->starved = false;
     }
 }

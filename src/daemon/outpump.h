@@ -34,7 +34,8 @@ typedef struct outpump {
  * w = {outfd, errfd}, and the pump moves nothing. */
 void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2]);
 /* Keeps min_free bytes free on the logs' filesystem (0: no floor), looked at after every MiB
- * of output and at least once a second while output comes. */
+ * of output and at least once a second while output comes (util/fsfree.h: once under, output
+ * is dropped until it is a sixteenth of the floor above it). */
 void outpump_set_floor(outpump *p, int64_t min_free);
 /* The supervisor's side of the fork: closes the task's ends (not the files). */
 void outpump_parent(outpump *p, const int w[2]);
@@ -45,7 +46,8 @@ void outpump_wait(outpump *p, const struct timespec *timeout, const sigset_t *un
  * that chunk is lost, the task goes on). */
 void outpump_write_all(int fd, const char *p, size_t n);
 /* After the task: copies what the pipes still hold (a bounded amount: a writer left behind
- * cannot keep the supervisor here) and closes them. */
+ * cannot keep the supervisor here) and closes them; says how much was dropped when the output
+ * ended under the floor. */
 void outpump_close(outpump *p);
 
 #endif

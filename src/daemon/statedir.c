@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "daemon/daemon_int.h"
 #include "daemon/journal.h"
+#include "util/fsfree.h"
 #include "util/safefs.h"
 
 #define LOCK_NAME "daemon.lock"
@@ -125,22 +125,27 @@ void d_statedir_close(daemon_state *d)
 
 void d_check_state_space(daemon_state *d)
 {
-    struct statvfs v;
-    int64_t floor = d->cfg.daemon.state_min_free_mib;
-    if (fstatvfs(d->state_fd, &v)) {
-        d->state_free_mib = -1; /* unknown: the last verdict stands */
+    const char *dir = d->opts->state_dir;
+    int64_t floor = (int64_t)d->cfg.daemon.state_min_free_mib << 20;
+    int64_t free = fs_free_bytes(d->state_fd);
+    if (free < 0) { /* unknown: the last verdict stands, and the last figure */
+        if (d->state_free_read >= 0)
+            dlog(d, "state directory %s: its free space cannot be read (%s); %s until it can",
+                 dir, strerror(errno),
+                 d->state_low ? "new tasks stay refused" : "taken to be enough");
+        d->state_free_read = -1;
         return;
     }
-    /* f_bavail, not f_bfree: the blocks kept for root are the system's */
-    d->state_free_mib = (int64_t)(((uint64_t)v.f_bavail * v.f_frsize) >> 20);
-    bool low = floor > 0 && d->state_free_mib < floor;
+    d->state_free_read = 1;
+    d->state_free_mib = free >> 20;
+    bool low = floor > 0 && fs_under_floor(free, floor, d->state_low);
     if (low && !d->state_low)
-        dlog(d, "state directory %s: %lld MiB free, under state_min_free_mib = %lld: new "
-             "tasks refused, queued ones wait, running ones' output dropped",
-             d->opts->state_dir, (long long)d->state_free_mib, (long long)floor);
+        dlog(d, "state directory %s: %lld MiB free, under state_min_free_mib = %d: new tasks "
+             "refused, queued ones wait, running ones' output dropped", dir,
+             (long long)d->state_free_mib, d->cfg.daemon.state_min_free_mib);
     else if (!low && d->state_low) {
-        dlog(d, "state directory %s: %lld MiB free again: tasks accepted and started",
-             d->opts->state_dir, (long long)d->state_free_mib);
+        dlog(d, "state directory %s: %lld MiB free again: tasks accepted and started", dir,
+             (long long)d->state_free_mib);
         d->need_schedule = true;
     }
     d->state_low = low;
@@ -150,8 +155,9 @@ int d_state_space_refuses(const daemon_state *d, carma_err *err)
 {
     if (!d->state_low)
         return 0;
-    return carma_err_set(err, "the state directory's filesystem (%s) has %lld MiB free, less "
+    return carma_err_set(err, "the state directory's filesystem (%s) %s %lld MiB free, less "
                          "than state_min_free_mib = %d: no new tasks until it has more (ask "
                          "the administrator)", d->opts->state_dir,
+                         d->state_free_read > 0 ? "has" : "had, when last read",
                          (long long)d->state_free_mib, d->cfg.daemon.state_min_free_mib);
 }

@@ -14,8 +14,12 @@ STATE=$tmp/state
 DAEMON_PID=
 export CARMA_SOCKET=$SOCK
 
+# The daemon's state-directory floor (state_min_free_mib, 1 GiB by default) is off unless
+# KEEP_STATE_FLOOR is set: the tests' state lives in $TMPDIR, which may have less free.
 start_daemon() { # extra args...
-    "$CARMA" daemon --socket "$SOCK" --state "$STATE" --gpu-backend sim "$@" \
+    local floor=(--set state_min_free_mib=0)
+    [ -n "${KEEP_STATE_FLOOR:-}" ] && floor=()
+    "$CARMA" daemon --socket "$SOCK" --state "$STATE" --gpu-backend sim "${floor[@]}" "$@" \
         >/dev/null 2>>"$tmp/daemon.log" &
     DAEMON_PID=$!
     wait_until 10 "$CARMA" queue || { echo "daemon did not start:"; cat "$tmp/daemon.log"; }

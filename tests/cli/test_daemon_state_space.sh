@@ -11,6 +11,7 @@ CARMA=$1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
+KEEP_STATE_FLOOR=1
 
 # ---- 1: a floor 1 GiB above what the disk has free
 floor=$(( $(df -m --output=avail "$tmp" | tail -1) + 1024 ))

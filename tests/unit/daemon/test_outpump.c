@@ -1,7 +1,8 @@
 /* test_outpump.c — the supervisor's output pump (outpump.h) on its own: its wait lets signals
  * in while output keeps coming, and the state directory's free-space floor drops output while
- * the filesystem is short (saying when that starts and ends), looks at the free space only
- * after a MiB or a second, and changes nothing when the free space is unknown. The output limit
+ * the filesystem is short (saying when that starts and ends, or how much went when the output
+ * ends first), holds until well above the floor, looks at the free space only after a MiB or a
+ * second, and changes nothing when the free space is unknown. The output limit
  * and the pump inside a supervisor are test_supervisor.c's. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -143,12 +144,41 @@ static void the_floor_drops_output_while_space_is_short(void **state)
     close(file);
     assert_string_equal(slurp(logpath),
                         "a\nearly\n"
-                        "\ncarma: the state directory's filesystem has less than "
+                        "\ncarma: the filesystem of the task's logs has less than "
                         "state_min_free_mib (10 MiB) free; the task's output is dropped until "
                         "it has more\n"
-                        "carma: the state directory's filesystem has room again; 4 bytes of the "
+                        "carma: the filesystem of the task's logs has room again; 4 bytes of the "
                         "task's output were dropped\n"
                         "d\n");
+}
+
+/* Under the floor, output stays dropped until the free space is a sixteenth of the floor above
+ * it; a task whose output ends while it is dropped has the count said at the end. */
+static void the_floor_holds_until_well_above_and_counts_at_the_end(void **state)
+{
+    (void)state;
+    int file = open(logpath, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(file >= 0);
+    outpump p;
+    int w[2];
+    outpump_open(&p, file, file, 0, w);
+    outpump_set_floor(&p, 16 << 20);
+    p.free_bytes = fake_free_bytes;
+    fake_free = 15 << 20;
+    emit(&p, w, "a\n"); /* under: dropped */
+    look_again(&p);
+    fake_free = (16 << 20) + (1 << 20) - 8; /* above the floor, not by a sixteenth */
+    emit(&p, w, "b\n");
+    assert_true(p.starved);
+    outpump_parent(&p, w);
+    outpump_close(&p);
+    close(file);
+    assert_string_equal(slurp(logpath),
+                        "\ncarma: the filesystem of the task's logs has less than "
+                        "state_min_free_mib (16 MiB) free; the task's output is dropped until "
+                        "it has more\n"
+                        "carma: the task's output ended while the filesystem of its logs was "
+                        "short of space; 4 bytes of it were dropped\n");
 }
 
 /* A MiB of output is looked at without waiting for the second. */
@@ -185,6 +215,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(the_floor_drops_output_while_space_is_short, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(the_floor_holds_until_well_above_and_counts_at_the_end,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(the_floor_looks_after_a_mib, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

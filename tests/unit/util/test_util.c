@@ -1,8 +1,10 @@
 /* test_util.c — the small helpers of src/util that others fold into: growing an array
  * (array.h), the monotonic clock (clock.h), quoting a command line's words for /bin/sh,
- * printing doubles exactly and reading a whole file (strutil.h), and the data directory's
- * defaults (datadir.h). */
+ * printing doubles exactly and reading a whole file (strutil.h), the data directory's
+ * defaults (datadir.h) and a filesystem's free space against a floor (fsfree.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/datadir.h"
+#include "util/fsfree.h"
 #include "util/strutil.h"
 
 static void array_grow_doubles_from_initial(void **state)
@@ -192,6 +195,23 @@ static void data_defaults_follow_the_data_dir(void **state)
     unsetenv("CARMA_DATA_DIR");
 }
 
+/* Under the floor once, it takes a sixteenth more to be out; a real descriptor has some free
+ * space, a closed one none to tell. */
+static void free_space_against_a_floor(void **state)
+{
+    (void)state;
+    int64_t floor = 1024LL << 20;
+    assert_true(fs_under_floor(floor - 1, floor, false));
+    assert_false(fs_under_floor(floor, floor, false));
+    assert_true(fs_under_floor(floor + floor / 16 - 1, floor, true));
+    assert_false(fs_under_floor(floor + floor / 16, floor, true));
+    int fd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_true(fs_free_bytes(fd) >= 0);
+    close(fd);
+    assert_int_equal(fs_free_bytes(fd), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +223,7 @@ int main(void)
         cmocka_unit_test(doubles_print_short_and_exact),
         cmocka_unit_test(read_file_past_its_first_buffer),
         cmocka_unit_test(data_defaults_follow_the_data_dir),
+        cmocka_unit_test(free_space_against_a_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
