@@ -36,6 +36,14 @@ static int teardown(void **state)
     return rmdir(root);
 }
 
+/* The task's end: the pump drains and closes; then the file. */
+static void end_pump(outpump *p, const int w[2], int file)
+{
+    outpump_parent(p, w);
+    outpump_close(p);
+    close(file);
+}
+
 static volatile sig_atomic_t got_usr1;
 static void on_usr1(int sig)
 {
@@ -71,9 +79,7 @@ static void the_pump_lets_signals_in_while_output_waits(void **state)
     int seen = got_usr1;
     sigprocmask(SIG_SETMASK, &before, NULL);
     sigaction(SIGUSR1, &old, NULL);
-    outpump_parent(&p, w);
-    outpump_close(&p);
-    close(file);
+    end_pump(&p, w, file);
     assert_true(seen);
 }
 
@@ -101,6 +107,20 @@ static void look_again(outpump *p)
     p->checked = (struct timespec){0, 0};
 }
 
+/* A pump into the log file (both streams) with the floor given and the fake free space;
+ * returns the file. */
+static int floor_pump(outpump *p, int w[2], int64_t floor)
+{
+    int file = open(logpath, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(file >= 0);
+    outpump_open(p, file, file, 0, w);
+    assert_true(p->pipe_r[0] >= 0);
+    outpump_set_floor(p, floor);
+    p->free_bytes = fake_free_bytes;
+    free_calls = 0;
+    return file;
+}
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -115,15 +135,9 @@ static char *slurp(const char *path)
 static void the_floor_drops_output_while_space_is_short(void **state)
 {
     (void)state;
-    int file = open(logpath, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    assert_true(file >= 0);
     outpump p;
     int w[2];
-    outpump_open(&p, file, file, 0, w);
-    assert_true(p.pipe_r[0] >= 0);
-    outpump_set_floor(&p, 10 << 20);
-    p.free_bytes = fake_free_bytes;
-    free_calls = 0;
+    int file = floor_pump(&p, w, 10 << 20);
     fake_free = 100 << 20;
     emit(&p, w, "a\n"); /* the first output looks */
     assert_int_equal(free_calls, 1);
@@ -139,9 +153,7 @@ static void the_floor_drops_output_while_space_is_short(void **state)
     fake_free = 100 << 20;
     emit(&p, w, "d\n"); /* room again */
     assert_int_equal(free_calls, 4);
-    outpump_parent(&p, w);
-    outpump_close(&p);
-    close(file);
+    end_pump(&p, w, file);
     assert_string_equal(slurp(logpath),
                         "a\nearly\n"
                         "\ncarma: the filesystem of the task's logs has less than "
@@ -157,22 +169,16 @@ static void the_floor_drops_output_while_space_is_short(void **state)
 static void the_floor_holds_until_well_above_and_counts_at_the_end(void **state)
 {
     (void)state;
-    int file = open(logpath, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    assert_true(file >= 0);
     outpump p;
     int w[2];
-    outpump_open(&p, file, file, 0, w);
-    outpump_set_floor(&p, 16 << 20);
-    p.free_bytes = fake_free_bytes;
+    int file = floor_pump(&p, w, 16 << 20);
     fake_free = 15 << 20;
     emit(&p, w, "a\n"); /* under: dropped */
     look_again(&p);
     fake_free = (16 << 20) + (1 << 20) - 8; /* above the floor, not by a sixteenth */
     emit(&p, w, "b\n");
     assert_true(p.starved);
-    outpump_parent(&p, w);
-    outpump_close(&p);
-    close(file);
+    end_pump(&p, w, file);
     assert_string_equal(slurp(logpath),
                         "\ncarma: the filesystem of the task's logs has less than "
                         "state_min_free_mib (16 MiB) free; the task's output is dropped until "
@@ -185,14 +191,9 @@ static void the_floor_holds_until_well_above_and_counts_at_the_end(void **state)
 static void the_floor_looks_after_a_mib(void **state)
 {
     (void)state;
-    int file = open(logpath, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    assert_true(file >= 0);
     outpump p;
     int w[2];
-    outpump_open(&p, file, file, 0, w);
-    outpump_set_floor(&p, 10 << 20);
-    p.free_bytes = fake_free_bytes;
-    free_calls = 0;
+    int file = floor_pump(&p, w, 10 << 20);
     fake_free = 100 << 20;
     emit(&p, w, "a\n");
     fake_free = 1 << 20;
@@ -203,9 +204,7 @@ static void the_floor_looks_after_a_mib(void **state)
     assert_int_equal(free_calls, 2);
     assert_true(p.starved);
     assert_true(p.dropped > 0 && p.dropped <= (1 << 20) / 4 + 32768);
-    outpump_parent(&p, w);
-    outpump_close(&p);
-    close(file);
+    end_pump(&p, w, file);
 }
 
 int main(void)
