@@ -87,6 +87,8 @@ void d_task_reason(const daemon_state *d, const dtask *t, sched_reason *r)
         r->kind = SCHED_REASON_DEPENDENCY;
     else if (!d->have_sample)
         r->kind = SCHED_REASON_NO_SAMPLE;
+    else if (d->state_low) /* d_schedule starts nothing */
+        r->kind = SCHED_REASON_STATE_SPACE;
     else
         sched_explain(d->core, &t->st, d->views, clock_mono_s(), r);
 }
@@ -169,6 +171,11 @@ static void reason_base(const daemon_state *d, const sched_reason *r, char *buf,
     case SCHED_REASON_TASK_CAP:
         snprintf(buf, cap, "GPU %d already runs max_tasks_per_gpu = %d tasks", r->gpu,
                  sched_get_config(d->core)->max_tasks_per_gpu);
+        return;
+    case SCHED_REASON_STATE_SPACE:
+        snprintf(buf, cap, "the state directory's filesystem is short of space (%lld MiB free, "
+                 "state_min_free_mib = %d)", (long long)d->state_free_mib,
+                 d->cfg.daemon.state_min_free_mib);
         return;
     case SCHED_REASON_COUNT:
         break;

@@ -25,6 +25,7 @@ static const char *const reason_names[SCHED_REASON_COUNT] = {
     [SCHED_REASON_HELD] = "held",
     [SCHED_REASON_DEPENDENCY] = "dependency",
     [SCHED_REASON_TASK_CAP] = "task_cap",
+    [SCHED_REASON_STATE_SPACE] = "state_space",
 };
 
 const char *sched_reason_name(sched_reason_kind k)

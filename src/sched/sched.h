@@ -449,6 +449,8 @@ typedef enum sched_reason_kind {
     SCHED_REASON_DEPENDENCY,   /* driver's: waits for another task */
     SCHED_REASON_TASK_CAP,     /* the GPUs that would take it run max_tasks_per_gpu tasks (gpu:
                                   the first) */
+    SCHED_REASON_STATE_SPACE,  /* driver's: its state directory is short of free space, so
+                                  nothing starts */
     SCHED_REASON_COUNT
 } sched_reason_kind;
 

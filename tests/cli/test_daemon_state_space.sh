@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # state_min_free_mib: while the state directory's filesystem has less than that free, the
-# daemon refuses new tasks (saying how short it is), starts no queued one and keeps running
-# (its database still answers); running tasks' output is dropped, with a line in their stderr
-# log when that starts and when it ends, and the task goes on. The free space is a gauge in
-# the metrics. Part 1 sets a floor above what the disk has; part 2 runs on a 16 MiB tmpfs that
-# the test fills and empties, and needs to mount one (root with CAP_SYS_ADMIN: it says so and
-# stops when it cannot).
+# daemon refuses new tasks (saying how short it is), starts no queued one (whose reason says
+# why) and keeps running (its database still answers); running tasks' output is dropped, with
+# a line in their stderr log when that starts and when it ends, and the task goes on. The free
+# space is a gauge in the metrics. Part 1 sets a floor above what the disk has; part 2 runs on
+# a 16 MiB tmpfs that the test fills and empties, and needs to mount one (root with
+# CAP_SYS_ADMIN: it says so and stops when it cannot).
 set -u
 CARMA=$1
 fails=0
@@ -64,6 +64,10 @@ wait_until 10 grep -q "output is dropped until it has more" "$log/stderr" \
     || fail "the writer's stderr log does not say its output is dropped"
 sleep 1
 task_is "$held" queued || fail "a queued task started under the floor: $(task_state "$held")"
+js=$("$CARMA" show --json "$held")
+[ "$(jq -r .reason_code <<<"$js")" = state_space ] \
+    && jq -r .reason <<<"$js" | grep -qE "^the state directory's filesystem is short of space \([0-9]+ MiB free, state_min_free_mib = 8\)$" \
+    || fail "the queued task's reason: $(jq -c '[.reason_code, .reason]' <<<"$js")"
 task_is "$t" running || fail "the writer did not go on: $(task_state "$t")"
 rm -f "$STATE/filler"
 wait_until 5 grep -q "MiB free again" "$tmp/daemon.log" || fail "the daemon did not see the room"
