@@ -57,7 +57,8 @@ static const char usage[] =
     "  --output-dir DIR    where a private daemon's task output is kept (default: the\n"
     "                      current directory, as Slurm's slurm-JOBID.out)\n"
     "  --timeout SECONDS   cancel the tasks still live after this long, and exit 124\n"
-    REQUEST_USAGE;
+    REQUEST_USAGE
+    "                                   and a private daemon's (it is started with them)\n";
 
 static const struct option longopts[] = {
     {"private", no_argument, NULL, OPT_PRIVATE},

@@ -129,13 +129,16 @@ void d_check_state_space(daemon_state *d)
     int64_t floor = (int64_t)d->cfg.daemon.state_min_free_mib << 20;
     int64_t free = fs_free_bytes(d->state_fd);
     if (free < 0) { /* unknown: the last verdict stands, and the last figure */
-        if (d->state_free_read >= 0)
+        if (d->state_free_read >= 0 && floor > 0)
             dlog(d, "state directory %s: its free space cannot be read (%s); %s until it can",
                  dir, strerror(errno),
                  d->state_low ? "new tasks stay refused" : "taken to be enough");
         d->state_free_read = -1;
         return;
     }
+    if (d->state_free_read < 0 && floor > 0)
+        dlog(d, "state directory %s: its free space can be read again: %lld MiB", dir,
+             (long long)(free >> 20));
     d->state_free_read = 1;
     d->state_free_mib = free >> 20;
     bool low = floor > 0 && fs_under_floor(free, floor, d->state_low);
@@ -156,8 +159,8 @@ int d_state_space_refuses(const daemon_state *d, carma_err *err)
     if (!d->state_low)
         return 0;
     return carma_err_set(err, "the state directory's filesystem (%s) %s %lld MiB free, less "
-                         "than state_min_free_mib = %d: no new tasks until it has more (ask "
-                         "the administrator)", d->opts->state_dir,
+                         "than state_min_free_mib = %d: no new tasks until it has more (free "
+                         "some, or have state_min_free_mib lowered)", d->opts->state_dir,
                          d->state_free_read > 0 ? "has" : "had, when last read",
                          (long long)d->state_free_mib, d->cfg.daemon.state_min_free_mib);
 }

@@ -8,7 +8,11 @@ int64_t fs_free_bytes(int fd)
     struct statvfs v;
     if (fstatvfs(fd, &v))
         return -1;
-    uint64_t blocks = v.f_bavail, size = v.f_frsize;
+    return fs_bytes(v.f_bavail, v.f_frsize);
+}
+
+int64_t fs_bytes(uint64_t blocks, uint64_t size)
+{
     if (size != 0 && blocks > (uint64_t)INT64_MAX / size)
         return INT64_MAX; /* some FUSE and network filesystems report that much */
     return (int64_t)(blocks * size);

@@ -10,6 +10,8 @@
  * the filesystem of open descriptor fd; INT64_MAX when more than that; -1 when it cannot be
  * read (errno set). A quota is not seen: this is the filesystem's free space. */
 int64_t fs_free_bytes(int fd);
+/* blocks x size, INT64_MAX when more than that (fs_free_bytes' product). */
+int64_t fs_bytes(uint64_t blocks, uint64_t size);
 
 /* Whether free space `free` is under floor `floor` (bytes, > 0), given whether it was under
  * before: once under, it stays so until it is floor/16 above the floor, so that a filesystem

@@ -4,7 +4,6 @@
  * defaults (datadir.h) and a filesystem's free space against a floor (fsfree.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -196,7 +196,7 @@ static void data_defaults_follow_the_data_dir(void **state)
 }
 
 /* Under the floor once, it takes a sixteenth more to be out; a real descriptor has some free
- * space, a closed one none to tell. */
+ * space, a closed one none to tell; a product past INT64_MAX saturates. */
 static void free_space_against_a_floor(void **state)
 {
     (void)state;
@@ -210,6 +210,10 @@ static void free_space_against_a_floor(void **state)
     assert_true(fs_free_bytes(fd) >= 0);
     close(fd);
     assert_int_equal(fs_free_bytes(fd), -1);
+    assert_true(fs_bytes(3, 4096) == 12288);
+    assert_true(fs_bytes((uint64_t)INT64_MAX / 4096, 4096) == INT64_MAX / 4096 * 4096);
+    assert_true(fs_bytes((uint64_t)INT64_MAX / 4096 + 1, 4096) == INT64_MAX); /* saturates */
+    assert_true(fs_bytes(UINT64_MAX, 0) == 0);
 }
 
 int main(void)
