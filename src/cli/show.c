@@ -21,6 +21,10 @@ static const char usage[] =
  * users'); anything else as JSON, which escapes them itself. */
 static void print_value(const char *key, const json_t *v, int indent)
 {
+    if (json_is_object(v) && json_object_size(v) == 0) {
+        printf("%*s%-13s %s\n", indent, "", key, TIME_UNKNOWN); /* none: not a bare "key:" */
+        return;
+    }
     if (json_is_object(v)) {
         printf("%*s%s:\n", indent, "", key);
         const char *k;

@@ -24,6 +24,8 @@ grep -qF 'evil\x1b[2J\nline2' <<<"$out" || fail "queue should show the name esca
 out=$("$CARMA" show "$id") || fail "show"
 grep -q "$esc" <<<"$out" && fail "show printed a raw ESC: $(cat -v <<<"$out")"
 grep -qF 'name          evil\x1b[2J\nline2' <<<"$out" || fail "show: $(cat -v <<<"$out")"
+# no memory figure: one "mem  -" line, not a bare "mem:" heading
+grep -qxE 'mem +-' <<<"$out" || fail "show's mem line: $(grep -A1 '^mem' <<<"$out")"
 [ "$("$CARMA" show --json "$id" | jq -r .name)" = "$name" ] || fail "--json should keep the name exact"
 [ "$("$CARMA" queue --json | jq -r '.[0].name')" = "$name" ] || fail "queue --json exact"
 "$CARMA" cancel "$id" >/dev/null
