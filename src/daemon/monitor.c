@@ -53,7 +53,8 @@ int d_monitor_open(daemon_state *d, carma_err *err)
     d->readings = calloc((size_t)d->ngpus, sizeof *d->readings);
     d->windows = calloc((size_t)d->ngpus, sizeof *d->windows);
     d->views = calloc((size_t)d->ngpus, sizeof *d->views);
-    if (!d->readings || !d->windows || !d->views)
+    d->unnamed = calloc((size_t)d->ngpus, sizeof *d->unnamed);
+    if (!d->readings || !d->windows || !d->views || !d->unnamed)
         return carma_err_set(err, "out of memory");
     for (int g = 0; g < d->ngpus; g++) {
         if (window_init(&d->windows[g], d->cfg.sched.window, err))
@@ -71,6 +72,7 @@ void d_monitor_close(daemon_state *d)
     free(d->windows);
     free(d->readings);
     free(d->views);
+    free(d->unnamed);
     if (d->backend)
         d->ops->close(d->backend);
     dcgm_set_log(NULL);
@@ -181,6 +183,25 @@ static void track_tasks(daemon_state *d, double now)
     proc_table_free(&pt);
 }
 
+/* A task is told its GPUs by UUID (CUDA_VISIBLE_DEVICES, env.c): on a GPU whose UUID the
+ * backend cannot read (NVML retries it each sample) it would be told none and see no GPU. So
+ * such a GPU takes nothing (its view: busy, memory unknown), and the log says so when that
+ * starts and ends. */
+static void no_uuid_no_tasks(daemon_state *d, int g)
+{
+    bool unnamed = d->readings[g].uuid[0] == '\0';
+    if (unnamed) {
+        d->views[g].idle = false;
+        d->views[g].free_known = false;
+    }
+    if (unnamed && !d->unnamed[g])
+        dlog(d, "GPU %d: its UUID cannot be read, so nothing is placed on it until it can", g);
+    else if (!unnamed && d->unnamed[g])
+        dlog(d, "GPU %d: its UUID is %s now; tasks may be placed on it", g,
+             d->readings[g].uuid);
+    d->unnamed[g] = unnamed;
+}
+
 void d_monitor_tick(daemon_state *d)
 {
     carma_err err;
@@ -204,6 +225,7 @@ void d_monitor_tick(daemon_state *d)
             .smact = a.smact, .smocc = a.smocc, .drama = a.drama,
             .idle = gpu_reading_idle(r, PROC_ROOT), /* MPS servers do not make a GPU busy */
         };
+        no_uuid_no_tasks(d, g);
     }
     d->have_sample = d->sample_ok = true;
     track_tasks(d, now);
