@@ -172,6 +172,7 @@ typedef struct daemon_state {
     metric_window *windows;
     gpu_view *views;
     bool *unnamed;       /* per GPU: its UUID unknown at the last sample (no tasks go there) */
+    bool *mig_late;      /* per GPU: found in MIG mode after start (no tasks go there) */
     dtask **tasks;       /* the live tasks (queued, running; ended ones until the commit
                             that recorded their end), in no order: t->live_idx is each one's
                             index; every other task is only in the store */

@@ -54,7 +54,8 @@ int d_monitor_open(daemon_state *d, carma_err *err)
     d->windows = calloc((size_t)d->ngpus, sizeof *d->windows);
     d->views = calloc((size_t)d->ngpus, sizeof *d->views);
     d->unnamed = calloc((size_t)d->ngpus, sizeof *d->unnamed);
-    if (!d->readings || !d->windows || !d->views || !d->unnamed)
+    d->mig_late = calloc((size_t)d->ngpus, sizeof *d->mig_late);
+    if (!d->readings || !d->windows || !d->views || !d->unnamed || !d->mig_late)
         return carma_err_set(err, "out of memory");
     for (int g = 0; g < d->ngpus; g++) {
         if (window_init(&d->windows[g], d->cfg.sched.window, err))
@@ -73,6 +74,7 @@ void d_monitor_close(daemon_state *d)
     free(d->readings);
     free(d->views);
     free(d->unnamed);
+    free(d->mig_late);
     if (d->backend)
         d->ops->close(d->backend);
     dcgm_set_log(NULL);
@@ -184,22 +186,27 @@ static void track_tasks(daemon_state *d, double now)
 }
 
 /* A task is told its GPUs by UUID (CUDA_VISIBLE_DEVICES, env.c): on a GPU whose UUID the
- * backend cannot read (NVML retries it each sample) it would be told none and see no GPU. So
- * such a GPU takes nothing (its view: busy, memory unknown), and the log says so when that
- * starts and ends. */
-static void no_uuid_no_tasks(daemon_state *d, int g)
+ * backend cannot read (NVML retries it each sample) it would be told none and see no GPU. A
+ * GPU found in MIG mode only then (its mode was unknown when the backend left such GPUs out:
+ * lost at start) runs no task as a whole GPU. So such a GPU takes nothing (its view: busy,
+ * memory unknown), and the log says so when that starts and ends. */
+static void unusable_gpu_takes_nothing(daemon_state *d, int g)
 {
-    bool unnamed = d->readings[g].uuid[0] == '\0';
-    if (unnamed) {
+    const gpu_reading *r = &d->readings[g];
+    bool unnamed = r->uuid[0] == '\0', mig = r->mig == GPU_MIG_ON;
+    if (unnamed || mig) {
         d->views[g].idle = false;
         d->views[g].free_known = false;
     }
     if (unnamed && !d->unnamed[g])
         dlog(d, "GPU %d: its UUID cannot be read, so nothing is placed on it until it can", g);
-    else if (!unnamed && d->unnamed[g])
-        dlog(d, "GPU %d: its UUID is %s now; tasks may be placed on it", g,
-             d->readings[g].uuid);
+    else if (!unnamed && d->unnamed[g] && !mig) /* in MIG mode: said below */
+        dlog(d, "GPU %d: its UUID is %s now; tasks may be placed on it", g, r->uuid);
+    if (mig && !d->mig_late[g])
+        dlog(d, "GPU %d (%s) is in MIG mode: carma schedules whole GPUs, so nothing is placed "
+                "on it (a restart of the daemon leaves it out)", g, r->uuid);
     d->unnamed[g] = unnamed;
+    d->mig_late[g] = mig;
 }
 
 void d_monitor_tick(daemon_state *d)
@@ -225,7 +232,7 @@ void d_monitor_tick(daemon_state *d)
             .smact = a.smact, .smocc = a.smocc, .drama = a.drama,
             .idle = gpu_reading_idle(r, PROC_ROOT), /* MPS servers do not make a GPU busy */
         };
-        no_uuid_no_tasks(d, g);
+        unusable_gpu_takes_nothing(d, g);
     }
     d->have_sample = d->sample_ok = true;
     track_tasks(d, now);
