@@ -189,7 +189,6 @@ int daemon_run(const daemon_options *opts, carma_err *err)
     d->listen_fd = -1;
     d->started_wall = daemon_wall_now();
     d->state_fd = d->lock_fd = d->attempts_fd = -1;
-    d->state_free_mib = -1;
     /* Everything the daemon writes is private (the database holds every task's environment);
      * the tasks get the umask it was started with back. */
     d->task_umask = umask(077);

@@ -199,7 +199,7 @@ typedef struct daemon_state {
     carma_err fatal;
     bool failed;
     int64_t state_free_mib; /* free to unprivileged users in the state directory's
-                               filesystem when last read; -1 never read */
+                               filesystem when last read (none while state_free_read is 0) */
     int state_free_read; /* the last tick's read of it: 1 read, -1 failed, 0 none yet */
     bool state_low;      /* under state_min_free_mib (util/fsfree.h), as last read */
     int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */

@@ -28,16 +28,21 @@ void outpump_write_all(int fd, const char *p, size_t n)
     }
 }
 
+static void say(outpump *p, const char *line)
+{
+    outpump_write_all(p->file[1], line, strlen(line));
+}
+
 void outpump_open(outpump *p, int outfd, int errfd, int64_t limit, int w[2])
 {
     *p = (outpump){.pipe_r = {-1, -1}, .file = {outfd, errfd}, .limit = limit > 0 ? limit : 0};
     int po[2] = {-1, -1}, pe[2];
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
-        char line[160];
-        int len = snprintf(line, sizeof line,
-                           "carma: no pipe for the task's output (%s): it writes these logs "
-                           "itself, with no output limit\n", strerror(errno));
-        outpump_write_all(errfd, line, (size_t)len);
+        char line[192];
+        snprintf(line, sizeof line,
+                 "carma: no pipe for the task's output (%s): it writes these logs itself, with "
+                 "no output limit and no free-space floor\n", strerror(errno));
+        say(p, line);
         if (po[0] >= 0) {
             close(po[0]);
             close(po[1]);
@@ -62,11 +67,6 @@ void outpump_parent(outpump *p, const int w[2])
         return; /* the task writes to the files themselves */
     close(w[0]);
     close(w[1]);
-}
-
-static void say(outpump *p, const char *line)
-{
-    outpump_write_all(p->file[1], line, strlen(line));
 }
 
 /* Whether n more bytes must be dropped for the floor: looks at the free space after every
