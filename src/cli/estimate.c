@@ -56,9 +56,10 @@ static const char *const usage =
     "  --trace FILE      the same estimate from a trace the tracer wrote\n"
     "  --fit-xmem INDEX  fit the xmem estimator's workspace rule, contexts and margin on traces\n"
     "                    of the synthetic datasets (tools/xmem_synthetic.py writes INDEX);\n"
-    "                    prints the fit at each workspace ratio tried, the coefficients, and\n"
-    "                    how they hold on rows they were not fitted on: K-fold cross-\n"
-    "                    validation, row i in fold i mod K (default 5; 0: none)\n"
+    "                    prints the fit at each workspace ratio (with the cap chosen) and\n"
+    "                    the best ratio at each cap tried, the coefficients, and how they\n"
+    "                    hold on rows they were not fitted on: K-fold cross-validation,\n"
+    "                    row i in fold i mod K (default 5; 0: none)\n"
     "  --ws-band W       with --fit-xmem, to compare: fit with the workspace rule's band\n"
     "                    W x the input wide (default 1, the estimator's; 0: one size)\n"
     "Data files are read from $CARMA_DATA_DIR, else the source tree's data/.\n";
@@ -188,6 +189,15 @@ static void print_held(const char *family, const xmem_fit_held *h)
            "%.4f\n", family, h->under, h->rows, 100 * h->worst, h->median_err);
 }
 
+static void print_step(const xmem_fit_step *s)
+{
+    char cap[32] = "none";
+    if (s->cap_mib > 0)
+        snprintf(cap, sizeof cap, "%.0f", s->cap_mib);
+    printf("%5.1f  %7s  %10.4f  %6.3f  %11.1f\n", s->ratio, cap, s->median_err, s->margin,
+           s->context_mib);
+}
+
 static int run_fit_xmem(const char *index, double band, int folds)
 {
     carma_err err;
@@ -195,19 +205,31 @@ static int run_fit_xmem(const char *index, double band, int folds)
     xmem_fit_report r;
     if (xmem_fit(index, band, folds, &c, &r, &err))
         return cli_fail("estimate", &err);
-    printf("workspace band %g x the input; per ratio, the convolution rows' fit:\n"
-           "ratio  median_err  margin  context_mib\n", band);
+    const char *head = "ratio  cap_mib  median_err  margin  context_mib\n";
+    printf("workspace band %g x the input; the convolution rows' fit at each ratio, with the cap "
+           "chosen:\n%s", band, head);
     for (size_t i = 0; i < r.nsteps; i++)
-        printf("%5.1f  %10.4f  %6.3f  %11.1f\n", r.steps[i].ratio, r.steps[i].median_err,
-               r.steps[i].margin, r.steps[i].context_mib);
+        if (r.steps[i].cap_mib == c.conv_ws_cap_mib)
+            print_step(&r.steps[i]);
+    printf("at each cap, its best ratio:\n%s", head);
+    for (size_t k = 0; k < XMEM_FIT_CAPS; k++) {
+        const xmem_fit_step *b = NULL;
+        for (size_t i = 0; i < r.nsteps; i++)
+            if (r.steps[i].cap_mib == xmem_fit_caps_mib[k] &&
+                (!b || r.steps[i].median_err < b->median_err))
+                b = &r.steps[i];
+        if (b)
+            print_step(b);
+    }
     printf("rows: with convolutions %zu, without %zu\n", r.rows_conv, r.rows_plain);
     printf("median |relative error| with the margins: with convolutions %.4f, without %.4f\n",
            r.median_err_conv, r.median_err_plain);
     printf("underestimated with the margin: with convolutions %zu, without %zu\n", r.under_conv,
            r.under_plain);
-    printf("coefficients: context_conv %.17g MiB, context_plain %.17g MiB, conv_ws_ratio %.17g\n"
-           "margin_conv %.17g, margin_plain %.17g\n", c.context_conv_mib, c.context_plain_mib,
-           c.conv_ws_ratio, c.margin_conv, c.margin_plain);
+    printf("coefficients: context_conv %.17g MiB, context_plain %.17g MiB, conv_ws_ratio %.17g,"
+           " conv_ws_cap %.17g MiB (0: none)\nmargin_conv %.17g, margin_plain %.17g\n",
+           c.context_conv_mib, c.context_plain_mib, c.conv_ws_ratio, c.conv_ws_cap_mib,
+           c.margin_conv, c.margin_plain);
     if (r.folds) {
         printf("cross-validated, %d folds (each row estimated by the fit on the others):\n",
                r.folds);

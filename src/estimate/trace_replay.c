@@ -149,9 +149,14 @@ int mtrace_replay(const mtrace_events *t, const replay_rules *rules, replay_resu
             break;
         case TEV_CONV:
             /* GEMM-based algorithms unfold the input (im2col: k*k times it for a k x k
-             * kernel), so the workspace is taken in proportion to the input */
-            if (rules->workspaces)
-                rc = transient(&ca, (uint64_t)(rules->conv_ws_ratio * (double)e->a));
+             * kernel), so the workspace is taken in proportion to the input; cuDNN's
+             * heuristics pass over algorithms whose workspace is too large, hence a cap */
+            if (rules->workspaces) {
+                double ws = rules->conv_ws_ratio * (double)e->a;
+                if (rules->conv_ws_cap_mib > 0 && ws > rules->conv_ws_cap_mib * 1048576.0)
+                    ws = rules->conv_ws_cap_mib * 1048576.0;
+                rc = transient(&ca, (uint64_t)ws);
+            }
             break;
         case TEV_STEP: break;
         }

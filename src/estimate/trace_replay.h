@@ -40,7 +40,8 @@ void mtrace_free(mtrace_events *t);
 
 typedef struct replay_rules {
     bool workspaces;          /* false: tensors only */
-    double conv_ws_ratio;     /* cuDNN workspace = ratio x the convolution's input bytes */
+    double conv_ws_ratio;     /* cuDNN workspace = ratio x the convolution's input bytes, */
+    double conv_ws_cap_mib;   /* and at most this many MiB (0: no cap) */
 } replay_rules;
 
 typedef struct replay_result {

@@ -8,14 +8,15 @@
 
 #define MIB (1024.0 * 1024.0)
 
-int xmem_replay_band(const mtrace_events *t, double ratio, double band, replay_result *r,
-                     carma_err *err)
+int xmem_replay_band(const mtrace_events *t, double ratio, double cap_mib, double band,
+                     replay_result *r, carma_err *err)
 {
     memset(r, 0, sizeof *r);
     /* without convolutions every k replays the same: once is enough */
     double lo = t->convs ? fmax(0, ratio - band) : ratio;
     for (double k = ratio; k >= lo - 1e-9; k -= XMEM_WS_STEP) {
-        replay_rules rules = {.workspaces = true, .conv_ws_ratio = fmax(0, k)};
+        replay_rules rules = {.workspaces = true, .conv_ws_ratio = fmax(0, k),
+                              .conv_ws_cap_mib = cap_mib};
         replay_result one;
         if (mtrace_replay(t, &rules, &one, err))
             return -1;
@@ -31,7 +32,8 @@ int xmem_estimate_trace(const mtrace_events *t, const xmem_coeffs *c, xmem_estim
     memset(e, 0, sizeof *e);
     replay_rules bare = {.workspaces = false};
     replay_result rb, rf;
-    if (mtrace_replay(t, &bare, &rb, err) || xmem_replay_band(t, c->conv_ws_ratio, XMEM_WS_BAND, &rf, err))
+    if (mtrace_replay(t, &bare, &rb, err) ||
+        xmem_replay_band(t, c->conv_ws_ratio, c->conv_ws_cap_mib, XMEM_WS_BAND, &rf, err))
         return -1;
     e->convolutions = t->convs > 0;
     e->steps = t->steps;

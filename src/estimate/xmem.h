@@ -11,7 +11,9 @@
 #include "util/err.h"
 
 /* The cuDNN workspace rule: each convolution takes a transient workspace of k x its input's
- * bytes, and the reserved peak is the largest replayed for k in [ratio - XMEM_WS_BAND, ratio]
+ * bytes, capped at a fitted size (cuDNN's heuristics pass over algorithms whose workspace
+ * would be too large), and the reserved peak is the largest replayed for k in
+ * [ratio - XMEM_WS_BAND, ratio]
  * in steps of XMEM_WS_STEP (k >= 0). Why a band: the real size is not known that closely, and
  * the reserve jumps with it (a workspace a little larger than a cached block opens a new
  * segment, one under 10 MiB a 20 MiB one), so the estimate should not rest on one size that
@@ -25,6 +27,7 @@ typedef struct xmem_coeffs {
     double context_conv_mib;  /* CUDA context, libraries, handles: jobs with convolutions */
     double context_plain_mib; /* the same without (no cuDNN) */
     double conv_ws_ratio;     /* cuDNN workspace rule: the band's upper end (see above) */
+    double conv_ws_cap_mib;   /* and the largest workspace (0: no cap) */
     double margin_conv;       /* safety margins, fractions of the reserved peak, for jobs */
     double margin_plain;      /* with and without convolutions */
 } xmem_coeffs;
@@ -38,10 +41,11 @@ typedef struct xmem_estimate {
     int steps;
 } xmem_estimate;
 
-/* The replay with workspaces under the rule above, for a band `band` wide (XMEM_WS_BAND; 0:
- * the one k = ratio): the result whose reserved peak is the largest over the band. */
-int xmem_replay_band(const mtrace_events *t, double ratio, double band, replay_result *r,
-                     carma_err *err);
+/* The replay with workspaces under the rule above (cap_mib 0: no cap), for a band `band` wide
+ * (XMEM_WS_BAND; 0: the one k = ratio): the result whose reserved peak is the largest over
+ * the band. */
+int xmem_replay_band(const mtrace_events *t, double ratio, double cap_mib, double band,
+                     replay_result *r, carma_err *err);
 
 /* The estimate of a loaded trace. reserved_mib is the tensors-only reserved peak;
  * workspaces_mib what the workspaces add to it (fragmentation can make it negative). */
@@ -53,9 +57,14 @@ int xmem_estimate_trace(const mtrace_events *t, const xmem_coeffs *c, xmem_estim
  * convolutions. */
 #define XMEM_FIT_STEPS 29
 
-/* One point of that grid: the convolution family's fit with that ratio. */
+/* The caps it tries, with each ratio: none, then 16 GiB down to 256 MiB by halves (larger
+ * first, so that a tie keeps the larger workspace). */
+#define XMEM_FIT_CAPS 8
+extern const double xmem_fit_caps_mib[XMEM_FIT_CAPS];
+
+/* One point of that grid: the convolution family's fit with that ratio and cap. */
 typedef struct xmem_fit_step {
-    double ratio, median_err, margin, context_mib;
+    double ratio, cap_mib, median_err, margin, context_mib;
 } xmem_fit_step;
 
 /* Held-out figures of one family: each row estimated by the fit on the other folds. */
@@ -69,7 +78,7 @@ typedef struct xmem_fit_held {
 #define XMEM_DEFAULT_FOLDS 5
 
 typedef struct xmem_fit_report {
-    xmem_fit_step steps[XMEM_FIT_STEPS];
+    xmem_fit_step steps[XMEM_FIT_CAPS * XMEM_FIT_STEPS]; /* by cap, then ratio */
     size_t nsteps;
     size_t rows_conv, rows_plain;
     double median_err_conv, median_err_plain; /* median |relative error|, margins included */

@@ -10,6 +10,7 @@ static const xmem_coeffs fitted = {
     .context_conv_mib = 2257.52,
     .context_plain_mib = 1439.6500000000001,
     .conv_ws_ratio = 6.5,
+    .conv_ws_cap_mib = 4096,
     .margin_conv = 0.31500000000000017,
     .margin_plain = 0.25500000000000012,
 };

@@ -5,12 +5,12 @@
  * with workspaces. No row may be underestimated, so for a margin m the context of a family
  * (with / without convolutions) is the smallest that covers every row; m is the one, on a
  * grid, whose estimates have the smallest median |relative error|; the cuDNN workspace rule's
- * ratio (xmem.h) is the one, on a grid, that gives the convolution rows the smallest such
- * error. Each family keeps its own margin.
+ * ratio and cap (xmem.h) are the pair, on a grid, that gives the convolution rows the smallest
+ * such error. Each family keeps its own margin.
  *
  * A rule that covers every row it was fitted on says nothing of rows it was not, so the fit
  * is also cross-validated: rows are dealt into K folds by their place in the index, and each
- * fold is estimated by the fit on the others. Every row is replayed once per ratio of the grid
+ * fold is estimated by the fit on the others. Every row is replayed once per point of the grid
  * and the peaks kept, so the K + 1 fits cost no more replays than one. */
 #include "estimate/xmem.h"
 
@@ -35,7 +35,8 @@ typedef struct fit_row {
 typedef struct fit_data {
     fit_row *rows;
     size_t n;
-    double *peak;   /* peak[k * n + i]: row i's reserved peak (MiB) at grid ratio k, band applied */
+    double *peak;   /* peak[p * n + i]: row i's reserved peak (MiB) at grid point p (cap c,
+                     * ratio k: p = c * XMEM_FIT_STEPS + k), band applied */
     double *buf;    /* n scratch values */
 } fit_data;
 
@@ -53,26 +54,43 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+const double xmem_fit_caps_mib[XMEM_FIT_CAPS] = {0, 16384, 8192, 4096, 2048, 1024, 512, 256};
+
+#define FIT_POINTS (XMEM_FIT_CAPS * XMEM_FIT_STEPS)
+
 /* Row i's single-ratio peaks at every grid point, then the band's: the largest over
- * [ratio - band, ratio] (as xmem_replay_band replays it). */
+ * [ratio - band, ratio] (as xmem_replay_band replays it). A cap no workspace of the row
+ * reaches replays as no cap: not replayed again. */
 static int replay_row(const mtrace_events *t, double band, double *peak, size_t n, size_t i,
                       carma_err *err)
 {
-    double one[XMEM_FIT_STEPS];
-    for (size_t k = 0; k < XMEM_FIT_STEPS; k++) {
-        replay_rules rules = {.workspaces = true, .conv_ws_ratio = k * XMEM_WS_STEP};
-        replay_result r;
-        if ((k == 0 || t->convs) && mtrace_replay(t, &rules, &r, err))
-            return -1;
-        one[k] = k == 0 || t->convs ? (double)r.peak_reserved / MIB : one[0];
-    }
+    double one[FIT_POINTS], widest = 0; /* the largest convolution input, MiB */
+    for (size_t e = 0; e < t->n; e++)
+        if (t->ev[e].kind == TEV_CONV)
+            widest = fmax(widest, (double)t->ev[e].a / MIB);
+    for (size_t c = 0; c < XMEM_FIT_CAPS; c++)
+        for (size_t k = 0; k < XMEM_FIT_STEPS; k++) {
+            double cap = xmem_fit_caps_mib[c], ratio = k * XMEM_WS_STEP;
+            size_t p = c * XMEM_FIT_STEPS + k;
+            if ((k > 0 && !t->convs) || (c > 0 && !(ratio * widest > cap))) {
+                one[p] = one[k > 0 && !t->convs ? c * XMEM_FIT_STEPS : k];
+                continue;
+            }
+            replay_rules rules = {.workspaces = true, .conv_ws_ratio = ratio,
+                                  .conv_ws_cap_mib = cap};
+            replay_result r;
+            if (mtrace_replay(t, &rules, &r, err))
+                return -1;
+            one[p] = (double)r.peak_reserved / MIB;
+        }
     size_t wide = t->convs ? (size_t)floor(band / XMEM_WS_STEP + 2e-9) : 0;
-    for (size_t k = 0; k < XMEM_FIT_STEPS; k++) {
-        double p = 0;
-        for (size_t j = 0; j <= wide && j <= k; j++)
-            p = fmax(p, one[k - j]);
-        peak[k * n + i] = p;
-    }
+    for (size_t c = 0; c < XMEM_FIT_CAPS; c++)
+        for (size_t k = 0; k < XMEM_FIT_STEPS; k++) {
+            double p = 0;
+            for (size_t j = 0; j <= wide && j <= k; j++)
+                p = fmax(p, one[c * XMEM_FIT_STEPS + k - j]);
+            peak[(c * XMEM_FIT_STEPS + k) * n + i] = p;
+        }
     return 0;
 }
 
@@ -93,7 +111,7 @@ static int load_rows(const char *index_csv, double band, int folds, fit_data *d,
     char *base = dirname(dir);
     size_t cap = tb.nrows ? tb.nrows : 1;
     d->rows = calloc(cap, sizeof *d->rows);
-    d->peak = calloc(cap * XMEM_FIT_STEPS, sizeof *d->peak);
+    d->peak = calloc(cap * FIT_POINTS, sizeof *d->peak);
     d->buf = calloc(cap, sizeof *d->buf);
     int rc = d->rows && d->peak && d->buf ? 0 : carma_err_set(err, "out of memory");
     for (size_t i = 0; !rc && i < tb.nrows; i++) {
@@ -114,7 +132,7 @@ static int load_rows(const char *index_csv, double band, int folds, fit_data *d,
     }
     csv_free(&tb);
     /* peaks were laid out for every index row; close the gaps of the rows left out */
-    for (size_t k = 1; !rc && d->n < tb.nrows && k < XMEM_FIT_STEPS; k++)
+    for (size_t k = 1; !rc && d->n < tb.nrows && k < FIT_POINTS; k++)
         memmove(d->peak + k * d->n, d->peak + k * tb.nrows, d->n * sizeof *d->peak);
     return rc;
 }
@@ -125,8 +143,8 @@ static bool in_fit(const fit_row *r, bool conv, int out)
     return r->conv == conv && (out < 0 || r->fold != out);
 }
 
-/* For one family, ratio k and margin m, the rows outside fold `out`: the smallest context
- * that leaves none underestimated, and the median |relative error| that gives. */
+/* For one family, grid point k and margin m, the rows outside fold `out`: the smallest
+ * context that leaves none underestimated, and the median |relative error| that gives. */
 static double context_for(const fit_data *d, size_t k, bool conv, int out, double m,
                           double *med_err)
 {
@@ -163,23 +181,26 @@ static void fit_family(const fit_data *d, size_t k, bool conv, int out, double *
 }
 
 /* The whole fit on the rows outside fold `out`; the grid's steps into r when r is not NULL.
- * Returns the chosen ratio's grid index. */
+ * Returns the chosen grid point (cap, ratio). */
 static size_t fit_all(const fit_data *d, int out, xmem_coeffs *c, xmem_fit_report *r)
 {
     double best = INFINITY;
     size_t best_k = 0;
-    for (size_t k = 0; k < XMEM_FIT_STEPS; k++) {
+    for (size_t k = 0; k < FIT_POINTS; k++) {
         double ctx, m, e;
         fit_family(d, k, true, out, &ctx, &m, &e);
         if (r)
-            r->steps[r->nsteps++] = (xmem_fit_step){k * XMEM_WS_STEP, e, m, ctx};
+            r->steps[r->nsteps++] = (xmem_fit_step){(k % XMEM_FIT_STEPS) * XMEM_WS_STEP,
+                                                    xmem_fit_caps_mib[k / XMEM_FIT_STEPS], e,
+                                                    m, ctx};
         if (e < best) {
             best = e;
             best_k = k;
         }
     }
     double e_conv, e_plain;
-    c->conv_ws_ratio = best_k * XMEM_WS_STEP;
+    c->conv_ws_ratio = (best_k % XMEM_FIT_STEPS) * XMEM_WS_STEP;
+    c->conv_ws_cap_mib = xmem_fit_caps_mib[best_k / XMEM_FIT_STEPS];
     fit_family(d, best_k, true, out, &c->context_conv_mib, &c->margin_conv, &e_conv);
     fit_family(d, best_k, false, out, &c->context_plain_mib, &c->margin_plain, &e_plain);
     if (r) {

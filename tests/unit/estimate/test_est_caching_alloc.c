@@ -193,12 +193,12 @@ static void test_conv_workspace_band(void **state)
     one.conv_ws_ratio = 5;
     assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
     assert_int_equal(r.peak_reserved, 10 * MiB);
-    assert_int_equal(xmem_replay_band(&t, 5.5, XMEM_WS_BAND, &r, &err), 0);
+    assert_int_equal(xmem_replay_band(&t, 5.5, 0, XMEM_WS_BAND, &r, &err), 0);
     assert_int_equal(r.peak_reserved, 20 * MiB);
-    assert_int_equal(xmem_replay_band(&t, 5.5, 0, &r, &err), 0); /* no band: k = 5.5 alone */
+    assert_int_equal(xmem_replay_band(&t, 5.5, 0, 0, &r, &err), 0); /* no band: k = 5.5 alone */
     assert_int_equal(r.peak_reserved, 12 * MiB);
     /* the band stops at k = 0: ratio 0.5 tries 0.5 (1 MiB: small pool, a 2 MiB segment), 0 */
-    assert_int_equal(xmem_replay_band(&t, 0.5, XMEM_WS_BAND, &r, &err), 0);
+    assert_int_equal(xmem_replay_band(&t, 0.5, 0, XMEM_WS_BAND, &r, &err), 0);
     assert_int_equal(r.peak_reserved, 2 * MiB);
     xmem_coeffs c = {.context_conv_mib = 1000, .conv_ws_ratio = 5.5, .margin_conv = 0.5};
     xmem_estimate e;
@@ -206,6 +206,24 @@ static void test_conv_workspace_band(void **state)
     assert_float_equal(e.reserved_mib, 0, 1e-9);
     assert_float_equal(e.workspaces_mib, 20, 1e-9);
     assert_float_equal(e.total_mib, 1000 + 20 + 10, 1e-9);
+    /* the cap: k = 5.5 asks 11 MiB; capped at 10 MiB it takes a 10 MiB segment, and a cap
+     * above what it asks changes nothing */
+    one = (replay_rules){.workspaces = true, .conv_ws_ratio = 5.5, .conv_ws_cap_mib = 10};
+    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 10 * MiB);
+    one.conv_ws_cap_mib = 16;
+    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 12 * MiB);
+    /* over the band, every k is capped: 11 -> 10 MiB, 10 MiB, 9 MiB (a 20 MiB segment) */
+    assert_int_equal(xmem_replay_band(&t, 5.5, 10, XMEM_WS_BAND, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 20 * MiB);
+    assert_int_equal(xmem_replay_band(&t, 5.5, 10, 0, &r, &err), 0);
+    assert_int_equal(r.peak_reserved, 10 * MiB);
+    c.conv_ws_cap_mib = 10;
+    c.conv_ws_ratio = 6; /* the band [5, 6]: 10 MiB at every k, capped */
+    assert_int_equal(xmem_estimate_trace(&t, &c, &e, &err), 0);
+    assert_float_equal(e.workspaces_mib, 10, 1e-9);
+    assert_float_equal(e.total_mib, 1000 + 10 + 5, 1e-9);
     mtrace_free(&t);
     unlink(path);
 }
@@ -237,16 +255,25 @@ static void test_bad_traces(void **state)
     unlink(path);
 }
 
-/* Writes a one-tensor trace of `mib` MiB (with a convolution when conv) into dir/name. */
-static void small_trace(const char *dir, const char *name, unsigned mib, bool conv)
+/* Writes a one-tensor trace of `mib` MiB into dir/name, with a convolution over an input of
+ * conv_in MiB when conv. */
+static void conv_trace(const char *dir, const char *name, unsigned mib, bool conv,
+                       unsigned conv_in)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fprintf(f, "carma-trace 1\na 1 %llu\n%ss 1\nend 1\n", (unsigned long long)mib * MiB,
-            conv ? "c 0 0 0\n" : "");
+    fprintf(f, "carma-trace 1\na 1 %llu\n", (unsigned long long)mib * MiB);
+    if (conv)
+        fprintf(f, "c %llu 0 0\n", (unsigned long long)conv_in * MiB);
+    fprintf(f, "s 1\nend 1\n");
     fclose(f);
+}
+
+static void small_trace(const char *dir, const char *name, unsigned mib, bool conv)
+{
+    conv_trace(dir, name, mib, conv, 0);
 }
 
 static void test_fit_rule(void **state)
@@ -272,7 +299,7 @@ static void test_fit_rule(void **state)
     xmem_fit_report r;
     carma_err err;
     assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, 0, &c, &r, &err), 0);
-    assert_int_equal(r.nsteps, XMEM_FIT_STEPS);
+    assert_int_equal(r.nsteps, XMEM_FIT_CAPS * XMEM_FIT_STEPS);
     assert_int_equal(r.rows_plain, 3);
     assert_int_equal(r.rows_conv, 2);
     assert_int_equal(r.under_plain + r.under_conv, 0);
@@ -289,6 +316,50 @@ static void test_fit_rule(void **state)
     }
     assert_float_equal(tightest, 0, 1e-6);
     const char *names[] = {"p1", "p2", "p3", "c1", "c2", "index.csv"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* The workspace cap is fitted with the ratio: two rows whose convolution input is 1000 MiB
+ * and which hold 256 MiB beside their 100 MiB tensor are fitted exactly only by the 256 MiB
+ * cap (any ratio from 0.5 asks at least 500 MiB; without a workspace, a context or margin
+ * that covers them overestimates the other rows); rows whose convolutions take nothing set
+ * the context. */
+static void test_fit_cap(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/carma-test-cap-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    small_trace(dir, "c1", 100, true);
+    small_trace(dir, "c2", 300, true);
+    conv_trace(dir, "c3", 100, true, 1000);
+    conv_trace(dir, "c4", 100, true, 1000);
+    char idx[600];
+    snprintf(idx, sizeof idx, "%s/index.csv", dir);
+    FILE *f = fopen(idx, "w");
+    assert_non_null(f);
+    fputs("trace,family,measured_mib\nc1,cnn,1900\nc2,cnn,2100\nc3,cnn,2156\nc4,cnn,2156\n", f);
+    fclose(f);
+    xmem_coeffs c;
+    xmem_fit_report r;
+    carma_err err;
+    assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, 0, &c, &r, &err), 0);
+    assert_int_equal(r.nsteps, XMEM_FIT_CAPS * XMEM_FIT_STEPS);
+    assert_int_equal(r.rows_conv, 4);
+    assert_float_equal(c.conv_ws_cap_mib, 256, 1e-9);
+    assert_float_equal(c.conv_ws_ratio, 0.5, 1e-9); /* the first ratio that fits exactly */
+    assert_float_equal(c.context_conv_mib, 1800, 1e-6);
+    assert_float_equal(c.margin_conv, 0, 1e-9);
+    assert_float_equal(r.median_err_conv, 0, 1e-9);
+    /* without a cap the best is worse: the grid's uncapped points all err */
+    for (size_t i = 0; i < r.nsteps; i++)
+        if (r.steps[i].cap_mib == 0)
+            assert_true(r.steps[i].median_err > 0.01);
+    const char *names[] = {"c1", "c2", "c3", "c4", "index.csv"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -346,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_conv_workspace_band),
         cmocka_unit_test(test_bad_traces),
         cmocka_unit_test(test_fit_rule),
+        cmocka_unit_test(test_fit_cap),
         cmocka_unit_test(test_fit_cross_validation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
