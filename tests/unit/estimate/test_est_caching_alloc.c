@@ -172,7 +172,21 @@ static void test_replay_and_parts(void **state)
     unlink(path);
 }
 
-/* The cuDNN rule: k x the input (not the output), the peak the largest over the band. */
+/* The reserved peak of t's replay with the cuDNN rule at ratio k and cap (MiB, 0: none):
+ * that one k when band < 0, else the band's (xmem_replay_band). */
+static uint64_t peak_of(const mtrace_events *t, double k, double cap, double band)
+{
+    replay_result r;
+    carma_err err;
+    replay_rules one = {.workspaces = true, .conv_ws_ratio = k, .conv_ws_cap_mib = cap};
+    int rc = band < 0 ? mtrace_replay(t, &one, &r, &err)
+                      : xmem_replay_band(t, k, cap, band, &r, &err);
+    assert_int_equal(rc, 0);
+    return r.peak_reserved;
+}
+
+/* The cuDNN rule: k x the input (not the output), at most the cap, the peak the largest over
+ * the band. */
 static void test_conv_workspace_band(void **state)
 {
     (void)state;
@@ -184,41 +198,27 @@ static void test_conv_workspace_band(void **state)
     mtrace_events t;
     carma_err err;
     assert_int_equal(mtrace_load(path, &t, &err), 0);
-    replay_result r;
     /* k = 5.5: 11 MiB, a segment of 12 MiB (rounded to 2 MiB); k = 5: 10 MiB, its own size;
      * k = 4.5: 9 MiB, under 10 MiB, so a 20 MiB segment: the band [4.5, 5.5] keeps 20 */
-    replay_rules one = {.workspaces = true, .conv_ws_ratio = 5.5};
-    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 12 * MiB);
-    one.conv_ws_ratio = 5;
-    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 10 * MiB);
-    assert_int_equal(xmem_replay_band(&t, 5.5, 0, XMEM_WS_BAND, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 20 * MiB);
-    assert_int_equal(xmem_replay_band(&t, 5.5, 0, 0, &r, &err), 0); /* no band: k = 5.5 alone */
-    assert_int_equal(r.peak_reserved, 12 * MiB);
+    assert_int_equal(peak_of(&t, 5.5, 0, -1), 12 * MiB);
+    assert_int_equal(peak_of(&t, 5, 0, -1), 10 * MiB);
+    assert_int_equal(peak_of(&t, 5.5, 0, XMEM_WS_BAND), 20 * MiB);
+    assert_int_equal(peak_of(&t, 5.5, 0, 0), 12 * MiB); /* no band: k = 5.5 alone */
     /* the band stops at k = 0: ratio 0.5 tries 0.5 (1 MiB: small pool, a 2 MiB segment), 0 */
-    assert_int_equal(xmem_replay_band(&t, 0.5, 0, XMEM_WS_BAND, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 2 * MiB);
+    assert_int_equal(peak_of(&t, 0.5, 0, XMEM_WS_BAND), 2 * MiB);
+    /* the cap: k = 5.5 asks 11 MiB; capped at 10 MiB it takes a 10 MiB segment, and a cap
+     * above what it asks changes nothing */
+    assert_int_equal(peak_of(&t, 5.5, 10, -1), 10 * MiB);
+    assert_int_equal(peak_of(&t, 5.5, 16, -1), 12 * MiB);
+    assert_int_equal(peak_of(&t, 5.5, 10, 0), 10 * MiB);
+    /* the band capped at 10 MiB: k = 5.5 (10), 5 (10), 4.5 (9 MiB, a 20 MiB segment) */
+    assert_int_equal(peak_of(&t, 5.5, 10, XMEM_WS_BAND), 20 * MiB);
     xmem_coeffs c = {.context_conv_mib = 1000, .conv_ws_ratio = 5.5, .margin_conv = 0.5};
     xmem_estimate e;
     assert_int_equal(xmem_estimate_trace(&t, &c, &e, &err), 0);
     assert_float_equal(e.reserved_mib, 0, 1e-9);
     assert_float_equal(e.workspaces_mib, 20, 1e-9);
     assert_float_equal(e.total_mib, 1000 + 20 + 10, 1e-9);
-    /* the cap: k = 5.5 asks 11 MiB; capped at 10 MiB it takes a 10 MiB segment, and a cap
-     * above what it asks changes nothing */
-    one = (replay_rules){.workspaces = true, .conv_ws_ratio = 5.5, .conv_ws_cap_mib = 10};
-    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 10 * MiB);
-    one.conv_ws_cap_mib = 16;
-    assert_int_equal(mtrace_replay(&t, &one, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 12 * MiB);
-    /* over the band, every k is capped: 11 -> 10 MiB, 10 MiB, 9 MiB (a 20 MiB segment) */
-    assert_int_equal(xmem_replay_band(&t, 5.5, 10, XMEM_WS_BAND, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 20 * MiB);
-    assert_int_equal(xmem_replay_band(&t, 5.5, 10, 0, &r, &err), 0);
-    assert_int_equal(r.peak_reserved, 10 * MiB);
     c.conv_ws_cap_mib = 10;
     c.conv_ws_ratio = 6; /* the band [5, 6]: 10 MiB at every k, capped */
     assert_int_equal(xmem_estimate_trace(&t, &c, &e, &err), 0);
@@ -276,6 +276,29 @@ static void small_trace(const char *dir, const char *name, unsigned mib, bool co
     conv_trace(dir, name, mib, conv, 0);
 }
 
+/* Writes dir/index.csv with the lines given (after the header); its path into idx. */
+static void write_index(const char *dir, const char *lines, char *idx, size_t size)
+{
+    snprintf(idx, size, "%s/index.csv", dir);
+    FILE *f = fopen(idx, "w");
+    assert_non_null(f);
+    fprintf(f, "trace,family,measured_mib\n%s", lines);
+    fclose(f);
+}
+
+/* Removes dir's files (index.csv and the n named) and dir. */
+static void remove_dir(const char *dir, const char *const *names, size_t n)
+{
+    char path[600];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/index.csv", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_fit_rule(void **state)
 {
     (void)state;
@@ -289,12 +312,8 @@ static void test_fit_rule(void **state)
     small_trace(dir, "c1", 100, true);
     small_trace(dir, "c2", 300, true);
     char idx[600];
-    snprintf(idx, sizeof idx, "%s/index.csv", dir);
-    FILE *f = fopen(idx, "w");
-    assert_non_null(f);
-    fputs("trace,family,measured_mib\np1,mlp,1500\np2,mlp,1720\np3,mlp,1900\n"
-          "c1,cnn,1900\nc2,cnn,2100\n", f);
-    fclose(f);
+    write_index(dir, "p1,mlp,1500\np2,mlp,1720\np3,mlp,1900\nc1,cnn,1900\nc2,cnn,2100\n", idx,
+                sizeof idx);
     xmem_coeffs c;
     xmem_fit_report r;
     carma_err err;
@@ -315,13 +334,8 @@ static void test_fit_rule(void **state)
         tightest = est - meas[i] < tightest ? est - meas[i] : tightest;
     }
     assert_float_equal(tightest, 0, 1e-6);
-    const char *names[] = {"p1", "p2", "p3", "c1", "c2", "index.csv"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
+    const char *names[] = {"p1", "p2", "p3", "c1", "c2"};
+    remove_dir(dir, names, sizeof names / sizeof *names);
 }
 
 /* The workspace cap is fitted with the ratio: two rows whose convolution input is 1000 MiB
@@ -339,11 +353,7 @@ static void test_fit_cap(void **state)
     conv_trace(dir, "c3", 100, true, 1000);
     conv_trace(dir, "c4", 100, true, 1000);
     char idx[600];
-    snprintf(idx, sizeof idx, "%s/index.csv", dir);
-    FILE *f = fopen(idx, "w");
-    assert_non_null(f);
-    fputs("trace,family,measured_mib\nc1,cnn,1900\nc2,cnn,2100\nc3,cnn,2156\nc4,cnn,2156\n", f);
-    fclose(f);
+    write_index(dir, "c1,cnn,1900\nc2,cnn,2100\nc3,cnn,2156\nc4,cnn,2156\n", idx, sizeof idx);
     xmem_coeffs c;
     xmem_fit_report r;
     carma_err err;
@@ -359,13 +369,8 @@ static void test_fit_cap(void **state)
     for (size_t i = 0; i < r.nsteps; i++)
         if (r.steps[i].cap_mib == 0)
             assert_true(r.steps[i].median_err > 0.01);
-    const char *names[] = {"c1", "c2", "c3", "c4", "index.csv"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
+    const char *names[] = {"c1", "c2", "c3", "c4"};
+    remove_dir(dir, names, sizeof names / sizeof *names);
 }
 
 /* Cross-validation: each row estimated by the fit on the other folds (row i in fold i mod 2).
@@ -379,11 +384,7 @@ static void test_fit_cross_validation(void **state)
     assert_non_null(mkdtemp(dir));
     small_trace(dir, "p", 100, false);
     char idx[600];
-    snprintf(idx, sizeof idx, "%s/index.csv", dir);
-    FILE *f = fopen(idx, "w");
-    assert_non_null(f);
-    fputs("trace,family,measured_mib\np,mlp,1500\np,mlp,1500\np,mlp,1500\np,mlp,1600\n", f);
-    fclose(f);
+    write_index(dir, "p,mlp,1500\np,mlp,1500\np,mlp,1500\np,mlp,1600\n", idx, sizeof idx);
     xmem_coeffs c;
     xmem_fit_report r;
     carma_err err;
@@ -398,11 +399,8 @@ static void test_fit_cross_validation(void **state)
     assert_int_equal(r.cv_conv.rows, 0);
     assert_int_equal(xmem_fit(idx, XMEM_WS_BAND, 1, &c, &r, &err), -1);
     assert_non_null(strstr(err.msg, "folds"));
-    char path[600];
-    snprintf(path, sizeof path, "%s/p", dir);
-    unlink(path);
-    unlink(idx);
-    rmdir(dir);
+    const char *names[] = {"p"};
+    remove_dir(dir, names, 1);
 }
 
 int main(void)
