@@ -73,11 +73,14 @@ int d_task_env(daemon_state *d, const dtask *t, task_env *e, carma_err *err)
     for (size_t i = 0; i < t->sub.nenv && rc == 0; i++)
         if (!submission_env_reserved(t->sub.env[i]))
             rc = env_set(e, t->sub.env[i]);
-    char uuids[SCHED_MAX_TASK_GPUS * 100] = "", num[32];
-    size_t o = 0;
-    for (int i = 0; i < t->att.ngpus; i++)
-        o += (size_t)snprintf(uuids + o, sizeof uuids - o, "%s%s", i ? "," : "",
-                              d->readings[t->att.gpus[i]].uuid);
+    char uuids[SCHED_MAX_TASK_GPUS * 100], num[32];
+    d_gpu_uuids_text(d, t->att.gpus, t->att.ngpus, uuids, sizeof uuids);
+    if (t->att.ngpus > 0 && !uuids[0]) {
+        /* placement passes over such GPUs (monitor.c): an empty CUDA_VISIBLE_DEVICES would
+         * show the task no GPU at all */
+        d_task_env_free(e);
+        return carma_err_set(err, "a GPU's UUID is not known: not started without it");
+    }
     rc = rc ? rc : env_setf(e, "CUDA_VISIBLE_DEVICES", uuids);
     rc = rc ? rc : env_setf(e, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
     snprintf(num, sizeof num, "%llu", (unsigned long long)t->st.id);

@@ -268,6 +268,14 @@ static void environment_is_whole_or_refused(void **state)
     assert_int_equal(d_task_env(d, t, &e, &err), 0);
     assert_int_equal(e.n, nvars);
     d_task_env_free(&e);
+    /* a GPU whose UUID is not known: refused, never an empty or partial CUDA_VISIBLE_DEVICES */
+    char saved[sizeof d->readings[0].uuid];
+    memcpy(saved, d->readings[0].uuid, sizeof saved);
+    d->readings[0].uuid[0] = '\0';
+    assert_int_equal(d_task_env(d, t, &e, &err), -1);
+    assert_non_null(strstr(err.msg, "UUID is not known"));
+    assert_null(e.v);
+    memcpy(d->readings[0].uuid, saved, sizeof saved);
     d_free_task(t);
 }
 
