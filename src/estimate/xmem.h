@@ -13,12 +13,11 @@
 /* The cuDNN workspace rule: each convolution takes a transient workspace of k x its input's
  * bytes, capped at a fitted size (cuDNN's heuristics pass over algorithms whose workspace
  * would be too large), and the reserved peak is the largest replayed for k in
- * [ratio - XMEM_WS_BAND, ratio]
- * in steps of XMEM_WS_STEP (k >= 0). Why a band: the real size is not known that closely, and
- * the reserve jumps with it (a workspace a little larger than a cached block opens a new
- * segment, one under 10 MiB a 20 MiB one), so the estimate should not rest on one size that
- * happens to fragment little; on the synthetic rows a single k gave median errors that jump
- * by up to 16 points between neighbouring k (docs/estimators.md). */
+ * [ratio - XMEM_WS_BAND, ratio] in steps of XMEM_WS_STEP (k >= 0). Why a band: the real size
+ * is not known that closely, and the reserve jumps with it (a workspace a little larger than
+ * a cached block opens a new segment, one under 10 MiB a 20 MiB one), so the estimate should
+ * not rest on one size that happens to fragment little; on the synthetic rows a single k gave
+ * median errors that jump by up to 16 points between neighbouring k (docs/estimators.md). */
 #define XMEM_WS_BAND 1.0
 #define XMEM_WS_STEP 0.5
 

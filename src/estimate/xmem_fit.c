@@ -126,14 +126,14 @@ static int load_rows(const char *index_csv, double band, int folds, fit_data *d,
             break;
         r->conv = t.convs > 0;
         r->fold = folds > 1 ? (int)(d->n % (size_t)folds) : -1;
-        rc = replay_row(&t, band, d->peak, tb.nrows, d->n, err);
+        rc = replay_row(&t, band, d->peak, cap, d->n, err);
         mtrace_free(&t);
         d->n += !rc;
     }
-    csv_free(&tb);
+    csv_free(&tb); /* clears tb: the stride is cap */
     /* peaks were laid out for every index row; close the gaps of the rows left out */
-    for (size_t k = 1; !rc && d->n < tb.nrows && k < FIT_POINTS; k++)
-        memmove(d->peak + k * d->n, d->peak + k * tb.nrows, d->n * sizeof *d->peak);
+    for (size_t k = 1; !rc && d->n < cap && k < FIT_POINTS; k++)
+        memmove(d->peak + k * d->n, d->peak + k * cap, d->n * sizeof *d->peak);
     return rc;
 }
 
@@ -210,7 +210,7 @@ static size_t fit_all(const fit_data *d, int out, xmem_coeffs *c, xmem_fit_repor
     return best_k;
 }
 
-/* Row i's relative error ((estimate - measured) / measured) under c at grid ratio k. */
+/* Row i's relative error ((estimate - measured) / measured) under c at grid point k. */
 static double rel_err(const fit_data *d, size_t k, size_t i, const xmem_coeffs *c)
 {
     const fit_row *row = &d->rows[i];
