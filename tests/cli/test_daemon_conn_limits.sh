@@ -28,14 +28,16 @@ root_answered() {
     [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 2500 ]
 }
 
+# Each holder writes its own file: the shell truncates a redirected file in the child, after
+# the fork, so a wait on a shared one could read the last part's lines.
 # The per-user cap (default 64): nobody's 100 connections, 64 held and 36 refused.
 start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.5
-"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 100 60 >"$tmp/hold.out" 2>&1 &
+"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 100 60 >"$tmp/hold1.out" 2>&1 &
 holder=$!
-wait_until 10 grep -q open= "$tmp/hold.out" || fail "holder: $(cat "$tmp/hold.out")"
-grep -q "open=64 closed=36" "$tmp/hold.out" || fail "per-user cap: $(cat "$tmp/hold.out")"
-grep -q "too many connections from uid 65534: 64 open (max_conns_per_uid = 64)" "$tmp/hold.out" \
-    || fail "refusal reason: $(cat "$tmp/hold.out")"
+wait_until 10 grep -q open= "$tmp/hold1.out" || fail "holder: $(cat "$tmp/hold1.out")"
+grep -q "open=64 closed=36" "$tmp/hold1.out" || fail "per-user cap: $(cat "$tmp/hold1.out")"
+grep -q "too many connections from uid 65534: 64 open (max_conns_per_uid = 64)" "$tmp/hold1.out" \
+    || fail "refusal reason: $(cat "$tmp/hold1.out")"
 root_answered || fail "root was not answered at once"
 out=$(as_nobody "$CARMA" queue 2>&1) && fail "nobody's 65th connection was served"
 grep -q "too many connections" <<<"$out" || fail "nobody's client should say why: $out"
@@ -46,11 +48,11 @@ stop_daemon
 # No cap per user: nobody fills every slot it may; root's are kept, and nobody's idle
 # connections go within seconds (the table is full) instead of ten minutes.
 start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.5 --set max_conns_per_uid=100000
-"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 1100 60 >"$tmp/hold.out" 2>&1 &
+"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 1100 60 >"$tmp/hold2.out" 2>&1 &
 holder=$!
-wait_until 15 grep -q open= "$tmp/hold.out" || fail "holder: $(cat "$tmp/hold.out")"
-grep -q "open=992 closed=108" "$tmp/hold.out" || fail "slots for users: $(cat "$tmp/hold.out")"
-grep -q "every connection open to users is in use" "$tmp/hold.out" || fail "reason: $(cat "$tmp/hold.out")"
+wait_until 15 grep -q open= "$tmp/hold2.out" || fail "holder: $(cat "$tmp/hold2.out")"
+grep -q "open=992 closed=108" "$tmp/hold2.out" || fail "slots for users: $(cat "$tmp/hold2.out")"
+grep -q "every connection open to users is in use" "$tmp/hold2.out" || fail "reason: $(cat "$tmp/hold2.out")"
 root_answered || fail "root was not answered at once with the table full"
 wait_until 10 as_nobody "$CARMA" queue || fail "idle connections were not dropped under pressure"
 kill "$holder"; wait "$holder" 2>/dev/null
@@ -65,12 +67,12 @@ start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.5 --set conn_idle_
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
 nfds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 rss0=$(rss) fds0=$(nfds)
-"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 64 120 --unread >"$tmp/hold.out" 2>&1 &
+"${NOBODY[@]}" "$PY" "$HOLD" "$SOCK" 64 120 --unread >"$tmp/hold3.out" 2>&1 &
 holder=$!
-wait_until 40 grep -q unread= "$tmp/hold.out" || fail "holder: $(cat "$tmp/hold.out")"
+wait_until 40 grep -q unread= "$tmp/hold3.out" || fail "holder: $(cat "$tmp/hold3.out")"
 rss_held=$(rss)
-grep -q "open=64 closed=0" "$tmp/hold.out" || fail "64 connections: $(cat "$tmp/hold.out")"
-grep -q "unread=64 " "$tmp/hold.out" || fail "64 connections not reading: $(cat "$tmp/hold.out")"
+grep -q "open=64 closed=0" "$tmp/hold3.out" || fail "64 connections: $(cat "$tmp/hold3.out")"
+grep -q "unread=64 " "$tmp/hold3.out" || fail "64 connections not reading: $(cat "$tmp/hold3.out")"
 out=$(as_nobody "$CARMA" queue 2>&1) && fail "nobody's 65th connection was served while 64 held"
 grep -q "too many connections" <<<"$out" || fail "nobody's client should say why: $out"
 t0=$(date +%s)
