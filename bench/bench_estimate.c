@@ -60,7 +60,8 @@ int main(int argc, char **argv)
             for (int k = 0; k < 3; k++) {
                 est_result res;
                 double t1 = clock_mono_s();
-                if (estimator_run(&est, srcs[k], &s, 32, estimate_seq_len_from_name(names[i]), &res, &err)) {
+                if (estimator_run(&est, srcs[k], &s, 32, estimate_seq_len_from_name(names[i]), &res,
+                                  &err)) {
                     fprintf(stderr, "%s: %s\n", names[i], err.msg);
                     return 1;
                 }

@@ -98,8 +98,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < ticks; i++)
         d_monitor_tick(&d);
     double per = (cpu_s() - c0) / ticks;
-    printf("tick (in-process, 8 GPUs, 16 procs): %d ticks, %.1f us CPU per tick  [goal < 1000 us]\n",
-           ticks, per * 1e6);
+    printf(
+        "tick (in-process, 8 GPUs, 16 procs): %d ticks, %.1f us CPU per tick  [goal < 1000 us]\n",
+        ticks, per * 1e6);
     /* the same processes as 16 running tasks, followed through /proc */
     dtask tasks[16], *running[16];
     memset(tasks, 0, sizeof tasks);

@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     carma_err err;
     submission sub;
-    if (json_is_object(req) && submission_from_json(json_object_get(req, "task"), &sub, &err) == 0) {
+    if (json_is_object(req) &&
+        submission_from_json(json_object_get(req, "task"), &sub, &err) == 0) {
         json_t *j = submission_to_json(&sub);
         size_t len;
         char *line = j ? proto_encode_line(j, &len) : NULL;

@@ -1,4 +1,5 @@
-/* fuzz_rad.c — CARMA's .rad task files (rad_parse), as `carma submit` and the simulator read them. */
+/* fuzz_rad.c — CARMA's .rad task files (rad_parse), as `carma submit` and the simulator read
+ * them. */
 #include "fuzz_common.h"
 
 #include "task/rad.h"

@@ -34,7 +34,8 @@ static const char *const usage =
     "                      (docs/gpu.md)\n"
     "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
     "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`);\n"
-    "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR "/carma.conf if it exists;\n"
+    "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR
+    "/carma.conf if it exists;\n"
     "                      it, and its on_finish program, must be writable only by this\n"
     "                      user or root (their directories too, unless sticky)\n\n"
     "Prometheus metrics (GPUs, tasks, waits, OOM crashes): --set metrics_listen=HOST:PORT\n"

@@ -100,7 +100,8 @@ static int print_estimates(const est_args *a)
                                a->optimizer);
     char path[PATH_MAX];
     model_summary s;
-    if (estimate_resolve_summary(a->summary, path, sizeof path, &err) || summary_load(path, &s, &err))
+    if (estimate_resolve_summary(a->summary, path, sizeof path, &err) ||
+        summary_load(path, &s, &err))
         return cli_fail("estimate", &err);
     int seq = a->seq_len > 0 ? a->seq_len : estimate_seq_len_from_name(path);
     const mem_source srcs[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
@@ -323,7 +324,8 @@ static int run_fit(void)
            r.median_ratio_mlp, r.p95_ratio_mlp, r.median_ratio_cnn, r.p95_ratio_cnn);
     printf("underestimated with the margin: mlp %zu, cnn %zu\n", r.under_mlp, r.under_cnn);
     printf("coefficients: context %.17g MiB, cudnn %.17g MiB, state %.17g, activations %.17g, "
-           "largest output %.17g\nmargin %.17g\n", c.c[0], c.c[1], c.c[2], c.c[3], c.c[4], c.margin);
+           "largest output %.17g\nmargin %.17g\n",
+           c.c[0], c.c[1], c.c[2], c.c[3], c.c[4], c.margin);
     return 0;
 }
 
@@ -378,7 +380,9 @@ static int run_train(const est_args *a)
             char tmp[PATH_MAX];
             snprintf(tmp, sizeof tmp, "%s.tmp", a->out);
             FILE *f = fopen(tmp, "w");
-            if (!f || mlp_net_write(&net, f, "GPUMemNet MLP-ensemble trained by carma on mlp_data_step2.csv") ||
+            if (!f ||
+                mlp_net_write(&net, f,
+                              "GPUMemNet MLP-ensemble trained by carma on mlp_data_step2.csv") ||
                 fclose(f) || rename(tmp, a->out)) {
                 carma_err_set(&err, "cannot write %s", a->out);
                 remove(tmp);

@@ -145,7 +145,8 @@ void gpus_print_table(const json_t *gpus)
     json_t *g;
     json_array_foreach(gpus, i, g) {
         char mem[32], a[16], o[16], dr[16], pw[16], grace[24], tasks[256] = "";
-        json_t *used = json_object_get(g, "mem_used_mib"), *total = json_object_get(g, "mem_total_mib");
+        json_t *used = json_object_get(g, "mem_used_mib"),
+               *total = json_object_get(g, "mem_total_mib");
         if (json_is_integer(used) && json_is_integer(total))
             snprintf(mem, sizeof mem, "%lld/%lld", (long long)json_integer_value(used),
                      (long long)json_integer_value(total));

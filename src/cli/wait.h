@@ -18,8 +18,8 @@ int wait_state_status(const char *state);
 bool wait_state_live(const char *state);
 
 /* t is {"id": N, "state": S}. While S is live (queued, running), asks the daemon for the task
- * and stores its state (and "attempts", how often it was launched) in t. 0 with *ended telling whether it has ended, or the exit status
- * of a failed request (printed). */
+ * and stores its state (and "attempts", how often it was launched) in t. 0 with *ended telling
+ * whether it has ended, or the exit status of a failed request (printed). */
 int wait_refresh(const request_args *a, json_t *t, bool *ended);
 
 #endif

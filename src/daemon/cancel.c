@@ -17,7 +17,8 @@ int d_cancel(daemon_state *d, dtask *t, carma_err *err)
         t->ended_at = daemon_wall_now();
         snprintf(t->outcome, sizeof t->outcome, "cancelled");
         assert(d->failed || d_task_ok(d, t));
-        if (!d_save_task(d, t) || !d_event(d, t, "cancelled", t->end_reason[0] ? t->end_reason : "while queued"))
+        if (!d_save_task(d, t) ||
+            !d_event(d, t, "cancelled", t->end_reason[0] ? t->end_reason : "while queued"))
             return carma_err_set(err, "%s", d->fatal.msg);
         d->need_schedule = true;
         d_metrics_task_ended(d, t);

@@ -95,7 +95,8 @@ typedef struct attempt {
  *   - ended (DONE, FAILED, CANCELLED, TIMEOUT): st.where == SCHED_NOWHERE;
  *   - att.launch_pending only while RUNNING. */
 typedef struct dtask {
-    sched_task st;       /* the core's view; first member (the core hands back &st); st.id is the id */
+    sched_task st;       /* the core's view; first member (the core hands back &st); st.id is
+                            the id */
     submission sub;
     uid_t uid;
     gid_t gid;

@@ -5,8 +5,8 @@
  * CARMA_ATTEMPT, CARMA_ARRAY_INDEX, the fake-GPU backend's state file, the MPS variables).
  * The reserved ones are skipped here too, whatever a client sent: a submitted
  * NVIDIA_VISIBLE_DEVICES or CUDA_MPS_PIPE_DIRECTORY would point the task at GPUs or an MPS
- * server that carma did not give it. A variable that cannot be stored fails the whole environment: a
- * task never runs without one of them (without CUDA_VISIBLE_DEVICES it would run on every
+ * server that carma did not give it. A variable that cannot be stored fails the whole environment:
+ * a task never runs without one of them (without CUDA_VISIBLE_DEVICES it would run on every
  * GPU). */
 #include <pwd.h>
 #include <stdio.h>

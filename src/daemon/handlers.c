@@ -95,7 +95,8 @@ static json_t *listing_args(const json_t *req, queue_query *q)
     json_t *limit = json_object_get(req, "limit"), *after = json_object_get(req, "after");
     dstate s;
     if (state && (!json_is_string(state) || dstate_from(json_string_value(state), &s)))
-        return proto_error("'state' must be one of queued, running, done, failed, cancelled, timeout");
+        return proto_error(
+            "'state' must be one of queued, running, done, failed, cancelled, timeout");
     if (user && !json_is_string(user))
         return proto_error("'user' must be a user name");
     if (limit && (!json_is_integer(limit) || json_integer_value(limit) < 1 ||

@@ -175,7 +175,8 @@ int submission_from_json(const json_t *j, submission *out, carma_err *err)
         }
     }
     if (get_string(j, "command", &out->command, true, err) ||
-        get_string(j, "cwd", &out->cwd, true, err) || get_string(j, "name", &out->name, false, err) ||
+        get_string(j, "cwd", &out->cwd, true, err) ||
+        get_string(j, "name", &out->name, false, err) ||
         get_string(j, "summary", &out->summary, false, err) ||
         get_string(j, "source", &out->source, false, err) ||
         get_int(j, "ngpus", &out->ngpus, 1, SCHED_MAX_TASK_GPUS, err) ||

@@ -219,7 +219,10 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     json_object_set_new(j, "uid", json_integer(t->uid));
     json_object_set_new(j, "state", json_string(dstate_name(t->state)));
     /* a parked task is in neither of the core's queues (control.c) */
-    const char *queue = t->held ? "held" : t->parked ? "waiting" : t->recovery ? "recovery" : "main";
+    const char *queue = t->held       ? "held"
+                        : t->parked   ? "waiting"
+                        : t->recovery ? "recovery"
+                                      : "main";
     json_object_set_new(j, "queue", t->state != DS_QUEUED ? json_null() : json_string(queue));
     json_object_set_new(j, "attempts", json_integer(t->st.attempts));
     json_object_set_new(j, "ngpus", json_integer(t->sub.ngpus));

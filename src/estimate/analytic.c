@@ -119,7 +119,8 @@ static int from_table(const model_summary *s, carma_workload *w, carma_err *err)
                 next = s->layers[j].type;
         w->has_conv |= is_conv(l->type);
         psum += (double)l->params;
-        if (carma_workload_push(w, (double)summary_layer_elems(l) * carma_kept_weight(l->type, next),
+        if (carma_workload_push(w,
+                                (double)summary_layer_elems(l) * carma_kept_weight(l->type, next),
                                 (double)l->params, err))
             return -1;
     }

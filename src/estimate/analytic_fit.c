@@ -40,7 +40,8 @@ int carma_workload_from_tuples(const char *cell, carma_workload *w, carma_err *e
     for (const char *p = cell; (p = strchr(p, '('));) {
         char raw[48];
         int used = 0;
-        if (n == MAXL || sscanf(p, "('%47[^']', %lf, %lf)%n", raw, &acts[n], &params[n], &used) != 3 ||
+        if (n == MAXL ||
+            sscanf(p, "('%47[^']', %lf, %lf)%n", raw, &acts[n], &params[n], &used) != 3 ||
             !used)
             return carma_err_set(err, "bad layer tuple near \"%.30s\"", p);
         snprintf(types[n++], sizeof types[0], "%s", module_type(raw));
@@ -207,7 +208,8 @@ int carma_fit(const char *mlp_csv, const char *cnn_csv, carma_coeffs *out, carma
     r.p95_ratio_mlp = family_quantile(rows, n, false, out, 0.95, scratch, &r.rows_mlp);
     r.median_ratio_cnn = family_quantile(rows, n, true, out, 0.5, scratch, &r.rows_cnn);
     r.p95_ratio_cnn = family_quantile(rows, n, true, out, 0.95, scratch, &r.rows_cnn);
-    out->margin = family_quantile(rows, n, true, out, CARMA_FIT_MARGIN_QUANTILE, scratch, &r.rows_cnn);
+    out->margin =
+        family_quantile(rows, n, true, out, CARMA_FIT_MARGIN_QUANTILE, scratch, &r.rows_cnn);
     for (size_t i = 0; i < n; i++) {
         bool under = out->margin * carma_peak_mib(out, &rows[i].t) < rows[i].y;
         *(rows[i].cnn ? &r.under_cnn : &r.under_mlp) += under;

@@ -40,7 +40,8 @@ static int load_net(estimator *e, model_family fam, carma_err *err)
     if (e->loaded[fam])
         return 0;
     int rc = e->weights_override[fam]
-                 ? mlp_net_load(e->weights_override[fam], gpumemnet_ninputs(fam), &e->nets[fam], err)
+                 ? mlp_net_load(e->weights_override[fam], gpumemnet_ninputs(fam), &e->nets[fam],
+                                err)
                  : gpumemnet_load(fam, &e->nets[fam], err);
     if (rc)
         return carma_err_prefix(err, "gpumemnet");

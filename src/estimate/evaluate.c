@@ -102,7 +102,8 @@ static int load_table(estimator *e, eval_table which, eval_report *rep, size_t *
     const char *c_name = which == EVAL_REALWORLD ? "model" : "rad_file";
     const char *c_batch = which == EVAL_REALWORLD ? "batch_size" : "batch_size_field";
     int cm = csv_require_column(&t, c_name, err), cb = csv_require_column(&t, c_batch, err);
-    int ca = csv_require_column(&t, "actual_mib", err), cs = csv_require_column(&t, "summary_file", err);
+    int ca = csv_require_column(&t, "actual_mib", err),
+        cs = csv_require_column(&t, "summary_file", err);
     int cf = csv_require_column(&t, "faketensor_mib", err);
     int rc = (cm < 0 || cb < 0 || ca < 0 || cs < 0 || cf < 0) ? -1 : 0;
     csv_table xidx = {0};
@@ -176,8 +177,9 @@ static void compute_stats(eval_report *rep)
             st.mean_abs_rel_err = sum / (double)st.rows;
             if (errs) {
                 qsort(errs, st.rows, sizeof *errs, cmp_double);
-                st.median_abs_rel_err = st.rows % 2 ? errs[st.rows / 2]
-                                                    : (errs[st.rows / 2 - 1] + errs[st.rows / 2]) / 2;
+                st.median_abs_rel_err = st.rows % 2
+                                            ? errs[st.rows / 2]
+                                            : (errs[st.rows / 2 - 1] + errs[st.rows / 2]) / 2;
             }
             rep->stats[rep->nstats++] = st;
         }

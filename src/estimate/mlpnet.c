@@ -68,7 +68,8 @@ int mlp_member_init(mlp_member *m, const int *widths, int n, carma_err *err)
     if (!m->layers)
         return carma_err_set(err, "out of memory");
     for (int i = 0; i < n; i++) {
-        if (widths[i] < 1 || widths[i] > MAX_WIDTH || widths[i + 1] < 1 || widths[i + 1] > MAX_WIDTH ||
+        if (widths[i] < 1 || widths[i] > MAX_WIDTH || widths[i + 1] < 1 ||
+            widths[i + 1] > MAX_WIDTH ||
             layer_alloc(&m->layers[i], widths[i], widths[i + 1], i + 1 < n)) {
             member_free(m);
             return carma_err_set(err, "cannot build a layer %d -> %d", widths[i], widths[i + 1]);
@@ -168,7 +169,8 @@ static int tensors_read(const char *path, char *text, tensor_set *ts, carma_err 
         if (line[0] == '#' || !*str_trim(line))
             continue;
         if (strncmp(line, "tensor ", 7))
-            return carma_err_set(err, "%s:%zu: expected a 'tensor NAME DTYPE NDIM DIMS' line", path, lineno);
+            return carma_err_set(err, "%s:%zu: expected a 'tensor NAME DTYPE NDIM DIMS' line", path,
+                                 lineno);
         tensor *nt = array_grow(ts->t, &cap, ts->n + 1, sizeof *nt, 64);
         if (!nt)
             return carma_err_set(err, "out of memory");
@@ -186,7 +188,8 @@ static int tensors_read(const char *path, char *text, tensor_set *ts, carma_err 
         ts->n++;
         char *vals = next_line(&cursor, &lineno);
         if (!vals)
-            return carma_err_set(err, "%s:%zu: tensor %s has no values line", path, lineno + 1, t->name);
+            return carma_err_set(err, "%s:%zu: tensor %s has no values line", path, lineno + 1,
+                                 t->name);
         /* the array grows with the values actually read, never to what the header claims: a
          * header of 8 x 973564148 over a short line must not allocate 62 GB first */
         size_t vcap = 0;
@@ -225,7 +228,8 @@ static tensor *find(tensor_set *ts, const char *name)
 }
 
 /* Copies the vector `name` (length n) into dst. */
-static int take_vec(const char *path, tensor_set *ts, const char *name, int n, double *dst, carma_err *err)
+static int take_vec(const char *path, tensor_set *ts, const char *name, int n, double *dst,
+                    carma_err *err)
 {
     tensor *t = find(ts, name);
     if (!t)
@@ -368,7 +372,8 @@ int mlp_net_load(const char *path, int nin, mlp_net *out, carma_err *err)
             rc = build_member(path, &ts, mi, &out->members[mi], err);
         }
     } else {
-        rc = carma_err_set(err, "%s: neither model.fc1.weight nor members.0.model.0.weight found", path);
+        rc = carma_err_set(err, "%s: neither model.fc1.weight nor members.0.model.0.weight found",
+                           path);
     }
     if (!rc)
         rc = check_shapes(path, out, nin, err);

@@ -26,9 +26,10 @@ int mlp_dataset_load_mlp(const char *csv, mlp_dataset *out, carma_err *err)
     csv_table t;
     if (csv_load(csv, &t, err))
         return -1;
-    static const char *const cols[] = {"Depth", "Batch Size", "Total Parameters", "Total Activations",
-                                       "Batch Normalization Layers", "Dropout Layers",
-                                       "Activation Function", "Max GPU Memory (MiB)"};
+    static const char *const cols[] = {"Depth", "Batch Size", "Total Parameters",
+                                       "Total Activations", "Batch Normalization Layers",
+                                       "Dropout Layers", "Activation Function",
+                                       "Max GPU Memory (MiB)"};
     int c[8];
     for (int i = 0; i < 8; i++)
         if ((c[i] = csv_require_column(&t, cols[i], err)) < 0) {
@@ -256,7 +257,8 @@ static layer_state *member_state_alloc(const mlp_member *mem, int maxbatch)
         const mlp_layer *l = &mem->layers[i];
         layer_state *s = &st[i];
         size_t mb = (size_t)maxbatch;
-        if (pstate_alloc(&s->w, (size_t)l->in * (size_t)l->out) || pstate_alloc(&s->b, (size_t)l->out) ||
+        if (pstate_alloc(&s->w, (size_t)l->in * (size_t)l->out) ||
+            pstate_alloc(&s->b, (size_t)l->out) ||
             pstate_alloc(&s->gamma, (size_t)l->out) || pstate_alloc(&s->beta, (size_t)l->out) ||
             !(s->in = malloc(mb * (size_t)l->in * sizeof(double))) ||
             !(s->xhat = malloc(mb * (size_t)l->out * sizeof(double))) ||
@@ -409,7 +411,8 @@ int mlp_cross_validate(const mlp_dataset *d, int folds, const train_options *o, 
 {
     memset(out, 0, sizeof *out);
     if (folds < 2 || folds > MLP_MAX_FOLDS || (size_t)folds > d->n)
-        return carma_err_set(err, "folds must be between 2 and %d (and at most the rows)", MLP_MAX_FOLDS);
+        return carma_err_set(err, "folds must be between 2 and %d (and at most the rows)",
+                             MLP_MAX_FOLDS);
     size_t *perm = malloc(d->n * sizeof *perm), *train = malloc(d->n * sizeof *train);
     if (!perm || !train) {
         free(perm);

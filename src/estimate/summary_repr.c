@@ -28,7 +28,8 @@ static bool arg_int(const char *args, const char *key, long long *v)
 static int read_args(summary_layer *l, const char *args, long long *bad)
 {
     long long in = -1, out = -1;
-    bool has_in = arg_int(args, "in_features=", &in), has_out = arg_int(args, "out_features=", &out);
+    bool has_in = arg_int(args, "in_features=", &in),
+         has_out = arg_int(args, "out_features=", &out);
     /* "512, 768" (Embedding): leading integers; plain when nothing else follows */
     char *end;
     long long a = strtoll(args, &end, 10);

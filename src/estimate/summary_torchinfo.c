@@ -89,7 +89,8 @@ int summary_parse_torchinfo(const char *name, summary_line *lines, size_t n, siz
             l.depth = (int)depth;
         }
         snprintf(l.type, sizeof l.type, "%s", cols[0]);
-        if (c_out >= 0 && cols[c_out][0] == '[' && summary_parse_shape(cols[c_out], l.shape, &l.ndims))
+        if (c_out >= 0 && cols[c_out][0] == '[' &&
+            summary_parse_shape(cols[c_out], l.shape, &l.ndims))
             l.ndims = 0;
         const char *p = cols[c_par];
         if (strcmp(p, "--") && strcmp(p, "(recursive)") && summary_parse_count(p, &l.params))

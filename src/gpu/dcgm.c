@@ -459,7 +459,8 @@ int dcgm_reader_read(dcgm_reader *d, dcgm_gpu_values *vals, int n, carma_err *er
         double index = isnan(e->idx) ? id : e->idx;
         if (!(index >= 0 && index < n))
             continue;
-        vals[(int)index] = (dcgm_gpu_values){true, e->smact, e->smocc, e->drama, e->power, e->energy};
+        vals[(int)index] =
+            (dcgm_gpu_values){true, e->smact, e->smocc, e->drama, e->power, e->energy};
     }
     return 0;
 }

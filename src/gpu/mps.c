@@ -371,7 +371,7 @@ int mps_client_env(const mps_options *o, int ngpus,
     return 0;
 }
 
-/* ---- servers in NVML's lists ------------------------------------------------------------------ */
+/* ---- servers in NVML's lists ----------------------------------------------------------------- */
 
 static const char *base_name(const char *p)
 {

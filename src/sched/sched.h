@@ -173,7 +173,7 @@ typedef struct gpu_view {
     bool idle;          /* no process (other than MPS daemons) is on the GPU */
 } gpu_view;
 
-/* ---- tasks as the core sees them -------------------------------------------------------------- */
+/* ---- tasks as the core sees them ------------------------------------------------------------- */
 
 typedef enum task_outcome {
     TASK_DONE = 0,     /* exited 0 */
@@ -268,7 +268,7 @@ bool sched_task_requirement(const sched_config *cfg, const sched_task *t, uint64
 bool sched_task_figure(const sched_config *cfg, const sched_task *t, uint64_t *mib,
                        mem_source *src, bool *learned);
 
-/* ---- decisions -------------------------------------------------------------------------------- */
+/* ---- decisions ------------------------------------------------------------------------------- */
 
 typedef enum place_rule {
     PLACE_EXCLUSIVE_FIRST = 0, /* n idle and available GPUs */
@@ -415,7 +415,7 @@ typedef struct sched_gpu_load {
 /* The ledger of one GPU (all zero for a GPU that does not exist). */
 sched_gpu_load sched_gpu_ledger(const sched *s, int gpu);
 
-/* ---- the utilization gate and the window, exposed for drivers and tests ----------------------- */
+/* ---- the utilization gate and the window, exposed for drivers and tests ---------------------- */
 
 /* True when the gate lets the GPU through. Three-valued: the GPU passes only when the reject
  * condition is known to be false, so an unknown metric that could decide it rejects the GPU. */

@@ -9,7 +9,7 @@
 
 #include "sim/sim_metrics.h"
 
-/* ---- job life cycle --------------------------------------------------------------------------- */
+/* ---- job life cycle -------------------------------------------------------------------------- */
 
 static void job_finished(sim *s, sim_job *j, bool completed)
 {
@@ -285,7 +285,7 @@ static int handle(sim *s, const sim_event *e)
     return 0;
 }
 
-/* ---- set-up, run, results --------------------------------------------------------------------- */
+/* ---- set-up, run, results -------------------------------------------------------------------- */
 
 static int check_jobs(const sim_setup *setup, const sim_job_spec *jobs, size_t n, carma_err *err)
 {
@@ -299,7 +299,8 @@ static int check_jobs(const sim_setup *setup, const sim_job_spec *jobs, size_t n
             return carma_err_set(err, "job %zu (%s) has no solo runtime", i + 1, name);
         if (j->early_mib > j->peak_mib)
             return carma_err_set(err, "job %zu (%s): early peak above its full peak", i + 1, name);
-        if (!isfinite(j->submit_s) || j->submit_s < 0 || (i > 0 && j->submit_s < jobs[i - 1].submit_s))
+        if (!isfinite(j->submit_s) || j->submit_s < 0 ||
+            (i > 0 && j->submit_s < jobs[i - 1].submit_s))
             return carma_err_set(err, "job %zu (%s): submission times must be >= 0 and "
                                  "non-decreasing", i + 1, name);
     }

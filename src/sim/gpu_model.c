@@ -10,7 +10,8 @@
 
 /* Idle power: typical idle draw with a CUDA context; max: board power limit (TDP). */
 static const gpu_model builtin_models[] = {
-    {"A100-40GB", 40960, 60.0, 400.0},  /* SXM4, as in the DGX Station A100; idle as DCGM measured there */
+    {"A100-40GB", 40960, 60.0, 400.0},  /* SXM4, as in the DGX Station A100; idle as DCGM
+                                           measured there */
     {"A100-80GB", 81920, 60.0, 400.0},
     {"H100-80GB", 81920, 70.0, 700.0},  /* SXM5 */
     {"V100-32GB", 32768, 40.0, 300.0},

@@ -162,7 +162,7 @@ int gpu_change(sim *s, int gi, sim_job *j, int sign)
     return gpu_memory_changed(s, gi);
 }
 
-/* ---- what the core could use for a head task: the memo of a failed placement ------------------ */
+/* ---- what the core could use for a head task: the memo of a failed placement ----------------- */
 
 /* Whether GPU gi passes the memory filter of f (unknown memory counts as passing: a superset). */
 static bool memory_passes(const sim *s, int gi, const sched_gpu_needs *f)

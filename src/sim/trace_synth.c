@@ -45,8 +45,8 @@ static bool simulatable(const workload *w)
 {
     mem_figures m;
     uint64_t early, peak;
-    return sim_job_figures(w, &m, &early, &peak) && w->sim.solo_runtime_s > 0 && isfinite(w->sim.smact) &&
-           isfinite(w->sim.smocc) && isfinite(w->sim.drama);
+    return sim_job_figures(w, &m, &early, &peak) && w->sim.solo_runtime_s > 0 &&
+           isfinite(w->sim.smact) && isfinite(w->sim.smocc) && isfinite(w->sim.drama);
 }
 
 int trace_synth(const workload_catalog *cat, const double *gaps, size_t ngaps, size_t njobs,

@@ -17,7 +17,8 @@ int store_forget_env(store *s, double ended_before, int *forgotten, carma_err *e
     if (sqlite3_prepare_v2(store_db(s), q, -1, &st, NULL) != SQLITE_OK)
         return store_db_error(s, err, "forget old environments");
     sqlite3_bind_double(st, 1, ended_before);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_error(s, err, "forget old environments");
+    int rc =
+        sqlite3_step(st) == SQLITE_DONE ? 0 : store_db_error(s, err, "forget old environments");
     sqlite3_finalize(st);
     if (rc == 0)
         *forgotten = sqlite3_changes(store_db(s));

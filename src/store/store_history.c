@@ -3,9 +3,9 @@
  * that ended done: a later identical task without --mem is placed with it. The run history
  * keeps the last run that ended done with its GPUs to itself: its run time and mean activity,
  * which the daemon gives the carma policy as the task's runtime estimate and solo profile, and
- * horus as its profiled utilization (as the simulator does from the workload catalog). Per user, because another user's runs of the
- * same command must not steer how this user's tasks are placed: a peak recorded by someone
- * else could hold them to idle GPUs. */
+ * horus as its profiled utilization (as the simulator does from the workload catalog). Per user,
+ * because another user's runs of the same command must not steer how this user's tasks are placed:
+ * a peak recorded by someone else could hold them to idle GPUs. */
 #include <math.h>
 #include <stddef.h>
 

@@ -105,7 +105,8 @@ int task_spec_validate(const task_spec *t, const char *what, carma_err *err)
     const char *act_name[] = {"smact", "smocc", "drama"};
     for (int i = 0; i < 3; i++)
         if (!isnan(act[i]) && (act[i] < 0 || act[i] > 1))
-            return carma_err_set(err, "%s: %s %g is not a fraction 0..1", what, act_name[i], act[i]);
+            return carma_err_set(err, "%s: %s %g is not a fraction 0..1", what, act_name[i],
+                                 act[i]);
     for (size_t i = 0; i < t->nenv; i++)
         if (!strchr(t->env[i], '=') || t->env[i][0] == '=')
             return carma_err_set(err, "%s: environment entry '%s' is not KEY=VALUE", what,

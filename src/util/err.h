@@ -10,7 +10,8 @@ typedef struct carma_err {
     char msg[CARMA_ERR_MAX];
 } carma_err;
 
-/* Sets err->msg (when err is non-NULL) and returns -1, so callers can `return carma_err_set(...)`. */
+/* Sets err->msg (when err is non-NULL) and returns -1, so callers can
+ * `return carma_err_set(...)`. */
 int carma_err_set(carma_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int carma_err_vset(carma_err *err, const char *fmt, va_list ap);
 

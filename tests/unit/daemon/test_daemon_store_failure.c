@@ -223,7 +223,8 @@ static const char *const trap_sql =
     "CREATE TABLE trap_parent(id INTEGER PRIMARY KEY);"
     "CREATE TABLE trap(x INTEGER REFERENCES trap_parent(id) DEFERRABLE INITIALLY DEFERRED);";
 static const char *const untrap_sql =
-    "DROP TRIGGER IF EXISTS trap_fire; DROP TABLE IF EXISTS trap; DROP TABLE IF EXISTS trap_parent;";
+    "DROP TRIGGER IF EXISTS trap_fire; DROP TABLE IF EXISTS trap; "
+    "DROP TABLE IF EXISTS trap_parent;";
 
 static void failed_commit_of_a_submission_is_never_acknowledged(void **state)
 {
@@ -233,10 +234,12 @@ static void failed_commit_of_a_submission_is_never_acknowledged(void **state)
     assert_int_equal(first, 1);
     wait_state(first, "done");
     db_exec(trap_sql);
-    db_exec("CREATE TRIGGER trap_fire AFTER INSERT ON tasks BEGIN INSERT INTO trap VALUES(1); END;");
+    db_exec("CREATE TRIGGER trap_fire AFTER INSERT ON tasks"
+            " BEGIN INSERT INTO trap VALUES(1); END;");
 
     /* The insert succeeds, the commit fails: no reply leaves, the daemon stops. */
-    json_t *r = call_raw("{\"verb\":\"submit\",\"task\":{\"command\":\"echo lost\",\"cwd\":\"/\"}}\n");
+    json_t *r =
+        call_raw("{\"verb\":\"submit\",\"task\":{\"command\":\"echo lost\",\"cwd\":\"/\"}}\n");
     if (r)
         fail_msg("a submission whose commit failed was answered: %s",
                  json_dumps(r, JSON_COMPACT));
@@ -264,7 +267,8 @@ static void failed_insert_of_a_submission_is_never_acknowledged(void **state)
     start_daemon();
     db_exec("CREATE TRIGGER trap_fire BEFORE INSERT ON tasks"
             " BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;");
-    json_t *r = call_raw("{\"verb\":\"submit\",\"task\":{\"command\":\"echo lost\",\"cwd\":\"/\"}}\n");
+    json_t *r =
+        call_raw("{\"verb\":\"submit\",\"task\":{\"command\":\"echo lost\",\"cwd\":\"/\"}}\n");
     if (r)
         fail_msg("a submission that was not stored was answered: %s",
                  json_dumps(r, JSON_COMPACT));

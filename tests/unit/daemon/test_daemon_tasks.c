@@ -95,7 +95,8 @@ static void memory_figure_and_its_source_under_each_policy(void **state)
          {DMEM_SUBMITTED, 3000, "horus"}, {DMEM_NONE, 0, NULL}, {DMEM_SUBMITTED, 5120, "oracle"}},
         /* the or-* floor is the policy's, whatever the task has (even a floor of 0) */
         {"or-magm", "", 5120, {DMEM_POLICY, 5120, "policy"}, {DMEM_POLICY, 5120, "policy"},
-         {DMEM_POLICY, 5120, "policy"}, {DMEM_POLICY, 5120, "policy"}, {DMEM_POLICY, 5120, "policy"}},
+         {DMEM_POLICY, 5120, "policy"}, {DMEM_POLICY, 5120, "policy"},
+         {DMEM_POLICY, 5120, "policy"}},
         {"or-lug", "", 0, {DMEM_POLICY, 0, "policy"}, {DMEM_POLICY, 0, "policy"},
          {DMEM_POLICY, 0, "policy"}, {DMEM_POLICY, 0, "policy"}, {DMEM_POLICY, 0, "policy"}},
         /* the measured figure; without one, the first estimate */
@@ -110,8 +111,9 @@ static void memory_figure_and_its_source_under_each_policy(void **state)
          {DMEM_NONE, 0, NULL}, {DMEM_SUBMITTED, 5120, "gpumemnet"}},
         {"est-lug", "horus", 5120, {DMEM_SUBMITTED, 3000, "horus"}, {DMEM_HISTORY, 6000, "history"},
          {DMEM_SUBMITTED, 3000, "horus"}, {DMEM_NONE, 0, NULL}, {DMEM_SUBMITTED, 5120, "oracle"}},
-        {"est-magm", "none", 5120, {DMEM_SUBMITTED, 8000, "oracle"}, {DMEM_HISTORY, 6000, "history"},
-         {DMEM_SUBMITTED, 3000, "horus"}, {DMEM_NONE, 0, NULL}, {DMEM_SUBMITTED, 5120, "oracle"}},
+        {"est-magm", "none", 5120, {DMEM_SUBMITTED, 8000, "oracle"},
+         {DMEM_HISTORY, 6000, "history"}, {DMEM_SUBMITTED, 3000, "horus"}, {DMEM_NONE, 0, NULL},
+         {DMEM_SUBMITTED, 5120, "oracle"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         daemon_state *d = state_for(cases[i].policy, cases[i].estimator, cases[i].floor);

@@ -129,7 +129,8 @@ static char *render(const daemon_state *d)
 static double value_of(const char *text, const char *series)
 {
     size_t n = strlen(series);
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+    for (const char *line = text; line && *line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL)
         if (!strncmp(line, series, n) && line[n] == ' ')
             return strtod(line + n + 1, NULL);
     return NAN;
@@ -144,7 +145,8 @@ static void known_readings_and_counters_are_rendered(void **state)
     gethostname(host, sizeof host);
     char *s = render(&f.d);
     char series[512];
-    const char *l0 = "{gpu=\"0\",UUID=\"GPU-0\\\"evil\\\\\",model_name=\"A100\\nx\",Hostname=\"%s\"}";
+    const char *l0 =
+        "{gpu=\"0\",UUID=\"GPU-0\\\"evil\\\\\",model_name=\"A100\\nx\",Hostname=\"%s\"}";
     struct { const char *name; double v; } want[] = {
         {"DCGM_FI_DEV_FB_USED", 1000}, {"DCGM_FI_DEV_FB_FREE", 39960},
         {"carma_gpu_memory_total_mib", 40960}, {"DCGM_FI_PROF_SM_ACTIVE", 0.5},

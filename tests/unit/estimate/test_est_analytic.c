@@ -46,8 +46,8 @@ static void test_fit_reproduces_defaults(void **state)
     carma_coeffs c;
     carma_fit_report r;
     carma_err err;
-    assert_int_equal(carma_fit(GMN "/mlp_data_step2.csv", GMN "/cnn_data_step1_partial_2024-09-22.csv",
-                               &c, &r, &err), 0);
+    assert_int_equal(carma_fit(GMN "/mlp_data_step2.csv",
+                               GMN "/cnn_data_step1_partial_2024-09-22.csv", &c, &r, &err), 0);
     assert_int_equal(r.rows_mlp, 3000);
     assert_true(r.rows_cnn > 1000);
     const carma_coeffs *d = carma_default_coeffs();
@@ -69,7 +69,8 @@ static void test_fit_bad_input(void **state)
     carma_workload w;
     assert_int_equal(carma_workload_from_tuples("[('linear', 12)]", &w, &err), -1);
     assert_int_equal(carma_workload_from_tuples("[]", &w, &err), -1);
-    assert_int_equal(carma_workload_from_tuples("[('linear', 12, 40), ('ReLU', 12, 0)]", &w, &err), 0);
+    assert_int_equal(carma_workload_from_tuples("[('linear', 12, 40), ('ReLU', 12, 0)]", &w, &err),
+                     0);
     assert_int_equal(w.n, 2);
     assert_true(w.layers[0].elems == 0 && w.layers[1].elems == 12); /* ReLU keeps its output */
     carma_workload_free(&w);
@@ -85,7 +86,8 @@ static void test_estimates_behave(void **state)
     assert_int_equal(carma_workload_from_summary(&s, 0, &w, &err), 0);
     assert_true(w.has_conv);
     const carma_coeffs *c = carma_default_coeffs();
-    uint64_t b32 = carma_estimate_mib(c, &w, 32, OPT_ADAM), b64 = carma_estimate_mib(c, &w, 64, OPT_ADAM);
+    uint64_t b32 = carma_estimate_mib(c, &w, 32, OPT_ADAM),
+             b64 = carma_estimate_mib(c, &w, 64, OPT_ADAM);
     assert_true(b64 > b32);
     assert_true(carma_estimate_mib(c, &w, 32, OPT_SGD) < b32);
     carma_terms t;

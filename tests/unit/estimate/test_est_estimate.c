@@ -33,7 +33,8 @@ static void test_one_shot(void **state)
     assert_int_equal(mib, 21528); /* 20727.8 + 800, rounded up */
     assert_int_equal(cls, -1);
     /* a .rad spelling with other capitals still finds the summary */
-    assert_int_equal(estimate_task_mib(MEM_CARMA, "workloads/efficientNet_32.model", 32, &mib, NULL, &err), 0);
+    assert_int_equal(
+        estimate_task_mib(MEM_CARMA, "workloads/efficientNet_32.model", 32, &mib, NULL, &err), 0);
     assert_true(mib > 3000 && mib < 20000);
 }
 
@@ -114,7 +115,8 @@ static void test_fill_tasks(void **state)
     assert_non_null(strstr(err.msg, "task resnet.rad"));
     sched_task st;
     memset(&st, 0, sizeof st);
-    assert_int_equal(estimate_fill_sched_task(&e, MEM_CARMA, "resnet50_32.model", 32, &st, &err), 0);
+    assert_int_equal(estimate_fill_sched_task(&e, MEM_CARMA, "resnet50_32.model", 32, &st, &err),
+                     0);
     assert_true(mem_figures_get(&st.mem, MEM_CARMA, &mib));
     assert_true(mib > 5262); /* the measured peak: carma stays above it */
     estimator_free(&e);

@@ -121,7 +121,8 @@ static void test_bad_summaries(void **state)
     (void)state;
     expect_error("", "empty");
     expect_error("hello world\nmore\n", "bad.model:1: unknown summary format");
-    expect_error("----\n  Layer (type)   Output Shape   Param #\n====\n  Conv2d-1  [-1, 3, 4, 4]  12\n"
+    expect_error("----\n  Layer (type)   Output Shape   Param #\n====\n"
+                 "  Conv2d-1  [-1, 3, 4, 4]  12\n"
                  "  garbage here\n====\nTotal params: 12\n",
                  "bad.model:5: not a torchsummary layer row");
     expect_error("----\n  Layer (type)   Output Shape   Param #\n====\n====\nTotal params: 0\n",

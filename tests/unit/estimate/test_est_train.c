@@ -58,7 +58,8 @@ static void test_learns_and_round_trips(void **state)
     assert_int_equal(mlp_net_load(path, 8, &c, &err), 0);
     assert_int_equal(c.nmembers, 13);
     for (size_t i = 0; i < 600; i++)
-        assert_int_equal(mlp_net_predict(&c, d.x + test[i] * 8), mlp_net_predict(&a, d.x + test[i] * 8));
+        assert_int_equal(mlp_net_predict(&c, d.x + test[i] * 8),
+                         mlp_net_predict(&a, d.x + test[i] * 8));
     unlink(path);
     mlp_net_free(&c);
     mlp_net_free(&a);

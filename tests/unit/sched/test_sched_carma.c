@@ -168,7 +168,8 @@ static void backfill_keeps_the_heads_reservation(void **state)
 static void backfill_refuses_what_would_delay_the_head(void **state)
 {
     (void)state;
-    sched_task run[2], h, slow = ctask(2, 5 * GB, 5000, LIGHT), quick = ctask(3, 5 * GB, 60, 0.1, 0.0);
+    sched_task run[2], h, slow = ctask(2, 5 * GB, 5000, LIGHT),
+                          quick = ctask(3, 5 * GB, 60, 0.1, 0.0);
     gpu_view v[2];
     sched *s = blocked_head(run, &h, v);
     v[1].free_mib = 1 * GB; /* only GPU 0, the reserved one, has room */

@@ -160,8 +160,9 @@ static void test_optional_estimates(void **state)
 static void test_no_trailing_newline_and_spaces(void **state)
 {
     (void)state;
-    const char *text = "# c\n  conda activate  myenv  \npython a.py\nm.model\nd\n 64 \nexclusive\n2\n"
-                       "1000.9";
+    const char *text =
+        "# c\n  conda activate  myenv  \npython a.py\nm.model\nd\n 64 \nexclusive\n2\n"
+        "1000.9";
     task_spec t;
     carma_err err;
     uint64_t mib;
@@ -200,7 +201,8 @@ static void test_missing_lines(void **state)
 static void test_empty_required_line(void **state)
 {
     (void)state;
-    expect_error(make_rad(12, 3, ""), "bad.rad:3:", "the training command (line 3), the line is empty");
+    expect_error(make_rad(12, 3, ""),
+                 "bad.rad:3:", "the training command (line 3), the line is empty");
     expect_error(make_rad(12, 3, "   \t"), "bad.rad:3:", "the line is empty");
     expect_error(make_rad(12, 4, ""), "bad.rad:4:", "model summary");
     expect_error(make_rad(12, 5, ""), "bad.rad:5:", "dataset");

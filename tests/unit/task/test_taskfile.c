@@ -139,7 +139,8 @@ static void test_unknown_keys(void **state)
     assert_int_equal(task_load_file(YAML_DIR "unknown_key.yaml", &t, &err), -1);
     assert_non_null(strstr(err.msg, "unknown_key.yaml:3: unknown key 'memroy'"));
     expect_error("command: x\nsim:\n  runtime: 3\n", "t.yaml:3:", "sim: unknown key 'runtime'");
-    expect_error("command: x\nestimates:\n  dnnmem: 3G\n", "t.yaml:3:", "unknown estimator 'dnnmem'");
+    expect_error("command: x\nestimates:\n  dnnmem: 3G\n",
+                 "t.yaml:3:", "unknown estimator 'dnnmem'");
     expect_error("command: x\nestimates: {none: 3G}\n", "t.yaml:2:", "unknown estimator 'none'");
 }
 
@@ -148,7 +149,8 @@ static void test_wrong_types(void **state)
     (void)state;
     expect_error("command: x\ngpus: two\n", "t.yaml:2:", "gpus: expected a whole number");
     expect_error("command: x\ngpus: 1.5\n", "t.yaml:2:", "gpus");
-    expect_error("command: x\ngpus: [1]\n", "t.yaml:2:", "gpus: expected a whole number, got a list");
+    expect_error("command: x\ngpus: [1]\n",
+                 "t.yaml:2:", "gpus: expected a whole number, got a list");
     expect_error("command: x\ngpus: 0\n", "t.yaml:2:", "between 1 and 16");
     expect_error("command: x\ngpus: 17\n", "t.yaml:2:", "between 1 and 16");
     expect_error("command: x\nmemory: lots\n", "t.yaml:2:", "memory: expected a memory size");
