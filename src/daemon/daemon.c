@@ -230,6 +230,8 @@ int daemon_run(const daemon_options *opts, carma_err *err)
     }
     if (rc == 0 && d->failed)
         rc = carma_err_set(err, "%s", d->fatal.msg);
+    if (rc == 0) /* a cancel accepted just before the stop is committed: its signal goes too */
+        d_send_cancels(d);
     shutdown_daemon(d);
     umask(d->task_umask);
     free(d);

@@ -114,6 +114,23 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
     d_end_attempt(d, t, o, why);
 }
 
+/* Asks t's supervisor to cancel it, once. */
+static void send_cancel(daemon_state *d, dtask *t)
+{
+    carma_err err;
+    if (!t->cancel_requested || t->att.cancel_sent || t->att.launch_pending)
+        return;
+    d_mps_terminate(d, t);
+    if (supervisor_cancel(t->att.dir, &err) == 0)
+        t->att.cancel_sent = true;
+}
+
+void d_send_cancels(daemon_state *d)
+{
+    for (int i = 0; i < d->nrunning; i++)
+        send_cancel(d, d->running[i]);
+}
+
 /* One running attempt. The result lives on the caller's stack (4 KiB of stderr tail): looking
  * at an attempt allocates nothing, so it cannot be skipped for want of memory. */
 static void reap_one(daemon_state *d, dtask *t)
@@ -132,11 +149,8 @@ static void reap_one(daemon_state *d, dtask *t)
             supervisor_kill_leftovers(t->att.pid);
         d_end_attempt(d, t, t->cancel_requested ? TASK_CANCELLED : TASK_FAILED,
                       "its supervisor died without a result");
-    } else if (t->cancel_requested && !t->att.cancel_sent) {
-        carma_err err;
-        d_mps_terminate(d, t);
-        if (supervisor_cancel(t->att.dir, &err) == 0)
-            t->att.cancel_sent = true;
+    } else {
+        send_cancel(d, t);
     }
 }
 

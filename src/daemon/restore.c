@@ -242,6 +242,16 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
         dlog(d, "task %llu: attempt %d %s; adopted", (unsigned long long)t->st.id, t->att.n,
              s == SUP_RUNNING ? "still running"
                               : "cannot be looked at now (its files are unreadable)");
+        /* A cancel accepted (its event committed) whose signal the last daemon did not send
+         * before it stopped: sent now, by d_reap. */
+        int asked = store_event_since(d->db, t->st.id, "cancel", t->att.started, err);
+        if (asked < 0)
+            return -1;
+        if (asked) {
+            t->cancel_requested = true;
+            dlog(d, "task %llu: its cancel, asked for before the restart, is sent now",
+                 (unsigned long long)t->st.id);
+        }
         return 0; /* d_reap looks again each turn */
     }
     dlog(d, "task %llu: attempt %d %s while the daemon was away", (unsigned long long)t->st.id,

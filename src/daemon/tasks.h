@@ -42,6 +42,8 @@ void d_task_env_free(task_env *e);
 /* reap.c: looks at every running attempt's supervisor: ends the attempts that ended, sends
  * the cancels requested. */
 void d_reap(daemon_state *d);
+/* Sends the cancels asked for and not sent yet (d_reap does; a stopping daemon too). */
+void d_send_cancels(daemon_state *d);
 /* Ends the running task's attempt with this outcome (why: for the event, or NULL): the core's
  * recovery rules send it to the recovery queue or end the task. */
 void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why);

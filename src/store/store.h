@@ -80,6 +80,10 @@ int store_delete_attempt(store *s, uint64_t task_id, int n, carma_err *err);
 int store_forget_env(store *s, double ended_before, int *forgotten, carma_err *err);
 int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
                 carma_err *err);
+/* Whether the task has an event of this kind at or after `since` (a Unix time): 1, 0, or -1
+ * on a database error (store_attempts.c). */
+int store_event_since(store *s, uint64_t task_id, const char *kind, double since,
+                      carma_err *err);
 /* What makes two tasks identical for the histories (store_history.c): the same user (another
  * user's runs must not steer how this one's tasks are placed or planned), directory, command,
  * batch size and GPU count. */

@@ -1,5 +1,6 @@
 /* store_attempts.c — every attempt of one task, for `show`'s attempt list and `history`'s
- * sums over attempts (the task listings of store.c join only the latest attempt). */
+ * sums over attempts (the task listings of store.c join only the latest attempt); whether an
+ * attempt's cancel was asked for (its event), for a restart. */
 #include <stddef.h>
 
 #include "store/store_int.h"
@@ -22,6 +23,23 @@ int store_attempts(store *s, uint64_t task_id, store_attempt_fn fn, void *ctx, c
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = store_db_error(s, err, "attempts");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_event_since(store *s, uint64_t task_id, const char *kind, double since,
+                      carma_err *err)
+{
+    static const char q[] =
+        "SELECT 1 FROM events WHERE task_id = ? AND kind = ? AND at >= ? LIMIT 1";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(store_db(s), q, -1, &st, NULL) != SQLITE_OK)
+        return store_db_error(s, err, "events");
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)task_id);
+    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, since);
+    int step = sqlite3_step(st);
+    int rc = step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_db_error(s, err, "events");
     sqlite3_finalize(st);
     return rc;
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A cancel the daemon accepted survives a restart. `carma cancel` of a running task commits a
+# "cancel" event and answers; the signal goes out on the next reap (within 0.2 s). A daemon
+# stopped in between (restart, crash) used to forget it: the adopted task ran on and ended
+# done. Here the gap is made certain: the daemon is killed while the task runs and the event
+# is written as that daemon would have committed it; the next daemon sends the cancel. Also
+# the other way: a cancel event of an earlier attempt does not cancel the one running now. And
+# a daemon stopped right after a cancel sends it before it exits.
+set -u
+CARMA=$1
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "$0")/daemon_lib.sh"
+
+printf 'sample_interval_s = 0.1\ngrace_s = 0.1\nkill_grace_s = 1\n' >"$tmp/carma.conf"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+a=$("$CARMA" submit --mem 1G --name A -- sleep 60)
+b=$("$CARMA" submit --mem 1G --name B -- sleep 3)
+running() { [ "$("$CARMA" show --json "$1" | jq -r .state)" = running ] && [ -s "$STATE/attempts/$1.1/started" ]; }
+wait_until 10 running "$a" || fail "A did not start"
+wait_until 10 running "$b" || fail "B did not start"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+now=$(date +%s.%N)
+# A: cancelled just now, its signal never sent. B: a cancel before its attempt began.
+sqlite3 "$STATE/carma.db" <<SQL
+INSERT INTO events(task_id, at, kind, detail) VALUES($a, $now, 'cancel', 'test');
+INSERT INTO events(task_id, at, kind, detail)
+  VALUES($b, (SELECT started_at - 10 FROM attempts WHERE task_id = $b AND n = 1), 'cancel', 'test');
+SQL
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+grep -q "task $a: its cancel, asked for before the restart, is sent now" "$tmp/daemon.log" \
+    || fail "A's cancel not taken up: $(cat "$tmp/daemon.log")"
+ended() { case "$("$CARMA" show --json "$1" | jq -r .state)" in queued|running) return 1;; esac; }
+wait_until 10 ended "$a" || fail "A still runs after its cancel"
+[ "$("$CARMA" show --json "$a" | jq -r .state)" = cancelled ] \
+    || fail "A should be cancelled: $("$CARMA" show --json "$a" | jq -c .)"
+wait_until 15 ended "$b" || fail "B did not end"
+[ "$("$CARMA" show --json "$b" | jq -r .state)" = done ] \
+    || fail "B should be done (the cancel was of no attempt of now): $("$CARMA" show --json "$b" | jq -c .)"
+grep -q "task $b: its cancel" "$tmp/daemon.log" && fail "B's old cancel was sent"
+
+# A daemon stopped (SIGTERM) right after accepting a cancel sends it before it exits: the
+# task does not run on until the next start. (Before, only a reap within 0.2 s sent it.)
+c=$("$CARMA" submit --mem 1G --name C -- sleep 60)
+wait_until 10 running "$c" || fail "C did not start"
+"$CARMA" cancel "$c" >/dev/null || fail "cancel C"
+stop_daemon
+result_cancelled() { grep -qx "cancelled 1" "$STATE/attempts/$c.1/result"; }
+wait_until 5 result_cancelled || fail "C was not cancelled by the stopping daemon"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 ended "$c" || fail "C not ended after the restart"
+[ "$("$CARMA" show --json "$c" | jq -r .state)" = cancelled ] || fail "C should be cancelled"
+stop_daemon
+echo "$fails failure(s)"
+[ $fails -eq 0 ]
