@@ -2,7 +2,10 @@
 #include "cli/fmt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/strutil.h"
 
 const char *fmt_time(const json_t *t, char *buf, size_t cap)
 {
@@ -54,4 +57,12 @@ const char *fmt_ints(const json_t *a, char *buf, size_t cap)
     if (!buf[0])
         snprintf(buf, cap, "%s", TIME_UNKNOWN);
     return buf;
+}
+
+char *column_text(const char *s, size_t width)
+{
+    char *escaped = str_escape_controls(s);
+    char *col = str_column(escaped, width);
+    free(escaped);
+    return col;
 }

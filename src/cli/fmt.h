@@ -21,5 +21,9 @@ const char *fmt_mib(const json_t *mib, char *buf, size_t cap);
 const char *fmt_mem_source(const char *source);
 /* A JSON array of integers as "0,1" ("-": empty). */
 const char *fmt_ints(const json_t *a, char *buf, size_t cap);
+/* Text another user chose (a task name, a user name) for a column `width` characters wide:
+ * controls escaped (str_escape_controls), cut between UTF-8 characters and padded. A new heap
+ * string; NULL for NULL or out of memory. */
+char *column_text(const char *s, size_t width);
 
 #endif

@@ -116,8 +116,8 @@ static void print_holds(const json_t *holds)
     size_t i;
     json_t *h;
     json_array_foreach(holds, i, h) {
-        char *name = str_escape_controls(json_string_value(json_object_get(h, "name")));
-        char *user = str_escape_controls(json_string_value(json_object_get(h, "user")));
+        char *name = column_text(json_string_value(json_object_get(h, "name")), 24);
+        char *user = column_text(json_string_value(json_object_get(h, "user")), 10);
         const json_t *mem = json_object_get(h, "mem_mib"), *peak = json_object_get(h, "peak_mib");
         char *src = str_escape_controls(
             fmt_mem_source(json_string_value(json_object_get(h, "mem_source"))));
@@ -127,7 +127,7 @@ static void print_holds(const json_t *holds)
                      src ? src : "?");
         if (json_is_integer(peak))
             snprintf(pk, sizeof pk, "%lld MiB", (long long)json_integer_value(peak));
-        printf("    task %-6lld %-10.10s %-24.24s figure %s, peak %s\n",
+        printf("    task %-6lld %-10s %-24s figure %s, peak %s\n",
                (long long)json_integer_value(json_object_get(h, "id")), user ? user : "?",
                name ? name : "?", fig, pk);
         free(name);
@@ -157,7 +157,7 @@ void gpus_print_table(const json_t *gpus)
         fmt_num(dr, sizeof dr, json_object_get(g, "drama"), "%.2f");
         fmt_num(pw, sizeof pw, json_object_get(g, "power_w"), "%.0fW");
         /* a reply is another process's text: no escape sequence reaches the terminal */
-        char *name = str_escape_controls(json_string_value(json_object_get(g, "name")));
+        char *name = column_text(json_string_value(json_object_get(g, "name")), 18);
         char *src = str_escape_controls(json_string_value(json_object_get(g, "activity_source")));
         json_t *left = json_object_get(g, "grace_left_s");
         if (json_is_number(left))
@@ -177,7 +177,7 @@ void gpus_print_table(const json_t *gpus)
         if (json_is_integer(committed))
             snprintf(ledger, sizeof ledger, "%lld%s", (long long)json_integer_value(committed),
                      json_integer_value(json_object_get(g, "committed_unknown")) ? "+all" : "");
-        printf("%-3lld %-18.18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %-10s %s\n",
+        printf("%-3lld %-18s %-13s %-6s %-6s %-6s %-8s %-7s %-10s %-10s %s\n",
                (long long)json_integer_value(json_object_get(g, "index")),
                name ? name : "-", mem, a, o, dr, src ? src : "-", pw, grace, ledger,
                tasks[0] ? tasks : "-");

@@ -38,14 +38,14 @@ static void print_row(const json_t *t)
     const json_t *gh = json_object_get(t, "gpu_hours"), *peak = json_object_get(t, "peak_mib");
     /* other users chose these names, and a reply is another process's text: no escape
      * sequence reaches the terminal */
-    char *name = str_escape_controls(json_string_value(json_object_get(t, "name")));
-    char *user = str_escape_controls(json_string_value(json_object_get(t, "user")));
+    char *name = column_text(json_string_value(json_object_get(t, "name")), 20);
+    char *user = column_text(json_string_value(json_object_get(t, "user")), 10);
     char *state = str_escape_controls(json_string_value(json_object_get(t, "state")));
     if (json_is_integer(peak))
         snprintf(pk, sizeof pk, "%lld", (long long)json_integer_value(peak));
     else
         snprintf(pk, sizeof pk, "%s", TIME_UNKNOWN);
-    printf("%-6lld %-20.20s %-10.10s %-9s %-4lld %-11s %-11s %9.3f %-8s %-9s %s\n",
+    printf("%-6lld %-20s %-10s %-9s %-4lld %-11s %-11s %9.3f %-8s %-9s %s\n",
            (long long)json_integer_value(json_object_get(t, "id")), name ? name : "?",
            user ? user : "?", state ? state : "?",
            (long long)json_integer_value(json_object_get(t, "attempts")),

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "cli/commands.h"
+#include "cli/fmt.h"
 #include "cli/pages.h"
 #include "cli/request.h"
 #include "cli/views.h"
@@ -57,12 +58,12 @@ void queue_print_task(const json_t *t)
         snprintf(memtext, sizeof memtext, "-");
     /* other users chose the names, and a reply is another process's text: no escape sequence
      * reaches the terminal */
-    char *name = str_escape_controls(json_string_value(json_object_get(t, "name")));
-    char *user = str_escape_controls(json_string_value(json_object_get(t, "user")));
+    char *name = column_text(json_string_value(json_object_get(t, "name")), 20);
+    char *user = column_text(json_string_value(json_object_get(t, "user")), 10);
     char *state = str_escape_controls(json_string_value(json_object_get(t, "state")));
     char *queue = str_escape_controls(json_string_value(q));
     char *reason = str_escape_controls(json_string_value(json_object_get(t, "reason")));
-    printf("%-6lld %-20.20s %-10.10s %-10s %-8s %-8lld %-9s %-8s %s\n",
+    printf("%-6lld %-20s %-10s %-10s %-8s %-8lld %-9s %-8s %s\n",
            (long long)json_integer_value(json_object_get(t, "id")), name ? name : "?",
            user ? user : "?", state ? state : "?", queue ? queue : "-",
            (long long)json_integer_value(json_object_get(t, "attempts")), gpus, memtext,

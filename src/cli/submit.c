@@ -261,12 +261,40 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
             continue;
         if (submission_env_reserved(*e) || (clean && (klen != 4 || strncmp(*e, "PATH", 4))))
             continue;
+        if (!str_utf8_valid(*e)) { /* JSON, and so the daemon, cannot carry it */
+            char *k = str_escape_controls_text(*e);
+            fprintf(stderr, "carma submit: warning: %.*s is not valid UTF-8: not passed to the "
+                    "task (give it with --env in UTF-8)\n", k ? (int)strcspn(k, "=") : 0,
+                    k ? k : "");
+            free(k);
+            continue;
+        }
         bool set = false;
         for (size_t i = 0; i < given && !set; i++)
             set = !strncmp(sub->env[i], *e, klen + 1);
         if (!set && submission_add_env(sub, *e, err))
             return -1;
     }
+    return 0;
+}
+
+/* Text the user gave that JSON cannot carry (not UTF-8) is refused by name: it would be
+ * dropped on the way to the daemon. */
+static int check_utf8(const submission *sub, size_t given_env, carma_err *err)
+{
+    const struct {
+        const char *what, *value;
+    } text[] = {{"the task's name", sub->name},   {"the command", sub->command},
+                {"the directory", sub->cwd},      {"the summary path", sub->summary},
+                {"the source", sub->source},      {"the conda environment", sub->conda_env}};
+    for (size_t i = 0; i < sizeof text / sizeof *text; i++)
+        if (text[i].value && !str_utf8_valid(text[i].value))
+            return carma_err_set(err, "%s is not valid UTF-8: carma passes text as UTF-8 "
+                                 "(JSON)", text[i].what);
+    for (size_t i = 0; i < given_env; i++)
+        if (!str_utf8_valid(sub->env[i]))
+            return carma_err_set(err, "--env: a variable is not valid UTF-8: carma passes text "
+                                 "as UTF-8 (JSON)");
     return 0;
 }
 
@@ -281,6 +309,9 @@ static int finish_submission(submission *sub, bool clean_env, json_t **out, carm
         rc = carma_err_set(err, "cannot read the current directory");
     else if (!sub->cwd)
         sub->cwd = str_dup(cwd);
+    size_t given_env = sub->nenv;
+    if (rc == 0)
+        rc = check_utf8(sub, given_env, err);
     if (rc == 0)
         rc = add_environment(sub, clean_env, err);
     json_t *task = rc ? NULL : submission_to_json(sub);

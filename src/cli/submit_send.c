@@ -5,6 +5,7 @@
 #include <sys/random.h>
 
 #include "cli/submit.h"
+#include "util/strutil.h"
 
 /* A random 128-bit idempotency key as 32 hex digits; false when the kernel gives no
  * randomness (the submission then goes without one, and is not retried). */
@@ -47,8 +48,10 @@ int submit_send_all(const request_args *a, json_t *task, const int *array, size_
         if (narray) {
             json_object_set_new(t, "array_index", json_integer(array[i]));
             char name[160];
-            snprintf(name, sizeof name, "%.140s[%d]",
-                     json_string_value(json_object_get(t, "name")), array[i]);
+            const char *base = json_string_value(json_object_get(t, "name"));
+            /* whole characters only: a cut UTF-8 sequence would make the name no JSON text */
+            snprintf(name, sizeof name, "%.*s[%d]", (int)str_utf8_fit(base, 140), base,
+                     array[i]);
             json_object_set_new(t, "name", json_string(name));
         }
         json_int_t id;

@@ -283,3 +283,62 @@ int str_append_shell_word(char **line, size_t *len, const char *arg)
     *len = (size_t)(w - grown);
     return 0;
 }
+
+/* The length of the valid UTF-8 sequence at p (1..4), or 0 when none starts there. */
+static size_t utf8_seq(const unsigned char *p)
+{
+    unsigned c = p[0];
+    size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                                                     : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || /* overlong, surrogate */
+        (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))  /* overlong, > U+10FFFF */
+        return 0;
+    return n;
+}
+
+bool str_utf8_valid(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = utf8_seq(p);
+        if (!n)
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+size_t str_utf8_fit(const char *s, size_t max_bytes)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t at = 0;
+    while (p[at]) {
+        size_t n = utf8_seq(p + at);
+        n = n ? n : 1;
+        if (at + n > max_bytes)
+            break;
+        at += n;
+    }
+    return at;
+}
+
+char *str_column(const char *s, size_t width)
+{
+    if (!s)
+        return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t cut = 0, chars = 0;
+    for (; chars < width && p[cut]; chars++) {
+        size_t n = utf8_seq(p + cut);
+        cut += n ? n : 1;
+    }
+    char *out = malloc(cut + (width - chars) + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, s, cut);
+    memset(out + cut, ' ', width - chars);
+    out[cut + width - chars] = '\0';
+    return out;
+}

@@ -62,4 +62,16 @@ char *str_escape_controls(const char *s);
  * that another user wrote, such as a task's output shown to root (`carma logs`). */
 char *str_escape_controls_text(const char *s);
 
+/* Whether s is valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past
+ * U+10FFFF), as JSON text must be. */
+bool str_utf8_valid(const char *s);
+
+/* The longest prefix of s of at most max_bytes bytes that ends between characters, so that a
+ * cut never splits a UTF-8 sequence (bytes that start none count as one character each). */
+size_t str_utf8_fit(const char *s, size_t max_bytes);
+
+/* s cut to `width` characters and padded with spaces to them, for a column of text output
+ * (a character taken as one column). A new heap string; NULL in -> NULL out. */
+char *str_column(const char *s, size_t width);
+
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "tmpfile_fixture.h"
 #include "util/array.h"
@@ -197,6 +198,38 @@ static void data_defaults_follow_the_data_dir(void **state)
 
 /* Under the floor once, it takes a sixteenth more to be out; a real descriptor has some free
  * space, a closed one none to tell; a product past INT64_MAX saturates. */
+/* UTF-8 as JSON takes it (jansson refuses the rest): the validity check, a cut that never
+ * splits a character, and a column cut and padded by characters. */
+static void utf8_checks_and_cuts(void **state)
+{
+    (void)state;
+    assert_true(str_utf8_valid(""));
+    assert_true(str_utf8_valid("caf\xc3\xa9 \xe5\x90\x8d \xf0\x9f\x9a\x80"));
+    const char *bad[] = {"caf\xe9", "\xff", "\xc3", "\xc0\xaf" /* overlong '/' */,
+                         "\xe0\x80\xaf", "\xed\xa0\x80" /* surrogate */,
+                         "\xf4\x90\x80\x80" /* past U+10FFFF */, "\xf0\x9f\x9a"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_false(str_utf8_valid(bad[i]));
+        json_t *j = json_string(bad[i]); /* the same verdict as jansson's */
+        assert_null(j);
+    }
+    /* "a" + U+1F680 (4 bytes) + "b": 2 bytes fit only "a"; 5 fit "a" and the rocket */
+    const char *r = "a\xf0\x9f\x9a\x80" "b";
+    assert_int_equal(str_utf8_fit(r, 0), 0);
+    assert_int_equal(str_utf8_fit(r, 2), 1);
+    assert_int_equal(str_utf8_fit(r, 4), 1);
+    assert_int_equal(str_utf8_fit(r, 5), 5);
+    assert_int_equal(str_utf8_fit(r, 100), 6);
+    assert_int_equal(str_utf8_fit("\xff\xfe", 1), 1); /* stray bytes count alone */
+    char *c = str_column(r, 2);
+    assert_string_equal(c, "a\xf0\x9f\x9a\x80");
+    free(c);
+    c = str_column("\xc3\xa9", 4);
+    assert_string_equal(c, "\xc3\xa9   ");
+    free(c);
+    assert_null(str_column(NULL, 3));
+}
+
 static void free_space_against_a_floor(void **state)
 {
     (void)state;
@@ -228,6 +261,7 @@ int main(void)
         cmocka_unit_test(read_file_past_its_first_buffer),
         cmocka_unit_test(data_defaults_follow_the_data_dir),
         cmocka_unit_test(free_space_against_a_floor),
+        cmocka_unit_test(utf8_checks_and_cuts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
