@@ -369,23 +369,6 @@ char *proto_encode_line(const json_t *j, size_t *len)
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not valid. */
-static size_t utf8_seq(const unsigned char *p, size_t left)
-{
-    if (p[0] >= 0x01 && p[0] < 0x80)
-        return 1;
-    size_t n = p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
-    if (p[0] >= 0xF5 || n == 0 || n > left)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if (n == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0)))
-        return 0; /* overlong, surrogate */
-    if (n == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90)))
-        return 0;
-    return n;
-}
-
 size_t proto_utf8_whole(const char *data, size_t len)
 {
     const unsigned char *p = (const unsigned char *)data;
@@ -410,7 +393,7 @@ json_t *proto_string_lossy(const char *data, size_t len)
         return json_string("");
     size_t o = 0;
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_seq((const unsigned char *)data + i, len - i);
+        size_t n = str_utf8_seq(data + i, len - i);
         if (n == 0) {
             buf[o++] = '?';
             i++;

@@ -284,25 +284,28 @@ int str_append_shell_word(char **line, size_t *len, const char *arg)
     return 0;
 }
 
-/* The length of the valid UTF-8 sequence at p (1..4), or 0 when none starts there. */
-static size_t utf8_seq(const unsigned char *p)
+size_t str_utf8_seq(const char *s, size_t left)
 {
-    unsigned c = p[0];
-    size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                                                     : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || /* overlong, surrogate */
-        (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))  /* overlong, > U+10FFFF */
+    const unsigned char *p = (const unsigned char *)s;
+    if (p[0] >= 0x01 && p[0] < 0x80)
+        return 1;
+    size_t n = p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+    if (p[0] >= 0xF5 || n == 0 || n > left)
         return 0;
+    for (size_t i = 1; i < n; i++) /* stops at a NUL: it is no continuation byte */
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if (n == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0)))
+        return 0; /* overlong, surrogate */
+    if (n == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90)))
+        return 0; /* overlong, past U+10FFFF */
     return n;
 }
 
 bool str_utf8_valid(const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = utf8_seq(p);
+    for (const char *p = s; *p;) {
+        size_t n = str_utf8_seq(p, SIZE_MAX);
         if (!n)
             return false;
         p += n;
@@ -312,10 +315,9 @@ bool str_utf8_valid(const char *s)
 
 size_t str_utf8_fit(const char *s, size_t max_bytes)
 {
-    const unsigned char *p = (const unsigned char *)s;
     size_t at = 0;
-    while (p[at]) {
-        size_t n = utf8_seq(p + at);
+    while (s[at]) {
+        size_t n = str_utf8_seq(s + at, SIZE_MAX);
         n = n ? n : 1;
         if (at + n > max_bytes)
             break;
@@ -328,10 +330,9 @@ char *str_column(const char *s, size_t width)
 {
     if (!s)
         return NULL;
-    const unsigned char *p = (const unsigned char *)s;
     size_t cut = 0, chars = 0;
-    for (; chars < width && p[cut]; chars++) {
-        size_t n = utf8_seq(p + cut);
+    for (; chars < width && s[cut]; chars++) {
+        size_t n = str_utf8_seq(s + cut, SIZE_MAX);
         cut += n ? n : 1;
     }
     char *out = malloc(cut + (width - chars) + 1);

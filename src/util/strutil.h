@@ -62,6 +62,10 @@ char *str_escape_controls(const char *s);
  * that another user wrote, such as a task's output shown to root (`carma logs`). */
 char *str_escape_controls_text(const char *s);
 
+/* The length (1..4) of the valid UTF-8 character at s, within `left` bytes; 0 when none
+ * starts there (a NUL, a stray byte, an overlong form, a surrogate, past U+10FFFF). */
+size_t str_utf8_seq(const char *s, size_t left);
+
 /* Whether s is valid UTF-8 (RFC 3629: no overlong forms, surrogates or code points past
  * U+10FFFF), as JSON text must be. */
 bool str_utf8_valid(const char *s);
