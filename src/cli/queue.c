@@ -2,6 +2,7 @@
  * every task, fetched from the daemon a page at a time. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
 #include "cli/fmt.h"
@@ -106,6 +107,10 @@ static int run(request_args *a)
         return a->status;
     if ((rc = request_no_operands(a)) != 0)
         return rc;
+    bool live = !state || !strcmp(state, "queued") || !strcmp(state, "running");
+    if (after > 0 && !all && live) /* the live listing is one page: nothing to go on from */
+        return cli_usage_error("queue", "--after goes with --all or an ended --state (done, "
+                               "failed, cancelled, timeout)");
     /* A listing in id order comes a page at a time, so that no one request keeps the daemon
      * from its other clients for long. */
     json_t *req = json_pack("{sssb}", "verb", "queue", "all", all);

@@ -75,6 +75,8 @@ int time_parse_since(const char *s, double now, double *out)
     time_t t = mktime(&tm);
     if (t == (time_t)-1)
         return -1;
+    if (tm.tm_mday != d || tm.tm_mon != mo - 1) /* mktime moved Feb 30 to Mar 2: no such day */
+        return -1;
     *out = (double)t;
     return 0;
 }

@@ -45,6 +45,13 @@ out=$("$CARMA" queue --all --limit 2 --json 2>"$tmp/err") || fail "--limit 2"
 grep -q -- "--after 2" "$tmp/err" || fail "--limit should say how to go on: $(cat "$tmp/err")"
 [ "$("$CARMA" queue --all --after 2 --limit 3 --json 2>/dev/null | jq -c 'map(.id)')" = '[3,4,5]' ] || fail "--after 2 --limit 3"
 [ "$("$CARMA" queue --state done --json | jq -c 'map(.id)')" = '[1,2,3,4,5]' ] || fail "--state done"
+[ "$("$CARMA" queue --state done --after 3 --json | jq -c 'map(.id)')" = '[4,5]' ] || fail "--state done --after 3"
+# the live listing is not paged: --after there would be ignored, so it is refused
+for s in "" "--state queued" "--state running"; do
+    out=$("$CARMA" queue $s --after 1 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q -- "--after goes with --all or an ended --state" <<<"$out" \
+        || fail "queue $s --after 1: exit $rc: $out"
+done
 [ "$("$CARMA" queue --state running --json | jq -c 'map(.name)')" = '["long1"]' ] || fail "--state running"
 [ "$("$CARMA" queue --all --user root --json | jq length)" = 7 ] || fail "--user root"
 [ "$("$CARMA" queue --all --user nobody --json | jq length)" = 0 ] || fail "--user nobody"
