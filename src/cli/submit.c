@@ -253,8 +253,9 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
     size_t given = sub->nenv;
     for (size_t i = 0; i < given; i++)
         if (submission_env_reserved(sub->env[i]))
-            return carma_err_set(err, "--env %.*s: carma sets this variable itself for every "
-                                 "task", (int)strcspn(sub->env[i], "="), sub->env[i]);
+            return carma_err_set(err, "%.*s: carma sets this variable itself for every task "
+                                 "(given with --env or in the task file's env)",
+                                 (int)strcspn(sub->env[i], "="), sub->env[i]);
     for (char **e = environ; e && *e; e++) {
         size_t klen = strcspn(*e, "=");
         if (klen == 0 || !(*e)[klen]) /* not KEY=VALUE */
@@ -426,6 +427,10 @@ static int run(request_args *a)
         case 'e':
             if (submission_add_env(&sub, arg, &err))
                 rc = cli_usage_error("submit", "--env: %s", err.msg);
+            else if (!str_env_name_valid(arg, strcspn(arg, "=")))
+                rc = cli_usage_error("submit", "--env: '%.*s' is not a valid variable name "
+                                     "(letters, digits and _, not first a digit)",
+                                     (int)strcspn(arg, "="), arg);
             break;
         }
     }

@@ -31,9 +31,14 @@ static const char *mem_label(mem_source s)
 }
 
 /* The bounds `carma submit` and the daemon keep on a new task's text (the name, the command,
- * paths: submission_check_new), on the file's fields as submit sends them. */
+ * paths: submission_check_new), on the file's fields as submit sends them; and no variable
+ * that carma sets itself. */
 static int check_submission_bounds(const task_spec *t, const char *path, carma_err *err)
 {
+    for (size_t i = 0; i < t->nenv; i++) /* as submit refuses them */
+        if (submission_env_reserved(t->env[i]))
+            return carma_err_set(err, "%s: env: %.*s: carma sets this variable itself for every "
+                                 "task", path, (int)strcspn(t->env[i], "="), t->env[i]);
     submission s;
     submission_init(&s);
     s.name = t->name; /* borrowed: s is not freed, but for the source, its own */

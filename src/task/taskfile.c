@@ -178,11 +178,7 @@ static int env_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const yaml
                     void *arg)
 {
     task_spec *t = arg;
-    bool ok = (*key >= 'A' && *key <= 'Z') || (*key >= 'a' && *key <= 'z') || *key == '_';
-    for (const char *p = key; *p && ok; p++)
-        ok = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-             *p == '_';
-    if (!ok)
+    if (!str_env_name_valid(key, strlen(key)))
         return node_err(c, k, "env: '%s' is not a valid variable name", key);
     const char *val = scalar_of(c, v, "env value", "a string");
     if (!val)

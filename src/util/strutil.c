@@ -343,3 +343,14 @@ char *str_column(const char *s, size_t width)
     out[cut + width - chars] = '\0';
     return out;
 }
+
+bool str_env_name_valid(const char *s, size_t n)
+{
+    if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return false;
+    return true;
+}

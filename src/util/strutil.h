@@ -62,6 +62,10 @@ char *str_escape_controls(const char *s);
  * that another user wrote, such as a task's output shown to root (`carma logs`). */
 char *str_escape_controls_text(const char *s);
 
+/* Whether s[0..n) is a portable environment variable name (POSIX: letters, digits and
+ * underscores, not starting with a digit), as a task file and --env take them. */
+bool str_env_name_valid(const char *s, size_t n);
+
 /* The length (1..4) of the valid UTF-8 character at s, within `left` bytes; 0 when none
  * starts there (a NUL, a stray byte, an overlong form, a surrogate, past U+10FFFF). */
 size_t str_utf8_seq(const char *s, size_t left);

@@ -33,6 +33,15 @@ grep -Eq '^(NVIDIA_VISIBLE_DEVICES|CUDA_MPS_PIPE_DIRECTORY|CARMA_ARRAY_INDEX)=' 
 # An explicit --env of one of carma's variables is refused, naming it.
 out=$("$CARMA" submit --env CUDA_VISIBLE_DEVICES=0 -- true 2>&1) && fail "--env CUDA_VISIBLE_DEVICES accepted"
 grep -q "CUDA_VISIBLE_DEVICES: carma sets this variable itself" <<<"$out" || fail "reserved --env message: $out"
+# A task file's env: `task check` refuses what submit refuses, and --env takes only the
+# names a task file takes.
+printf 'command: "true"\nenv:\n  CUDA_VISIBLE_DEVICES: "3"\n' >"$tmp/reserved.yaml"
+out=$("$CARMA" task check "$tmp/reserved.yaml" 2>&1) && fail "task check took a reserved variable"
+grep -q "env: CUDA_VISIBLE_DEVICES: carma sets this variable itself" <<<"$out" \
+    || fail "task check's message: $out"
+out=$("$CARMA" submit --env 'A B=1' -- true 2>&1) && fail "--env 'A B=1' accepted"
+grep -q -- "--env: 'A B' is not a valid variable name" <<<"$out" || fail "--env name message: $out"
+out=$("$CARMA" submit --env '1A=1' -- true 2>&1) && fail "--env '1A=1' accepted"
 
 # --clean-env: PATH and --env only.
 id=$(MY_SECRET=x "$CARMA" submit --clean-env --env A=1 -- env) || fail "submit --clean-env"
