@@ -162,6 +162,10 @@ static void estimate_xmem(submission *sub, char **words, int nwords)
     xmem_estimate e;
     bool hit;
     carma_err err;
+    /* the script runs now, before it is queued (--hold too): say so before it does */
+    fprintf(stderr, "carma submit: no --mem: estimating the peak with xmem (the script runs "
+            "now, on the CPU, for %d optimizer steps, unless cached; --mem skips this)\n",
+            XMEM_DEFAULT_ITERATIONS);
     if (xmem_cached_estimate(words, nwords, sub->env, sub->nenv, XMEM_DEFAULT_ITERATIONS, &e,
                              &hit, &err)) {
         fprintf(stderr, "carma submit: warning: no xmem estimate (%s)\n", err.msg);

@@ -21,6 +21,9 @@ S="$SRC/tests/data/xmem/tiny_mlp.py"
 
 id1=$("$CARMA" submit -- python3 "$S" 2>"$tmp/err1") || fail "submit: $(cat "$tmp/err1")"
 grep -q "xmem estimate [0-9]* MiB$" "$tmp/err1" || fail "no xmem estimate: $(cat "$tmp/err1")"
+# said before the script runs (it runs at submit time, --hold or not)
+head -1 "$tmp/err1" | grep -q "no --mem: estimating the peak with xmem (the script runs now" \
+    || fail "no notice before the trace: $(cat "$tmp/err1")"
 t=$("$CARMA" show --json "$id1")
 [ "$(jq -r .mem_source <<<"$t")" = xmem ] || fail "show: source is not xmem: $t"
 "$CARMA" show "$id1" | grep -q "xmem" ||
