@@ -71,6 +71,7 @@ typedef struct attempt {
     int64_t peak_mib;               /* largest per-GPU memory of its processes; -1 unknown */
     /* followed by the running daemon only */
     int64_t oom_need_mib;           /* what its out-of-memory message says it needed; -1 none */
+    int64_t peak_saved_mib;         /* the peak the stored row holds (monitor.c keeps it near) */
     bool launch_pending;            /* written, supervisor not forked yet */
     bool collocated;                /* placed next to other tasks (MPS caps it) */
     bool seen[SCHED_MAX_TASK_GPUS]; /* its processes were seen on gpus[k] */

@@ -88,6 +88,8 @@ static int task_gpu_pos(const dtask *t, int gpu)
     return -1;
 }
 
+#define PEAK_SAVE_STEP_MIB 64
+
 /* One task's processes on the GPUs of this sample. */
 static void track_task(daemon_state *d, dtask *t, const task_gpu_usage *u, double now)
 {
@@ -113,6 +115,11 @@ static void track_task(daemon_state *d, dtask *t, const task_gpu_usage *u, doubl
         if ((int64_t)u->used_mib[i] > t->att.peak_mib)
             t->att.peak_mib = (int64_t)u->used_mib[i];
     }
+    /* Stored as it grows (by 64 MiB at least, so a slow climb costs few writes): a task that
+     * ends while the daemon is away keeps the peak seen before. */
+    if (t->att.peak_mib >= 0 && t->att.peak_mib >= t->att.peak_saved_mib + PEAK_SAVE_STEP_MIB &&
+        d_save_attempt(d, t, false))
+        t->att.peak_saved_mib = t->att.peak_mib;
 }
 
 /* Whether the task still has its GPUs to itself (no other task placed there, no process there

@@ -14,10 +14,16 @@
 
 void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why)
 {
+    d_end_attempt_at(d, t, outcome, why, daemon_wall_now());
+}
+
+void d_end_attempt_at(daemon_state *d, dtask *t, task_outcome outcome, const char *why,
+                      double ended)
+{
     assert(d->failed || (t->state == DS_RUNNING && !t->att.launch_pending && d_task_ok(d, t)));
     bool timeout = outcome == TASK_CANCELLED && t->timed_out;
     snprintf(t->outcome, sizeof t->outcome, "%s", timeout ? "timeout" : task_outcome_name(outcome));
-    t->att.ended = daemon_wall_now();
+    t->att.ended = ended;
     d_running_remove(d, t);
     d_metrics_attempt_ended(d, t, outcome);
     /* What the monitor saw it hold, or its out-of-memory message says it needed, when more,
@@ -111,7 +117,10 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
                      (unsigned long long)need);
         }
     }
-    d_end_attempt(d, t, o, why);
+    /* the end as its result file dates it (a task that ended while the daemon was away ended
+     * then, not at the restart), when that is a time the attempt ran */
+    double now = daemon_wall_now(), at = r->ended_at;
+    d_end_attempt_at(d, t, o, why, at >= t->att.started && at <= now ? at : now);
 }
 
 /* Asks t's supervisor to cancel it, once. */

@@ -42,6 +42,7 @@ dtask *d_new_task(void)
         t->run_hist = (store_run){NAN, NAN, NAN, NAN};
         t->att.peak_mib = -1;
         t->att.oom_need_mib = -1;
+        t->att.peak_saved_mib = -1;
     }
     return t;
 }

@@ -74,6 +74,7 @@ static int attempt_from_row(attempt *at, const store_attempt_row *a, carma_err *
     at->ended = a->ended_at;
     at->exit = (exit_status){a->exited, a->exit_code, a->term_signal};
     at->peak_mib = a->peak_mib;
+    at->peak_saved_mib = a->peak_mib;
     at->not_solo = true; /* this daemon did not watch all of it */
     return 0;
 }

@@ -72,6 +72,7 @@ typedef struct sup_result {
     int64_t output_over_mib;  /* > 0: cancelled because its output passed this limit */
     char tail[SUPERVISOR_TAIL_MAX + 1];
     size_t tail_len;
+    double ended_at; /* when the supervisor wrote it (the file's time, Unix); 0 unknown */
 } sup_result;
 
 /* Looks at an attempt directory. *task_pid is filled when known (0 otherwise); *res when

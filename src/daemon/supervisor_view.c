@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/safefs.h"
@@ -110,6 +111,11 @@ static int read_result(int dfd, sup_result *res)
     memcpy(res->tail, text + used, n);
     res->tail[n] = '\0';
     res->tail_len = n;
+    /* written once, by rename, as the task ended: its time is the end's, also for a task
+     * that ended while the daemon was away */
+    struct stat sb;
+    if (fstatat(dfd, "result", &sb, 0) == 0)
+        res->ended_at = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
     return 1;
 }
 

@@ -47,6 +47,9 @@ void d_send_cancels(daemon_state *d);
 /* Ends the running task's attempt with this outcome (why: for the event, or NULL): the core's
  * recovery rules send it to the recovery queue or end the task. */
 void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why);
+/* The same, ended at `ended` (a Unix time) rather than now. */
+void d_end_attempt_at(daemon_state *d, dtask *t, task_outcome outcome, const char *why,
+                      double ended);
 /* Ends the running task's attempt as its supervisor's result tells (oomclass.h). */
 void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r);
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# A cancel the daemon accepted survives a restart. `carma cancel` of a running task commits a
-# "cancel" event and answers; the signal goes out on the next reap (within 0.2 s). A daemon
-# stopped in between (restart, crash) used to forget it: the adopted task ran on and ended
-# done. Here the gap is made certain: the daemon is killed while the task runs and the event
-# is written as that daemon would have committed it; the next daemon sends the cancel. Also
-# the other way: a cancel event of an earlier attempt does not cancel the one running now. And
-# a daemon stopped right after a cancel sends it before it exits.
+# What happens around a daemon's absence is not lost. A cancel it accepted survives a
+# restart: `carma cancel` of a running task commits a "cancel" event and answers; the signal
+# goes out on the next reap (within 0.2 s). A daemon stopped in between (restart, crash) used
+# to forget it: the adopted task ran on and ended done. Here the gap is made certain: the
+# daemon is killed while the task runs and the event is written as that daemon would have
+# committed it; the next daemon sends the cancel. A cancel event of an earlier attempt does
+# not cancel the one running now. A daemon stopped right after a cancel sends it before it
+# exits. A task that ends while the daemon is away keeps its end time and peak.
 set -u
 CARMA=$1
 fails=0
@@ -50,6 +51,27 @@ wait_until 5 result_cancelled || fail "C was not cancelled by the stopping daemo
 start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 wait_until 5 ended "$c" || fail "C not ended after the restart"
 [ "$("$CARMA" show --json "$c" | jq -r .state)" = cancelled ] || fail "C should be cancelled"
+
+# A task that ends while the daemon is away: its end is when it ended (its result file's
+# time), not the restart, and the peak seen before the stop is kept (the attempt's row is
+# written as the peak grows).
+d=$("$CARMA" submit --mem 20G --name D -- "$FAKEJOB" --mem 15G --seconds 6)
+ended_file() { [ -s "$STATE/attempts/$d.1/result" ]; }
+seen_peak() {
+    local p
+    p=$(sqlite3 "$STATE/carma.db" "SELECT ifnull(peak_mib, -1) FROM attempts WHERE task_id = $d") &&
+        [ "$p" -ge 15000 ] && ! ended_file
+}
+wait_until 5 seen_peak || fail "D's peak not stored while it ran"
+stop_daemon
+ended_file && fail "D ended before the daemon stopped: nothing ended while it was away"
+wait_until 10 ended_file || fail "D did not end"
+sleep 4 # the restart comes well after the end
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 ended "$d" || fail "D not ended after the restart"
+t=$("$CARMA" show --json "$d")
+jq -e '.state == "done" and .elapsed_s < 9 and .peak_mib >= 15000' <<<"$t" >/dev/null \
+    || fail "D's end or peak: $(jq -c '{state, elapsed_s, peak_mib}' <<<"$t")"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
