@@ -223,6 +223,7 @@ static void test_config_file(void **state)
         {"retry_cap = 1\nwindow = -3\n", ":2: window"},
         {"kill_grace_s = inf\n", ":1: kill_grace_s"}, /* a timer cannot be set for ever */
         {"kill_grace_s = 1e9\n", ":1: kill_grace_s"},
+        {"grace_s = 1e308\n", ":1: grace_s"}, /* a GPU in grace for good */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         carma_config before = c;
