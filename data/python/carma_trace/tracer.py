@@ -77,8 +77,8 @@ class _Dispatch(TorchDispatchMode):
             out = stand(*args, **kwargs) if stand else func(*args, **kwargs)
         except NotImplementedError as e:
             if "Meta" in str(e) or "meta" in str(e):
-                raise Unsupported("operation %s has no meta implementation in PyTorch %s"
-                                  % (func, torch.__version__)) from None
+                raise tr.refuse("operation %s has no meta implementation in PyTorch %s"
+                                % (func, torch.__version__)) from None
             raise
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor) and t.device.type == "meta":
@@ -146,7 +146,15 @@ class Trace:
         self.last_op = None
         self.closed = False
         self.gemm_seen = set()
+        self.refused = None     # the first thing refused, even if the script caught it
         self.emit("carma-trace 1")
+
+    def refuse(self, what):
+        """The Unsupported to raise for what; remembered, so that a script catching it (a
+        try/except around a probe) still ends with this refusal rather than a wrong trace."""
+        if self.refused is None:
+            self.refused = what
+        return Unsupported(what)
 
     def emit(self, line):
         if not self.closed:
