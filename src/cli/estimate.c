@@ -52,7 +52,7 @@ static const char *const usage =
     "                    allocator and print the estimate with its parts (context, reserved\n"
     "                    peak, workspaces, margin). Needs /usr/bin/python3 with torch.\n"
     "                    A script still short of its steps after $CARMA_TRACE_TIMEOUT seconds\n"
-    "                    (default 600) is stopped.\n"
+    "                    (default 600; over 0 and at most 86400, fractions allowed) is stopped.\n"
     "  --trace FILE      the same estimate from a trace the tracer wrote\n"
     "  --fit-xmem INDEX  fit the xmem estimator's workspace rule, contexts and margin on traces\n"
     "                    of the synthetic datasets (tools/xmem_synthetic.py writes INDEX);\n"
@@ -161,8 +161,8 @@ static int print_xmem(const est_args *a, const xmem_estimate *e)
     printf("  workspaces  %+8.0f MiB  (cuBLAS, cuBLASLt and cuDNN workspaces on that peak)\n",
            e->workspaces_mib);
     printf("  margin      %8.0f MiB\n", e->margin_mib);
-    printf("  (%d optimizer steps traced; peak of live tensors %.0f MiB)\n", e->steps,
-           e->allocated_mib);
+    printf("  (%d optimizer step%s traced; peak of live tensors %.0f MiB)\n", e->steps,
+           e->steps == 1 ? "" : "s", e->allocated_mib);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,31 +20,63 @@
 #include "util/datadir.h"
 #include "util/strutil.h"
 
-/* The user the tracer runs as: ourselves when not root; SUDO_UID/SUDO_GID's user under root. */
-static int target_user(uid_t *uid, gid_t *gid, bool *drop, carma_err *err)
+/* The user the tracer runs as, and the environment that names them. */
+typedef struct run_user {
+    bool drop; /* false: ourselves, nothing changes */
+    uid_t uid;
+    gid_t gid;
+    char home[PATH_MAX], name[256];
+} run_user;
+
+/* Ourselves when not root; SUDO_UID/SUDO_GID's user under root, with their home directory
+ * and name from the passwd database (sudo leaves root's HOME, where the user's ~/.local and
+ * caches are not). A SUDO_UID with no passwd entry is refused: sudo itself refuses a user it
+ * cannot find, so such a uid is forged or its account gone, and carma cannot know where that
+ * user's packages and caches live. */
+static int target_user(run_user *u, carma_err *err)
 {
-    *drop = false;
+    memset(u, 0, sizeof *u);
     if (geteuid() != 0)
         return 0;
     const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-    int64_t u, g;
-    if (!su || !sg || parse_i64(su, &u) || parse_i64(sg, &g) || u <= 0 || g < 0)
+    int64_t uid, gid;
+    if (!su || !sg || parse_i64(su, &uid) || parse_i64(sg, &gid) || uid <= 0 || gid < 0 ||
+        uid >= (uid_t)-1 || gid >= (gid_t)-1)
         return carma_err_set(err, "will not run a training script as root: run carma as the "
                                   "user who submits it (or through sudo, which names them)");
-    *uid = (uid_t)u;
-    *gid = (gid_t)g;
-    *drop = true;
+    errno = 0;
+    const struct passwd *pw = getpwuid((uid_t)uid);
+    /* getpwuid(3): these mean "no such user"; anything else is a failed look-up */
+    bool failed = errno && errno != ENOENT && errno != ESRCH && errno != EBADF && errno != EPERM;
+    if (!pw && failed)
+        return carma_err_set(err, "cannot look up SUDO_UID %lld's user: %s", (long long)uid,
+                             strerror(errno));
+    if (!pw || !pw->pw_dir || !*pw->pw_dir || !pw->pw_name || !*pw->pw_name)
+        return carma_err_set(err, "SUDO_UID %lld has no passwd entry (with a home directory) "
+                                  "to run the training script as: run carma as the user who "
+                                  "submits it", (long long)uid);
+    if (strlen(pw->pw_dir) >= sizeof u->home || strlen(pw->pw_name) >= sizeof u->name)
+        return carma_err_set(err, "uid %lld's home directory or name is too long",
+                             (long long)uid);
+    strcpy(u->home, pw->pw_dir);
+    strcpy(u->name, pw->pw_name);
+    u->uid = (uid_t)uid;
+    u->gid = (gid_t)gid;
+    u->drop = true;
     return 0;
 }
 
 /* In the child: fd 3 = trace, stdout -> stderr, stderr -> pipe; then exec the tracer. */
 static void child(int trace_fd, int err_fd, char *const argv[], int argc, int iterations,
-                  const char *pydir, bool drop, uid_t uid, gid_t gid)
+                  const char *pydir, const run_user *u)
 {
     if (dup2(err_fd, 2) < 0 || dup2(2, 1) < 0 || dup2(trace_fd, 3) < 0)
         _exit(126);
-    if (drop && (setgroups(0, NULL) || setgid(gid) || setuid(uid) || setuid(0) == 0))
+    if (u->drop && (setgroups(0, NULL) || setgid(u->gid) || setuid(u->uid) || setuid(0) == 0))
         _exit(126); /* the last test: root must be gone for good */
+    if (u->drop && (setenv("HOME", u->home, 1) || setenv("USER", u->name, 1) ||
+                    setenv("LOGNAME", u->name, 1)))
+        _exit(126);
     const char *old = getenv("PYTHONPATH");
     char *pp = NULL;
     if (old && *old) {
@@ -85,19 +118,26 @@ static void take_line(char *line, char *reason, size_t cap, char *last, size_t l
         snprintf(last, lcap, "%.500s", line);
 }
 
-static int timeout_s(void)
+/* The tracer's time limit: $CARMA_TRACE_TIMEOUT when set, else XMEM_TIMEOUT_S. */
+static int trace_timeout(double *s, carma_err *err)
 {
     const char *v = getenv("CARMA_TRACE_TIMEOUT");
-    int64_t s;
-    return v && !parse_i64(v, &s) && s > 0 && s <= 86400 ? (int)s : XMEM_TIMEOUT_S;
+    *s = XMEM_TIMEOUT_S;
+    if (!v)
+        return 0;
+    if (parse_double(v, s) || !(*s > 0) || *s > XMEM_TIMEOUT_MAX_S)
+        return carma_err_set(err, "CARMA_TRACE_TIMEOUT must be a number of seconds over 0 and "
+                                  "at most %d (fractions allowed), got '%.40s'",
+                             XMEM_TIMEOUT_MAX_S, v);
+    return 0;
 }
 
-/* Reads the child's stderr until it closes; false when the time limit passed first. */
-static bool drain(int fd, char *reason, size_t cap, char *last, size_t lcap)
+/* Reads the child's stderr until it closes; false when `limit` seconds passed first. */
+static bool drain(int fd, double limit, char *reason, size_t cap, char *last, size_t lcap)
 {
     char buf[4096];
     size_t len = 0;
-    double deadline = clock_mono_s() + timeout_s();
+    double deadline = clock_mono_s() + limit;
     for (;;) {
         double left = deadline - clock_mono_s();
         if (left <= 0)
@@ -136,12 +176,11 @@ static bool drain(int fd, char *reason, size_t cap, char *last, size_t lcap)
 int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
              xmem_estimate *e, carma_err *err)
 {
-    uid_t uid = 0;
-    gid_t gid = 0;
-    bool drop;
+    run_user u;
+    double limit;
     if (argc < 1)
         return carma_err_set(err, "no command to trace");
-    if (target_user(&uid, &gid, &drop, err))
+    if (trace_timeout(&limit, err) || target_user(&u, err))
         return -1;
     char pydir[PATH_MAX];
     if (carma_data_path("python", pydir, sizeof pydir, err))
@@ -162,12 +201,12 @@ int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
     pid_t pid = fork();
     if (pid == 0) {
         close(pfd[0]);
-        child(fd, pfd[1], argv, argc, iterations, pydir, drop, uid, gid);
+        child(fd, pfd[1], argv, argc, iterations, pydir, &u);
     }
     close(pfd[1]);
     close(fd);
     char reason[512] = "", last[512] = "";
-    bool in_time = pid > 0 && drain(pfd[0], reason, sizeof reason, last, sizeof last);
+    bool in_time = pid > 0 && drain(pfd[0], limit, reason, sizeof reason, last, sizeof last);
     close(pfd[0]);
     if (pid > 0 && !in_time)
         kill(pid, SIGKILL); /* DataLoader workers end with their parent */
@@ -176,13 +215,13 @@ int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
         rc = carma_err_set(err, "fork: %s", strerror(errno));
     else if (!in_time) {
         waitpid(pid, &st, 0);
-        rc = carma_err_set(err, "the tracer ran past %d s before the script's step %d; stopped",
-                           timeout_s(), iterations);
+        rc = carma_err_set(err, "the tracer ran past %g s before the script's step %d; stopped",
+                           limit, iterations);
     } else if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (*reason)
             rc = carma_err_set(err, "%s", reason);
         else if (WIFEXITED(st) && WEXITSTATUS(st) == 126)
-            rc = carma_err_set(err, "cannot start the tracer as uid %u", (unsigned)uid);
+            rc = carma_err_set(err, "cannot start the tracer as uid %u", (unsigned)u.uid);
         else
             rc = carma_err_set(err, "the tracer failed%s%s", *last ? ": " : "", last);
     }

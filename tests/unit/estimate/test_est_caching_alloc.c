@@ -118,16 +118,22 @@ static void test_pools_apart(void **state)
     ca_free_all(&ca);
 }
 
-static char *write_trace(const char *text)
+/* Writes text[0..len) (NUL bytes and all) into a new temporary file; its path. */
+static char *write_trace_n(const char *text, size_t len)
 {
     static char path[] = "/tmp/carma-test-trace-XXXXXX";
     strcpy(path, "/tmp/carma-test-trace-XXXXXX");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     FILE *f = fdopen(fd, "w");
-    fputs(text, f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
     fclose(f);
     return path;
+}
+
+static char *write_trace(const char *text)
+{
+    return write_trace_n(text, strlen(text));
 }
 
 static void test_replay_and_parts(void **state)
@@ -252,6 +258,103 @@ static void test_bad_traces(void **state)
     path = write_trace("not a trace\n");
     assert_int_equal(mtrace_load(path, &t, &err), -1);
     assert_non_null(strstr(err.msg, "not a carma trace"));
+    unlink(path);
+    /* Found by an exploratory tester: each refused with its line and why. */
+    static const struct {
+        const char *events, *msg;
+    } bad[] = {
+        /* zero steps (--run refuses --iterations 0), negative, past an int (sscanf's %d
+         * overflowed: undefined behaviour), trailing junk */
+        {"end 0\n", ":2: 'end 0': the trace holds no optimizer step"},
+        {"end -3\n", ":2: malformed event 'end -3' (expected 'end N', whole numbers)"},
+        {"end 99999999999\n", ":2: step count out of range in 'end 99999999999'"},
+        {"end 3 junk\n", ":2: malformed event 'end 3 junk' (expected 'end N')"},
+        {"end\n", ":2: malformed event 'end' (expected 'end N')"},
+        {"end 3x\n", ":2: malformed event 'end 3x'"},
+        {"a 1 100 junk\nend 3\n", ":2: malformed event 'a 1 100 junk' (expected 'a ID BYTES')"},
+        {"a 1 -100\nend 1\n", ":2: malformed event 'a 1 -100'"},
+        {"a -1 100\nend 1\n", ":2: malformed event 'a -1 100'"},
+        {"a 1 +100\nend 1\n", ":2: malformed event 'a 1 +100'"},
+        {"a 1 1e3\nend 1\n", ":2: malformed event 'a 1 1e3'"},
+        {"a 1\nend 1\n", ":2: malformed event 'a 1' (expected 'a ID BYTES')"},
+        {"a 0 100\nend 1\n", ":2: bad storage id in 'a 0 100'"},
+        {"a 4294967297 100\nend 1\n", ":2: bad storage id in 'a 4294967297 100'"},
+        {"a 1 99999999999999999999999\nend 1\n", ":2: size out of range"},
+        {"f 1 2\nend 1\n", ":2: malformed event 'f 1 2' (expected 'f ID')"},
+        {"f -1\nend 1\n", ":2: malformed event 'f -1'"},
+        {"f 0\nend 1\n", ":2: bad storage id in 'f 0'"},
+        {"g fwd junk\nend 1\n", ":2: malformed event 'g fwd junk' (expected 'g fwd|bwd')"},
+        {"g sideways\nend 1\n", ":2: malformed event 'g sideways' (expected 'g fwd|bwd')"},
+        {"l 1\nend 1\n", ":2: malformed event 'l 1' (expected 'l')"},
+        {"c 1 2\nend 1\n", ":2: malformed event 'c 1 2' (expected 'c IN OUT WEIGHT')"},
+        {"c 1 2 3 4\nend 1\n", ":2: malformed event 'c 1 2 3 4'"},
+        {"c 1 -2 3\nend 1\n", ":2: malformed event 'c 1 -2 3'"},
+        {"c 1 2 1125899906842625\nend 1\n", ":2: size out of range"},
+        {"s 0\nend 1\n", ":2: step 0 in 's 0'"},
+        {"s -1\nend 1\n", ":2: malformed event 's -1'"},
+        {"s 1 junk\nend 1\n", ":2: malformed event 's 1 junk' (expected 's N')"},
+        {"s 99999999999\nend 1\n", ":2: step count out of range"},
+        {"\nend 1\n", ":2: empty line"},
+        {"end 1\nend 1\n", ":3: event after the end"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "carma-trace 1\n%s", bad[i].events);
+        path = write_trace(text);
+        if (mtrace_load(path, &t, &err) == 0)
+            fail_msg("accepted: %s", bad[i].events);
+        if (!strstr(err.msg, path) || !strstr(err.msg, bad[i].msg))
+            fail_msg("%s: got '%s', want '%s'", bad[i].events, err.msg, bad[i].msg);
+        unlink(path);
+    }
+    /* A NUL byte would hide the rest of its line from a C-string parser. */
+    static const char nul[] = "carma-trace 1\na 1 100\0 junk\nend 1\n";
+    path = write_trace_n(nul, sizeof nul - 1);
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    assert_non_null(strstr(err.msg, ":2: contains a NUL byte"));
+    unlink(path);
+    /* A line longer than the old 256-byte buffer was read as two: "f 1" after 255 bytes
+     * became an event of its own, silently. */
+    char lng[8192];
+    snprintf(lng, sizeof lng, "carma-trace 1\na 1 100%*s\nend 1\n", 248 + 3, "f 1");
+    path = write_trace(lng);
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    assert_non_null(strstr(err.msg, ":2: malformed event 'a 1 100 "));
+    unlink(path);
+    snprintf(lng, sizeof lng, "carma-trace 1\na 1 100%*s\nend 1\n", 5000, "f 1");
+    path = write_trace(lng);
+    assert_int_equal(mtrace_load(path, &t, &err), -1);
+    assert_non_null(strstr(err.msg, ":2: line too long"));
+    unlink(path);
+}
+
+/* Traces with CRLF line endings (copied through Windows) read as with LF; so do fields apart
+ * by more than one space or a tab. */
+static void test_crlf_trace(void **state)
+{
+    (void)state;
+    mtrace_events t;
+    carma_err err;
+    char *path = write_trace("carma-trace 1\r\na 1 12582912\r\ng fwd\r\nc 1 2  3\r\n"
+                             "f\t1\r\ns 1\r\ns 2\r\nend 2\r\n");
+    if (mtrace_load(path, &t, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.steps, 2);
+    assert_int_equal(t.n, 6);
+    assert_int_equal(t.convs, 1);
+    assert_int_equal(t.gemm_threads, 1);
+    assert_int_equal(t.max_id, 1);
+    assert_int_equal(t.ev[0].a, 12582912);
+    assert_int_equal(t.ev[2].c, 3);
+    mtrace_free(&t);
+    unlink(path);
+    /* the largest figures the reader takes */
+    path = write_trace("carma-trace 1\na 100000000 1125899906842624\nend 2147483647\n");
+    if (mtrace_load(path, &t, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.steps, 2147483647);
+    assert_int_equal(t.ev[0].a, 1125899906842624ull);
+    mtrace_free(&t);
     unlink(path);
 }
 
@@ -425,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_replay_and_parts),
         cmocka_unit_test(test_conv_workspace_band),
         cmocka_unit_test(test_bad_traces),
+        cmocka_unit_test(test_crlf_trace),
         cmocka_unit_test(test_fit_rule),
         cmocka_unit_test(test_fit_cap),
         cmocka_unit_test(test_fit_cross_validation),
