@@ -10,16 +10,7 @@ fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# expect STATUS PATTERN CMD...: exit status and a pattern in stdout+stderr
-expect() {
-    local want=$1 pat=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "$* -> exit $rc, want $want: $out"
-    printf '%s' "$out" | grep -q -- "$pat" || fail "$* -> output lacks '$pat': $out"
-}
+source "$(dirname "$0")/expect_lib.sh"
 
 expect 0 "usage: carma estimate" "$CARMA" estimate --help
 expect 2 "given empty" "$CARMA" estimate --summary "" --batch 32

@@ -13,16 +13,7 @@ fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 D="$SRC/tests/data/xmem"
 
-# expect STATUS PATTERN CMD...: exit status and a pattern in stdout+stderr
-expect() {
-    local want=$1 pat=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "$* -> exit $rc, want $want: $out"
-    printf '%s' "$out" | grep -q -- "$pat" || fail "$* -> output lacks '$pat': $out"
-}
+source "$(dirname "$0")/expect_lib.sh"
 
 # --trace: the parts add up to the figure (rounded up)
 T="$SRC/data/gpumemnet/xmem_traces/resnet50_32.trace"

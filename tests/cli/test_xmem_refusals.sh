@@ -21,16 +21,7 @@ trap 'chmod -R u+rwX "$tmp"; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp" # the tracer runs as the submitting user (nobody, below, when we are root)
 [ "$(id -u)" -eq 0 ] && export SUDO_UID=65534 SUDO_GID=65534
 
-# expect STATUS PATTERN CMD...: exit status and a pattern in stdout+stderr
-expect() {
-    local want=$1 pat=$2
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "$* -> exit $rc, want $want: $out"
-    printf '%s' "$out" | grep -qF -- "$pat" || fail "$* -> output lacks '$pat': $out"
-}
+source "$(dirname "$0")/expect_lib.sh"
 run() { "$CARMA" estimate --run -- python3 "$tmp/$1.py"; }
 
 # script NAME: a tiny training loop (step(ctx) runs one optimizer step, the forward in ctx)
@@ -74,7 +65,7 @@ EOF
 script ac_set <<<'torch.set_autocast_enabled(True)
 for _ in range(3): step()'
 for s in ac_kw ac_pos ac_amp_bf16 ac_deco ac_caught ac_set; do
-    expect 1 "cannot trace: mixed precision" run $s
+    expect_fixed 1 "cannot trace: mixed precision" run $s
 done
 # ... while CPU autocast (casts CPU tensors only) and disabled autocast trace
 script ac_cpu <<<'for _ in range(3): step(torch.autocast("cpu", dtype=torch.bfloat16))'
@@ -92,7 +83,7 @@ for _ in range(3):
     checkpoint(m, torch.randn(8, 16).cuda().requires_grad_()).sum().backward(); opt.step()
 EOF
 for s in ac_cpu amp_off ckpt; do
-    expect 0 "3 optimizer steps traced" run $s
+    expect_fixed 0 "3 optimizer steps traced" run $s
 done
 
 # 2. torch.cuda: questions about the GPU and its memory are refused by name ...
@@ -101,12 +92,12 @@ for call in "get_device_properties(0).total_memory" "get_device_capability()" \
     "max_memory_allocated()" "memory_reserved()"; do
     name=${call%%(*}
     script "q_$name" <<<"step(); print(torch.cuda.$call)"
-    expect 1 "cannot trace: the script asks torch.cuda.$name " run "q_$name"
+    expect_fixed 1 "cannot trace: the script asks torch.cuda.$name " run "q_$name"
 done
 script q_rng <<<'step(); torch.cuda.get_rng_state()'
-expect 1 "cannot trace: the script calls torch.cuda.get_rng_state, which needs a GPU" run q_rng
+expect_fixed 1 "cannot trace: the script calls torch.cuda.get_rng_state, which needs a GPU" run q_rng
 script q_stream <<<'s = torch.cuda.Stream()'
-expect 1 "cannot trace: a side CUDA stream (torch.cuda.Stream)" run q_stream
+expect_fixed 1 "cannot trace: a side CUDA stream (torch.cuda.Stream)" run q_stream
 # ... timing, syncs and resets do nothing
 script timing <<'EOF'
 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -116,13 +107,13 @@ for _ in range(3):
     torch.cuda.synchronize(); torch.cuda.current_stream().synchronize()
     print("%.1f ms" % start.elapsed_time(end))
 EOF
-expect 0 "3 optimizer steps traced" run timing
+expect_fixed 0 "3 optimizer steps traced" run timing
 
 # 3. a non-zero exit before the K-th step is an error; exit 0 after some steps traces them
 script exit3 <<<'step(); sys.exit(3)'
-expect 1 "the script exited with status 3 after 1 optimizer step (of 3)" run exit3
+expect_fixed 1 "the script exited with status 3 after 1 optimizer step (of 3)" run exit3
 script exitmsg <<<'step(); step(); sys.exit("validation failed")'
-expect 1 "exited with status 1 (validation failed) after 2 optimizer steps (of 3)" run exitmsg
+expect_fixed 1 "exited with status 1 (validation failed) after 2 optimizer steps (of 3)" run exitmsg
 script exit0 <<<'step(); sys.exit(0)'
 out=$("$CARMA" estimate --run --json -- python3 "$tmp/exit0.py" 2>/dev/null) ||
     fail "exit 0 after a step: $out"
@@ -137,20 +128,20 @@ printf '\177ELF\0\0\0\0' >"$tmp/binary.py"
 cp "$tmp/tiny.py" "$tmp/secret.py"
 chmod 000 "$tmp/secret.py"
 give="give the Python script itself: carma estimate --run -- python3 SCRIPT ARGS"
-expect 1 "bash is a program, not a Python script: the tracer runs Python scripts; $give" \
+expect_fixed 1 "bash is a program, not a Python script: the tracer runs Python scripts; $give" \
     "$CARMA" estimate --run -- bash "$tmp/train.sh"
-expect 1 "torchrun is a program, not a Python script" \
+expect_fixed 1 "torchrun is a program, not a Python script" \
     "$CARMA" estimate --run -- torchrun "$tmp/tiny.py"
-expect 1 "$tmp/train.sh is not a Python script (its first line runs /bin/sh)" \
+expect_fixed 1 "$tmp/train.sh is not a Python script (its first line runs /bin/sh)" \
     "$CARMA" estimate --run -- "$tmp/train.sh"
-expect 1 "$tmp/train is not a Python script (its first line runs /bin/sh): the tracer" \
+expect_fixed 1 "$tmp/train is not a Python script (its first line runs /bin/sh): the tracer" \
     "$CARMA" estimate --run -- python3 "$tmp/train"
-expect 1 "$tmp/binary.py is not a Python script (a binary file)" \
+expect_fixed 1 "$tmp/binary.py is not a Python script (a binary file)" \
     "$CARMA" estimate --run -- python3 "$tmp/binary.py"
-expect 1 "cannot read $tmp/secret.py: permission denied" \
+expect_fixed 1 "cannot read $tmp/secret.py: permission denied" \
     "$CARMA" estimate --run -- python3 "$tmp/secret.py"
-expect 0 "3 optimizer steps traced" "$CARMA" estimate --run -- /usr/bin/env python3 "$tmp/tiny.py"
-expect 1 "no such script: $tmp/missing.py" "$CARMA" estimate --run -- python3 "$tmp/missing.py"
+expect_fixed 0 "3 optimizer steps traced" "$CARMA" estimate --run -- /usr/bin/env python3 "$tmp/tiny.py"
+expect_fixed 1 "no such script: $tmp/missing.py" "$CARMA" estimate --run -- python3 "$tmp/missing.py"
 
 [ "$fails" -eq 0 ] && echo "all xmem refusal tests passed"
 [ "$fails" -eq 0 ]
