@@ -395,6 +395,26 @@ static int run_train(const est_args *a)
     return rc;
 }
 
+/* The options that shape one mode each: one given to another mode would be ignored, so it is
+ * a usage error (the bit of each, and which modes take it). */
+enum {
+    O_BATCH = 1 << 0, O_ESTIMATOR = 1 << 1, O_SEQ_LEN = 1 << 2, O_OPTIMIZER = 1 << 3,
+    O_JSON = 1 << 4, O_FOLDS = 1 << 5, O_EPOCHS = 1 << 6, O_OUT = 1 << 7,
+    O_ITERATIONS = 1 << 8, O_WS_BAND = 1 << 9,
+};
+static const char *const option_names[] = {"--batch", "--estimator", "--seq-len", "--optimizer",
+                                           "--json", "--folds", "--epochs", "--out",
+                                           "--iterations", "--ws-band"};
+
+/* A usage error for the first option given that `mode` (named) does not take; 0 when none. */
+static int only_options(unsigned given, unsigned takes, const char *mode)
+{
+    for (size_t i = 0; i < sizeof option_names / sizeof *option_names; i++)
+        if (given & ~takes & (1u << i))
+            return cli_usage_error("estimate", "%s does not go with %s", option_names[i], mode);
+    return 0;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -420,7 +440,7 @@ int cmd_estimate(int argc, char **argv)
     };
     est_args a = {.estimator = "carma", .folds = 3, .iterations = XMEM_DEFAULT_ITERATIONS,
                   .ws_band = XMEM_WS_BAND};
-    bool band_set = false;
+    unsigned given = 0;
     int opt;
     opterr = 0;
     optind = 1;
@@ -432,30 +452,46 @@ int cmd_estimate(int argc, char **argv)
             if (parse_int_opt("--batch", optarg, &a.batch))
                 return EXIT_USAGE;
             a.batch_set = true;
+            given |= O_BATCH;
             break;
-        case 'e': a.estimator = optarg; break;
+        case 'e':
+            a.estimator = optarg;
+            given |= O_ESTIMATOR;
+            break;
         case 'L':
             if (parse_int_opt("--seq-len", optarg, &a.seq_len))
                 return EXIT_USAGE;
             if (a.seq_len < 1)
                 return cli_usage_error("estimate", "--seq-len must be at least 1");
+            given |= O_SEQ_LEN;
             break;
-        case 'O': a.optimizer = optarg; break;
-        case 'j': a.json = true; break;
+        case 'O':
+            a.optimizer = optarg;
+            given |= O_OPTIMIZER;
+            break;
+        case 'j':
+            a.json = true;
+            given |= O_JSON;
+            break;
         case 'E': a.eval = true; break;
         case 'T': a.train = true; break;
         case 'k':
             if (parse_int_opt("--folds", optarg, &a.folds))
                 return EXIT_USAGE;
             a.folds_set = true;
+            given |= O_FOLDS;
             break;
         case 'n':
             if (parse_int_opt("--epochs", optarg, &a.epochs))
                 return EXIT_USAGE;
             if (a.epochs < 1)
                 return cli_usage_error("estimate", "--epochs must be at least 1");
+            given |= O_EPOCHS;
             break;
-        case 'o': a.out = optarg; break;
+        case 'o':
+            a.out = optarg;
+            given |= O_OUT;
+            break;
         case 'F': a.fit = true; break;
         case 'R': a.run = true; break;
         case 'I':
@@ -463,13 +499,14 @@ int cmd_estimate(int argc, char **argv)
                 return EXIT_USAGE;
             if (a.iterations < 1)
                 return cli_usage_error("estimate", "--iterations must be at least 1");
+            given |= O_ITERATIONS;
             break;
         case 't': a.trace = optarg; break;
         case 'X': a.fit_xmem = optarg; break;
         case 'W':
             if (parse_double(optarg, &a.ws_band) || a.ws_band < 0 || a.ws_band > 14)
                 return cli_usage_error("estimate", "--ws-band must be a number from 0 to 14");
-            band_set = true;
+            given |= O_WS_BAND;
             break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_bad_option("estimate", argv, optopt, opt);
@@ -479,8 +516,18 @@ int cmd_estimate(int argc, char **argv)
             (a.fit_xmem != NULL) > 1)
         return cli_usage_error("estimate", "--summary, --eval, --train-gpumemnet, --fit-carma, "
                                            "--run, --trace and --fit-xmem do not go together");
-    if (band_set && !a.fit_xmem)
-        return cli_usage_error("estimate", "--ws-band goes with --fit-xmem");
+    int rc = a.run                ? only_options(given, O_ITERATIONS | O_JSON, "--run")
+             : a.trace            ? only_options(given, O_JSON, "--trace")
+             : a.fit_xmem         ? only_options(given, O_WS_BAND | O_FOLDS, "--fit-xmem")
+             : a.eval             ? only_options(given, O_JSON, "--eval")
+             : a.train            ? only_options(given, O_FOLDS | O_EPOCHS | O_OUT | O_JSON,
+                                                 "--train-gpumemnet")
+             : a.fit              ? only_options(given, 0, "--fit-carma")
+                                  : only_options(given, O_BATCH | O_ESTIMATOR | O_SEQ_LEN |
+                                                            O_OPTIMIZER | O_JSON,
+                                                 "--summary");
+    if (rc)
+        return rc;
     if (a.run) {
         if (optind >= argc)
             return cli_usage_error("estimate", "--run needs a command: --run -- COMMAND [ARGS...]");

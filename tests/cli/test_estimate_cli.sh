@@ -12,6 +12,12 @@ trap 'rm -rf "$tmp"' EXIT
 
 source "$(dirname "$0")/expect_lib.sh"
 
+# an option of another mode would be ignored: refused, naming it
+expect 2 "--estimator does not go with --trace" "$CARMA" estimate --trace x.trace --estimator horus
+expect 2 "--batch does not go with --eval" "$CARMA" estimate --eval --batch 3
+expect 2 "--json does not go with --fit-carma" "$CARMA" estimate --fit-carma --json
+expect 2 "--iterations does not go with --trace" "$CARMA" estimate --trace x --iterations 2
+expect 2 "--folds does not go with --summary" "$CARMA" estimate --summary x --batch 2 --folds 3
 expect 0 "usage: carma estimate" "$CARMA" estimate --help
 expect 2 "given empty" "$CARMA" estimate --summary "" --batch 32
 expect 1 "$SRC/data: Is a directory" "$CARMA" estimate --summary "$SRC/data" --batch 32

@@ -27,7 +27,7 @@ expect 1 "$D: Is a directory" "$CARMA" estimate --trace "$D"
 expect 2 "needs a command" "$CARMA" estimate --run
 expect 2 "at least 1" "$CARMA" estimate --run --iterations 0 -- x.py
 expect 2 "do not go together" "$CARMA" estimate --run --eval -- x.py
-expect 2 "goes with --fit-xmem" "$CARMA" estimate --ws-band 0 --trace "$T"
+expect 2 "--ws-band does not go with --trace" "$CARMA" estimate --ws-band 0 --trace "$T"
 expect 2 "from 0 to 14" "$CARMA" estimate --fit-xmem x.csv --ws-band -1
 expect 2 "--folds must be 0 (none) or 2 to 20" "$CARMA" estimate --fit-xmem x.csv --folds 1
 expect 0 "xmem" "$CARMA" estimate --eval
