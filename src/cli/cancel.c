@@ -15,7 +15,8 @@ static const char usage[] =
     "SIGKILL after the daemon's kill_grace_s. Only the task's owner or root may cancel it.\n"
     "A task that cannot be cancelled (no such task, ended, another user's) is named on\n"
     "stderr, the others are still cancelled, and the exit status is 1. --json prints an\n"
-    "array, one object per ID in order: {id, ok: true, state} or {id, ok: false, error}.\n\n"
+    "array, one object per ID in order (a repeated ID once): {id, ok: true, state} or\n"
+    "{id, ok: false, error}.\n\n"
     REQUEST_USAGE;
 
 /* Cancels one task on *fd (connecting again when an earlier request lost the connection):
@@ -46,11 +47,18 @@ static int run(request_args *a)
         fprintf(stderr, "carma cancel: out of memory\n");
         return 1;
     }
-    for (int i = 0; i < n; i++) /* every id is read before any is cancelled */
-        if ((rc = request_task_id(a, a->argv[a->operands + i], &ids[i])) != 0) {
+    int kept = 0;
+    for (int i = 0; i < n; i++) { /* every id is read before any is cancelled */
+        if ((rc = request_task_id(a, a->argv[a->operands + i], &ids[kept])) != 0) {
             free(ids);
             return rc;
         }
+        bool again = false; /* `cancel 5 5`: once (the second would say it is cancelled) */
+        for (int k = 0; k < kept && !again; k++)
+            again = ids[k] == ids[kept];
+        kept += !again;
+    }
+    n = kept;
     carma_err err;
     int fd = request_connect(a, &err), failed = 0;
     if (fd < 0) {

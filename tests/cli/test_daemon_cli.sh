@@ -109,6 +109,9 @@ for t in "$a" "$b"; do
 done
 grep -q "^carma cancel: task 1: task 1 is already done$" "$tmp/err" \
     && grep -q "^carma cancel: task 99: no task 99$" "$tmp/err" || fail "cancel errors: $(cat "$tmp/err")"
+d=$(long)
+out=$("$CARMA" cancel --json "$d" "$d" 2>&1); rc=$? # a repeated id: once, no error
+[ $rc -eq 0 ] && jq -e 'length == 1 and .[0].ok' <<<"$out" >/dev/null || fail "cancel d d: $rc $out"
 out=$("$CARMA" cancel --json "$c" 1 2>/dev/null); rc=$?
 [ $rc -eq 1 ] && jq -e --argjson c "$c" 'length == 2 and .[0].id == $c and .[0].ok and
         (.[0].state | test("^cancel")) and .[1] == {"id": 1, "ok": false,
