@@ -255,11 +255,6 @@ static int queue_option(int opt, const char *arg, queue_ctl *qc)
 static int add_environment(submission *sub, bool clean, carma_err *err)
 {
     size_t given = sub->nenv;
-    for (size_t i = 0; i < given; i++)
-        if (submission_env_reserved(sub->env[i]))
-            return carma_err_set(err, "%.*s: carma sets this variable itself for every task "
-                                 "(given with --env or in the task file's env)",
-                                 (int)strcspn(sub->env[i], "="), sub->env[i]);
     for (char **e = environ; e && *e; e++) {
         size_t klen = strcspn(*e, "=");
         if (klen == 0 || !(*e)[klen]) /* not KEY=VALUE */
@@ -283,10 +278,17 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
     return 0;
 }
 
-/* Text the user gave that JSON cannot carry (not UTF-8) is refused by name: it would be
- * dropped on the way to the daemon. */
-static int check_utf8(const submission *sub, size_t given_env, carma_err *err)
+/* What the user gave and the daemon would refuse or lose, checked before anything runs (the
+ * xmem trace runs the script): a variable carma sets itself, and text that JSON cannot carry
+ * (not UTF-8), which would be dropped on the way to the daemon. */
+static int check_given(const submission *sub, carma_err *err)
 {
+    size_t given_env = sub->nenv;
+    for (size_t i = 0; i < given_env; i++)
+        if (submission_env_reserved(sub->env[i]))
+            return carma_err_set(err, "%.*s: carma sets this variable itself for every task "
+                                 "(given with --env or in the task file's env)",
+                                 (int)strcspn(sub->env[i], "="), sub->env[i]);
     const struct {
         const char *what, *value;
     } text[] = {{"the task's name", sub->name},   {"the command", sub->command},
@@ -298,8 +300,9 @@ static int check_utf8(const submission *sub, size_t given_env, carma_err *err)
                                  "(JSON)", text[i].what);
     for (size_t i = 0; i < given_env; i++)
         if (!str_utf8_valid(sub->env[i]))
-            return carma_err_set(err, "--env: a variable is not valid UTF-8: carma passes text "
-                                 "as UTF-8 (JSON)");
+            return carma_err_set(err, "%.*s (--env or the task file's env) is not valid UTF-8: "
+                                 "carma passes text as UTF-8 (JSON)",
+                                 (int)strcspn(sub->env[i], "="), sub->env[i]);
     return 0;
 }
 
@@ -314,9 +317,8 @@ static int finish_submission(submission *sub, bool clean_env, json_t **out, carm
         rc = carma_err_set(err, "cannot read the current directory");
     else if (!sub->cwd)
         sub->cwd = str_dup(cwd);
-    size_t given_env = sub->nenv;
     if (rc == 0)
-        rc = check_utf8(sub, given_env, err);
+        rc = check_given(sub, err);
     if (rc == 0)
         rc = add_environment(sub, clean_env, err);
     json_t *task = rc ? NULL : submission_to_json(sub);
@@ -476,14 +478,22 @@ static int run(request_args *a)
         free(sub.command);
         sub.command = cmd;
     }
-    if (have_mem)
-        mem_figures_set(&sub.mem, MEM_ORACLE, mem);
-    else if (!task_file && xmem_command_is_python(argv + first, argc - first))
-        estimate_xmem(&sub, argv + first, argc - first);
     if ((given & GIVEN_SUMMARY) && sub.batch == 0) {
         submission_free(&sub);
         return cli_usage_error("submit", "--summary needs --batch N");
     }
+    /* What would refuse the task is checked before the script runs for its estimate */
+    char here[PATH_MAX];
+    if (!sub.cwd && getcwd(here, sizeof here))
+        sub.cwd = str_dup(here);
+    if (check_given(&sub, &err)) {
+        submission_free(&sub);
+        return cli_fail("submit", &err);
+    }
+    if (have_mem)
+        mem_figures_set(&sub.mem, MEM_ORACLE, mem);
+    else if (!task_file && xmem_command_is_python(argv + first, argc - first))
+        estimate_xmem(&sub, argv + first, argc - first);
     /* Estimates are computed here, reading the summary with the submitter's own rights. */
     if (sub.summary && sub.batch > 0 && estimate_summary(&sub, &err)) {
         if (given & GIVEN_SUMMARY) {

@@ -19,11 +19,21 @@ grep -q "the command is not valid UTF-8" <<<"$out" || fail "command: $out"
 out=$("$CARMA" submit --hold --mem 1G --name $'bad\xffname' -- true 2>&1) && fail "name taken"
 grep -q "the task's name is not valid UTF-8" <<<"$out" || fail "name: $out"
 out=$("$CARMA" submit --hold --mem 1G --env X=$'\xff' -- true 2>&1) && fail "--env taken"
-grep -q -- "--env: a variable is not valid UTF-8" <<<"$out" || fail "--env: $out"
+grep -q -- "X (--env or the task file.s env) is not valid UTF-8" <<<"$out" || fail "--env: $out"
 mkdir "$tmp/d"$'\xff'
 out=$(cd "$tmp/d"$'\xff' && "$CARMA" submit --hold --mem 1G -- true 2>&1) && fail "cwd taken"
 grep -q "the directory is not valid UTF-8" <<<"$out" || fail "cwd: $out"
 [ "$("$CARMA" queue --all --json | jq length)" = 0 ] || fail "a refused task was queued"
+# refused before anything runs: a Python command without --mem is traced (run) for its
+# estimate, which must not happen for a task that is then refused
+mkdir -m 777 "$tmp/side"
+printf 'open("%s/side/ran", "w").close()\n' "$tmp" >"$tmp/side/s.py"
+chmod 644 "$tmp/side/s.py"
+[ "$(id -u)" -eq 0 ] && export SUDO_UID=65534 SUDO_GID=65534 # the tracer's user, as root
+"$CARMA" submit --hold --name $'bad\xffname' -- python3 "$tmp/side/s.py" >/dev/null 2>&1 \
+    && fail "a name not in UTF-8 was taken (python)"
+[ -e "$tmp/side/ran" ] && fail "the script ran for its estimate before the task was refused"
+unset SUDO_UID SUDO_GID
 
 # inherited: left out, said; the rest of the environment goes
 id=$(BADVAR=$'caf\xe9' GOODVAR=ok "$CARMA" submit --hold --mem 1G -- true 2>"$tmp/err") \
@@ -45,7 +55,7 @@ grep -qx "$(printf 'a%.0s' {1..139})\[2\]" <<<"$names" || fail "array names: $na
 "$CARMA" submit --hold --mem 1G --name "ünïcødé-名前-$(printf '🚀%.0s' {1..12})" -- true >/dev/null \
     || fail "emoji name"
 "$CARMA" queue | utf8 || fail "queue's columns split a character"
-"$CARMA" queue | grep -q "ünïcødé-名前-$(printf '🚀%.0s' {1..9}) root" \
+"$CARMA" queue | grep -q "ünïcødé-名前-$(printf '🚀%.0s' {1..9}) $(id -un)" \
     || fail "queue's name column: $("$CARMA" queue)"
 "$CARMA" gpus | utf8 || fail "gpus split a character"
 stop_daemon

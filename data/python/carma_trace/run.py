@@ -59,15 +59,18 @@ def _install():
 
 # What torch.cuda answers about the GPU itself: a trace has no GPU, and a made-up answer could
 # steer the script (bf16 or not, a batch size from the memory free): refused, by name.
-_GPU_FACTS = ("get_device_properties", "get_device_capability", "get_device_name",
-              "is_bf16_supported", "can_device_access_peer", "get_arch_list",
-              "get_gencode_flags", "utilization")
-# The allocator's figures: the script may branch on them (or size its batch), so refused too,
-# rather than a 0 that would be believed.
-_MEMORY_FIGURES = ("memory_allocated", "max_memory_allocated", "memory_reserved",
-                   "max_memory_reserved", "memory_cached", "max_memory_cached", "memory_stats",
-                   "memory_stats_as_nested_dict", "memory_summary", "memory_snapshot",
-                   "mem_get_info", "list_gpu_processes", "memory_usage")
+_GPU_FACTS = ("get_device_properties", "get_device_capability", "is_bf16_supported",
+              "can_device_access_peer", "get_arch_list", "get_gencode_flags", "utilization")
+# The allocator's figures that scripts size batches or pick paths by (free memory, the full
+# statistics): refused too, rather than a made-up answer that would be believed.
+_MEMORY_FIGURES = ("memory_stats", "memory_stats_as_nested_dict", "memory_summary",
+                   "memory_snapshot", "mem_get_info", "list_gpu_processes", "memory_usage")
+# What training code mostly only logs (the device's name, the allocated and reserved bytes):
+# answered, as `.item()` is, with a stand-in (a name, 0) that the estimate never uses. A
+# script that sizes its work by these would trace with the stand-in: documented.
+_LOGGED = {"get_device_name": "carma-trace (meta)", "memory_allocated": 0,
+           "max_memory_allocated": 0, "memory_reserved": 0, "max_memory_reserved": 0,
+           "memory_cached": 0, "max_memory_cached": 0}
 # Calls that change nothing a trace records (waits, cache and peak-counter resets, seeds, the
 # one device): no-ops.
 _NO_OPS = ("synchronize", "empty_cache", "ipc_collect", "set_device", "init", "manual_seed",
@@ -224,6 +227,8 @@ def _pretend_cuda():
         _patch_cuda(name, _unsupported("the script asks torch.cuda.%s for the GPU's memory use, "
                                        "which a CPU trace cannot give (the script could act on "
                                        "it)" % name))
+    for name, answer in _LOGGED.items():
+        _patch_cuda(name, lambda *a, _answer=answer, **k: _answer)
     c.Event = c.streams.Event = _Event
     c.Stream = c.streams.Stream = _SideStream
     default = _DefaultStream()
