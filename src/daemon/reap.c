@@ -95,9 +95,12 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
         d_event(d, t, "output_limit", t->end_reason);
         dlog(d, "task %llu: %s; cancelled", (unsigned long long)t->st.id, t->end_reason);
     }
+    /* the end as its result file dates it (a task that ended while the daemon was away ended
+     * then, not at the restart), when that is a time the attempt ran */
+    double now = daemon_wall_now(), ended = r->ended_at;
+    ended = ended >= t->att.started && ended <= now ? ended : now;
     /* cancelled past its time limit: by carma (after a restart too, which forgot the mark) */
-    if (o == TASK_CANCELLED && !t->timed_out && !output_over &&
-        d_past_time_limit(t, daemon_wall_now())) {
+    if (o == TASK_CANCELLED && !t->timed_out && !output_over && d_past_time_limit(t, ended)) {
         t->timed_out = true;
         snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",
                  (long long)t->sub.time_limit_s);
@@ -117,10 +120,7 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
                      (unsigned long long)need);
         }
     }
-    /* the end as its result file dates it (a task that ended while the daemon was away ended
-     * then, not at the restart), when that is a time the attempt ran */
-    double now = daemon_wall_now(), at = r->ended_at;
-    d_end_attempt_at(d, t, o, why, at >= t->att.started && at <= now ? at : now);
+    d_end_attempt_at(d, t, o, why, ended);
 }
 
 /* Asks t's supervisor to cancel it, once. */

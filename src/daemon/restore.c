@@ -239,20 +239,21 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
         return -1;
     if (d_running_add(d, t))
         return carma_err_set(err, "out of memory");
+    /* A cancel accepted (its event committed) that the last daemon may not have sent before it
+     * stopped: sent now by d_reap when the attempt still runs; one lost with its supervisor
+     * ends cancelled (one that ended by itself keeps its result). */
+    int asked = s == SUP_ENDED ? 0
+                               : store_event_since(d->db, t->st.id, "cancel", t->att.started, err);
+    if (asked < 0)
+        return -1;
+    t->cancel_requested = asked > 0;
     if (s == SUP_RUNNING || s == SUP_UNKNOWN) {
         dlog(d, "task %llu: attempt %d %s; adopted", (unsigned long long)t->st.id, t->att.n,
              s == SUP_RUNNING ? "still running"
                               : "cannot be looked at now (its files are unreadable)");
-        /* A cancel accepted (its event committed) whose signal the last daemon did not send
-         * before it stopped: sent now, by d_reap. */
-        int asked = store_event_since(d->db, t->st.id, "cancel", t->att.started, err);
-        if (asked < 0)
-            return -1;
-        if (asked) {
-            t->cancel_requested = true;
+        if (asked)
             dlog(d, "task %llu: its cancel, asked for before the restart, is sent now",
                  (unsigned long long)t->st.id);
-        }
         return 0; /* d_reap looks again each turn */
     }
     dlog(d, "task %llu: attempt %d %s while the daemon was away", (unsigned long long)t->st.id,
@@ -326,7 +327,9 @@ int d_restore(daemon_state *d, carma_err *err)
         if (r == 0 && rc.ended[i].r)
             d_attempt_result(d, rc.ended[i].t, rc.ended[i].r);
         else if (r == 0)
-            d_end_attempt(d, rc.ended[i].t, TASK_FAILED, "its supervisor died without a result");
+            d_end_attempt(d, rc.ended[i].t,
+                          rc.ended[i].t->cancel_requested ? TASK_CANCELLED : TASK_FAILED,
+                          "its supervisor died without a result");
         free(rc.ended[i].r);
     }
     free(rc.queued);

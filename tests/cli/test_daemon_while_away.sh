@@ -5,8 +5,9 @@
 # to forget it: the adopted task ran on and ended done. Here the gap is made certain: the
 # daemon is killed while the task runs and the event is written as that daemon would have
 # committed it; the next daemon sends the cancel. A cancel event of an earlier attempt does
-# not cancel the one running now. A daemon stopped right after a cancel sends it before it
-# exits. A task that ends while the daemon is away keeps its end time and peak.
+# not cancel the one running now; one whose supervisor died meanwhile ends cancelled. A
+# daemon stopped right after a cancel sends it before it exits. A task that ends while the
+# daemon is away keeps its end time and peak.
 set -u
 CARMA=$1
 fails=0
@@ -39,6 +40,18 @@ wait_until 15 ended "$b" || fail "B did not end"
 [ "$("$CARMA" show --json "$b" | jq -r .state)" = done ] \
     || fail "B should be done (the cancel was of no attempt of now): $("$CARMA" show --json "$b" | jq -c .)"
 grep -q "task $b: its cancel" "$tmp/daemon.log" && fail "B's old cancel was sent"
+
+# A cancel accepted whose attempt then lost its supervisor (and its task with it) while the
+# daemon was away: the attempt ends cancelled, as asked, not failed.
+e=$("$CARMA" submit --mem 1G --name E -- sleep 60)
+wait_until 10 running "$e" || fail "E did not start"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+kill -KILL "$(cat "$STATE/attempts/$e.1/lock")"
+sqlite3 "$STATE/carma.db" "INSERT INTO events(task_id, at, kind, detail) VALUES($e, $(date +%s.%N), 'cancel', 'test')"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 ended "$e" || fail "E not ended"
+[ "$("$CARMA" show --json "$e" | jq -r .state)" = cancelled ] \
+    || fail "E should be cancelled: $("$CARMA" show --json "$e" | jq -c '{state, outcome}')"
 
 # A daemon stopped (SIGTERM) right after accepting a cancel sends it before it exits: the
 # task does not run on until the next start. (Before, only a reap within 0.2 s sent it.)
