@@ -368,7 +368,6 @@ char *proto_encode_line(const json_t *j, size_t *len)
     return line;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when it is not valid. */
 size_t proto_utf8_whole(const char *data, size_t len)
 {
     const unsigned char *p = (const unsigned char *)data;

@@ -114,7 +114,7 @@ static int read_result(int dfd, sup_result *res)
     /* written once, by rename, as the task ended: its time is the end's, also for a task
      * that ended while the daemon was away */
     struct stat sb;
-    if (fstatat(dfd, "result", &sb, 0) == 0)
+    if (fstatat(dfd, "result", &sb, AT_SYMLINK_NOFOLLOW) == 0)
         res->ended_at = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec * 1e-9;
     return 1;
 }

@@ -156,22 +156,45 @@ static int parse_line(mtrace_events *t, char *line, bool *ended, carma_err *err)
     return push(t, e, err);
 }
 
+/* One line of f into buf (its newline dropped, NULs kept, *n its length): 1, 0 at the end of
+ * the file, -1 when it does not fit in cap - 1 bytes. Bounded, so that a trace with no newline
+ * is never read whole into memory (under sudo, root reads what the user's script wrote). */
+static int read_line(FILE *f, char *buf, size_t cap, size_t *n)
+{
+    size_t k = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF) {
+        if (c == '\n')
+            break;
+        if (k + 1 >= cap)
+            return -1;
+        buf[k++] = (char)c;
+    }
+    if (c == EOF && k == 0)
+        return 0;
+    buf[k] = '\0';
+    *n = k;
+    return 1;
+}
+
 int mtrace_load(const char *path, mtrace_events *t, carma_err *err)
 {
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "r");
     if (!f)
         return carma_err_set(err, "cannot open trace %s: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t len;
+    char line[TRACE_MAX_LINE + 2]; /* a CR more */
+    size_t lineno = 0, n;
+    int got;
     bool ended = false;
     int rc = 0;
-    while (!rc && (len = getline(&line, &cap, f)) >= 0) {
+    while (!rc && (got = read_line(f, line, sizeof line, &n)) != 0) {
         lineno++;
-        size_t n = (size_t)len;
-        if (n && line[n - 1] == '\n')
-            line[--n] = '\0';
+        if (got < 0) {
+            rc = carma_err_set(err, "%s:%zu: line too long (over %d bytes)", path, lineno,
+                               TRACE_MAX_LINE);
+            break;
+        }
         if (n && line[n - 1] == '\r') /* CRLF line endings (a trace copied through Windows) */
             line[--n] = '\0';
         if (lineno == 1) {
@@ -193,7 +216,6 @@ int mtrace_load(const char *path, mtrace_events *t, carma_err *err)
     /* a read error (EISDIR: fopen opens a directory) is not a short trace */
     if (!rc && ferror(f))
         rc = carma_err_set(err, "%s: %s", path, strerror(errno ? errno : EIO));
-    free(line);
     fclose(f);
     if (!rc && !ended)
         rc = carma_err_set(err, "%s: the trace is incomplete (no end line)", path);

@@ -26,6 +26,8 @@ typedef struct run_user {
     uid_t uid;
     gid_t gid;
     char home[PATH_MAX], name[256];
+    gid_t groups[256]; /* their supplementary groups, as their task will run with */
+    int ngroups;
 } run_user;
 
 /* Ourselves when not root; SUDO_UID/SUDO_GID's user under root, with their home directory
@@ -62,6 +64,11 @@ static int target_user(run_user *u, carma_err *err)
     strcpy(u->name, pw->pw_name);
     u->uid = (uid_t)uid;
     u->gid = (gid_t)gid;
+    u->ngroups = (int)(sizeof u->groups / sizeof *u->groups);
+    if (getgrouplist(u->name, u->gid, u->groups, &u->ngroups) < 0) { /* more than it holds */
+        u->groups[0] = u->gid;
+        u->ngroups = 1;
+    }
     u->drop = true;
     return 0;
 }
@@ -72,7 +79,8 @@ static void child(int trace_fd, int err_fd, char *const argv[], int argc, int it
 {
     if (dup2(err_fd, 2) < 0 || dup2(2, 1) < 0 || dup2(trace_fd, 3) < 0)
         _exit(126);
-    if (u->drop && (setgroups(0, NULL) || setgid(u->gid) || setuid(u->uid) || setuid(0) == 0))
+    if (u->drop && (setgroups((size_t)u->ngroups, u->groups) || setgid(u->gid) ||
+                    setuid(u->uid) || setuid(0) == 0))
         _exit(126); /* the last test: root must be gone for good */
     if (u->drop && (setenv("HOME", u->home, 1) || setenv("USER", u->name, 1) ||
                     setenv("LOGNAME", u->name, 1)))

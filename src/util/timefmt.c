@@ -2,6 +2,7 @@
 #include "util/timefmt.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -67,15 +68,15 @@ int time_parse_since(const char *s, double now, double *out)
         if (s[used])
             return -1;
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || h < 0 ||
-        mi < 0 || sec < 0)
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > days[mo - 1] + (mo == 2 && leap) || h > 23 ||
+        mi > 59 || sec > 60 || h < 0 || mi < 0 || sec < 0) /* no Feb 30: mktime would move it */
         return -1;
     tm = (struct tm){.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
                      .tm_min = mi, .tm_sec = sec, .tm_isdst = -1};
     time_t t = mktime(&tm);
     if (t == (time_t)-1)
-        return -1;
-    if (tm.tm_mday != d || tm.tm_mon != mo - 1) /* mktime moved Feb 30 to Mar 2: no such day */
         return -1;
     *out = (double)t;
     return 0;

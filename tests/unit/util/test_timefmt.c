@@ -66,8 +66,9 @@ static void since(void **state)
     assert_float_equal(t, 1795465865, 1e-9);
     assert_int_equal(time_parse_since("2026-11-23T20:31", 0, &t), 0);
     assert_float_equal(t, 1795465860, 1e-9);
+    assert_int_equal(time_parse_since("2024-02-29", 0, &t), 0); /* a leap day is a day */
     const char *bad[] = {"", "2x", "d", "-2d", "2026-13-01", "2026-11-23 25:00", "yesterday",
-                         "2026-11-23 20:31:05z", "2d3", "2026-02-30", "2026-11-31"};
+                         "2026-11-23 20:31:05z", "2d3", "2026-02-30", "2026-11-31", "2025-02-29"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(time_parse_since(bad[i], 0, &t), -1);
 }

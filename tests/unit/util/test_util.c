@@ -196,8 +196,6 @@ static void data_defaults_follow_the_data_dir(void **state)
     unsetenv("CARMA_DATA_DIR");
 }
 
-/* Under the floor once, it takes a sixteenth more to be out; a real descriptor has some free
- * space, a closed one none to tell; a product past INT64_MAX saturates. */
 /* UTF-8 as JSON takes it (jansson refuses the rest): the validity check, a cut that never
  * splits a character, and a column cut and padded by characters. */
 static void utf8_checks_and_cuts(void **state)
@@ -230,6 +228,8 @@ static void utf8_checks_and_cuts(void **state)
     assert_null(str_column(NULL, 3));
 }
 
+/* Under the floor once, it takes a sixteenth more to be out; a real descriptor has some free
+ * space, a closed one none to tell; a product past INT64_MAX saturates. */
 static void free_space_against_a_floor(void **state)
 {
     (void)state;
