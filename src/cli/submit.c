@@ -306,21 +306,24 @@ static int check_given(const submission *sub, carma_err *err)
     return 0;
 }
 
-/* The submission's default directory (the current one) and environment, then its JSON, checked
- * as the daemon will check it; the submission is freed. */
+/* The submission's default directory (the current one), then check_given: before anything
+ * runs for it (the xmem trace). */
+static int prepare_submission(submission *sub, carma_err *err)
+{
+    char cwd[PATH_MAX];
+    if (!sub->cwd && !getcwd(cwd, sizeof cwd))
+        return carma_err_set(err, "cannot read the current directory");
+    if (!sub->cwd && !(sub->cwd = str_dup(cwd)))
+        return carma_err_set(err, "out of memory");
+    return check_given(sub, err);
+}
+
+/* A prepared submission's environment, then its JSON, checked as the daemon will check it;
+ * the submission is freed. */
 static int finish_submission(submission *sub, bool clean_env, json_t **out, carma_err *err)
 {
     *out = NULL;
-    char cwd[PATH_MAX];
-    int rc = 0;
-    if (!sub->cwd && !getcwd(cwd, sizeof cwd))
-        rc = carma_err_set(err, "cannot read the current directory");
-    else if (!sub->cwd)
-        sub->cwd = str_dup(cwd);
-    if (rc == 0)
-        rc = check_given(sub, err);
-    if (rc == 0)
-        rc = add_environment(sub, clean_env, err);
+    int rc = add_environment(sub, clean_env, err);
     json_t *task = rc ? NULL : submission_to_json(sub);
     submission_free(sub);
     if (rc)
@@ -355,6 +358,10 @@ int submit_task_file_json(const char *path, json_t **out, carma_err *err)
     carma_err why;
     if (sub.summary && sub.batch > 0 && estimate_summary(&sub, &why))
         fprintf(stderr, "carma: warning: %s: no estimates (%s)\n", path, why.msg);
+    if (prepare_submission(&sub, err)) {
+        submission_free(&sub);
+        return carma_err_prefix(err, "%s", path);
+    }
     if (finish_submission(&sub, false, out, err))
         return carma_err_prefix(err, "%s", path);
     return 0;
@@ -483,10 +490,7 @@ static int run(request_args *a)
         return cli_usage_error("submit", "--summary needs --batch N");
     }
     /* What would refuse the task is checked before the script runs for its estimate */
-    char here[PATH_MAX];
-    if (!sub.cwd && getcwd(here, sizeof here))
-        sub.cwd = str_dup(here);
-    if (check_given(&sub, &err)) {
+    if (prepare_submission(&sub, &err)) {
         submission_free(&sub);
         return cli_fail("submit", &err);
     }
