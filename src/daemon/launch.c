@@ -80,6 +80,7 @@ static void launch_one(daemon_state *d, dtask *t)
         .task_umask = (int)d->task_umask,
         .max_output_bytes = (int64_t)d->cfg.daemon.max_output_mib << 20,
         .min_free_bytes = (int64_t)d->cfg.daemon.state_min_free_mib << 20,
+        .time_limit_s = (double)t->sub.time_limit_s,
     };
     pid_t sup = 0;
     if (supervisor_launch(&spec, &sup, &err)) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include "daemon/outpump.h"
 #include "daemon/shellcmd.h"
+#include "util/clock.h"
 #include "util/safefs.h"
 #include "util/sigreset.h"
 
@@ -205,6 +207,7 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
     write_file_atomic(dfd, "started", text, (size_t)n);
     bool term_sent = false, kill_sent = false;
     int status = 0;
+    double deadline = spec->time_limit_s > 0 ? clock_mono_s() + spec->time_limit_s : INFINITY;
     for (;;) {
         /* First whether it ended: one that passed the limit with its last bytes and exited
          * on its own was not stopped for it. */
@@ -215,6 +218,9 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
             status = 127 << 8;
             break;
         }
+        double left = deadline - clock_mono_s();
+        if (left <= 0)
+            cancel_requested = 1; /* the time limit: a cancel, as the daemon's would be */
         if ((cancel_requested || out->over) && !term_sent) {
             *for_output = !cancel_requested; /* a cancel first is the user's, whatever follows */
             kill(-child, SIGTERM);
@@ -225,7 +231,13 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
             kill(-child, SIGKILL);
             kill_sent = true;
         }
-        outpump_wait(out, NULL, unblocked); /* until output, SIGCHLD, SIGTERM or SIGALRM */
+        struct timespec ts = {0, 0};
+        if (!term_sent && isfinite(left)) {
+            ts.tv_sec = (time_t)left;
+            ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+        }
+        /* until output, SIGCHLD, SIGTERM, SIGALRM or the time limit */
+        outpump_wait(out, !term_sent && isfinite(left) ? &ts : NULL, unblocked);
     }
     if (term_sent)
         wait_group_gone(child, out, unblocked);

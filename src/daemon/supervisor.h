@@ -20,7 +20,9 @@
  * SIGKILL once the group is still there after the grace period (the task's own process
  * exiting early does not cut the grace short for the rest of its group: a checkpoint written
  * on SIGTERM by a child of the task's shell gets its time). The parent-death signal is set
- * after the task's switch of user (which would clear it). */
+ * after the task's switch of user (which would clear it). Its time limit, past which it
+ * cancels the task as if asked to, is kept by the supervisor, as Slurm's slurmstepd keeps a
+ * step's. */
 #ifndef CARMA_DAEMON_SUPERVISOR_H
 #define CARMA_DAEMON_SUPERVISOR_H
 
@@ -52,6 +54,9 @@ typedef struct launch_spec {
                                  cancelled (outpump.h); 0: no limit */
     int64_t min_free_bytes;   /* output dropped while the logs' filesystem has less free
                                  (outpump.h); 0: no floor */
+    double time_limit_s;      /* the task's time limit, seconds from its fork: past it the
+                                 supervisor cancels it itself, so that a limit holds while the
+                                 daemon is down (it cancels at its own clock too); 0: none */
 } launch_spec;
 
 /* Creates the attempt directory and forks the supervisor. *sup_pid = its pid. */

@@ -7,7 +7,7 @@
 # committed it; the next daemon sends the cancel. A cancel event of an earlier attempt does
 # not cancel the one running now; one whose supervisor died meanwhile ends cancelled. A
 # daemon stopped right after a cancel sends it before it exits. A task that ends while the
-# daemon is away keeps its end time and peak.
+# daemon is away keeps its end time and peak; a time limit holds while it is away.
 set -u
 CARMA=$1
 fails=0
@@ -85,6 +85,19 @@ wait_until 5 ended "$d" || fail "D not ended after the restart"
 t=$("$CARMA" show --json "$d")
 jq -e '.state == "done" and .elapsed_s < 9 and .peak_mib >= 15000' <<<"$t" >/dev/null \
     || fail "D's end or peak: $(jq -c '{state, elapsed_s, peak_mib}' <<<"$t")"
+
+# A time limit holds while the daemon is away: the supervisor cancels the task itself (it
+# used to run on until a daemon came back), and the restarted daemon ends it `timeout`.
+l=$("$CARMA" submit --mem 1G --name L --time 0:02 -- sleep 60)
+wait_until 10 running "$l" || fail "L did not start"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+limit_kept() { grep -qx "cancelled 1" "$STATE/attempts/$l.1/result" 2>/dev/null; }
+wait_until 10 limit_kept || fail "L ran on past its time limit while the daemon was down"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 ended "$l" || fail "L not ended after the restart"
+t=$("$CARMA" show --json "$l")
+jq -e '.state == "timeout" and .end_reason == "time limit of 2 s reached" and .elapsed_s < 6' \
+    <<<"$t" >/dev/null || fail "L: $(jq -c '{state, end_reason, elapsed_s}' <<<"$t")"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
