@@ -124,7 +124,7 @@ static void put(outpump *p, int k, const char *buf, size_t n)
         char line[160];
         snprintf(line, sizeof line,
                  "\ncarma: the task's output passed max_output_mib (%lld MiB); the rest is "
-                 "dropped and the task cancelled\n",
+                 "dropped and the task cancelled (unless it has ended)\n",
                  (long long)((p->limit + (1 << 20) - 1) >> 20));
         say(p, line);
         return;
