@@ -85,12 +85,15 @@ static int frame(request_args *a, bool live, double interval)
         return rc;
     json_t *req = json_pack("{sssb}", "verb", "queue", "all", 0);
     int rows = terminal_rows(), used = 5;
-    size_t i;
+    size_t i, fit = 0; /* the rows of the queue that fit; 0: all of it */
     json_t *g;
     json_array_foreach(json_object_get(gpus, "gpus"), i, g) used +=
         2 + (int)json_array_size(json_object_get(g, "holds"));
-    if (live && rows > used + 2)
-        json_object_set_new(req, "limit", json_integer(rows - used - 2));
+    if (live && rows > used + 2) { /* one more than fits: to know whether the queue was cut */
+        fit = (size_t)(rows - used - 2);
+        json_object_set_new(req, "limit", json_integer((json_int_t)fit + 1));
+    }
+    /* request_send takes req (and frees it): fit remembers the limit */
     if ((rc = request_send(a, req, &queue))) {
         json_decref(gpus);
         return rc;
@@ -114,18 +117,20 @@ static int frame(request_args *a, bool live, double interval)
         print_bars(json_object_get(gpus, "gpus"));
         gpus_print_table(json_object_get(gpus, "gpus"));
         size_t queued = 0, n = json_array_size(tasks);
-        json_t *t;
-        json_array_foreach(tasks, i, t) { /* a reply's missing state is not "queued" */
-            const char *state = json_string_value(json_object_get(t, "state"));
+        bool cut = fit > 0 && n > fit;
+        if (cut)
+            n = fit;
+        for (i = 0; i < n; i++) { /* a reply's missing state is not "queued" */
+            const char *state = json_string_value(json_object_get(json_array_get(tasks, i),
+                                                                  "state"));
             queued += state && !strcmp(state, "queued");
         }
+        /* cut, the counts are of the tasks shown only (running ones are listed last) */
         printf("\n%zu queued, %zu running%s\n", queued, n - queued,
-               json_is_integer(json_object_get(req, "limit")) &&
-                       n == (size_t)json_integer_value(json_object_get(req, "limit"))
-                   ? " (cut to the terminal)"
-                   : "");
+               cut ? " shown (cut to the terminal)" : "");
         queue_print_header();
-        json_array_foreach(tasks, i, t) queue_print_task(t);
+        for (i = 0; i < n; i++)
+            queue_print_task(json_array_get(tasks, i));
     }
     fflush(stdout);
     json_decref(gpus);

@@ -97,11 +97,15 @@ static int run(request_args *a)
         }
         if (rc || left == 0)
             break;
-        if (clock_mono_s() + POLL_S > deadline) {
+        /* the whole --timeout is waited, its last piece too, with a look at its end: a task
+         * that ends just before it is seen ended */
+        double now = clock_mono_s();
+        if (now >= deadline) {
             rc = EXIT_WAIT_TIMEOUT;
             break;
         }
-        struct timespec ts = {0, (long)(POLL_S * 1e9)};
+        double nap = fmin(POLL_S, deadline - now);
+        struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
         nanosleep(&ts, NULL);
     }
     if (rc == 0 || rc == EXIT_WAIT_TIMEOUT) {

@@ -148,10 +148,12 @@ int d_release(daemon_state *d, dtask *t, carma_err *err)
         return 0;
     t->held = false;
     d->need_schedule = true;
-    /* With no dependencies it joins the queue now, so the reply (and a `show` before the
-     * next pass) does not say it waits for dependencies; else d_unpark gives it to the core
-     * once they allow. */
-    if (t->sub.ndeps == 0 && enter_core(d, t, err))
+    /* With no dependencies, or with all of them met, it joins the queue now, so the reply
+     * (and a `show` before the next pass) does not say it waits for dependencies; else
+     * d_unpark gives it to the core once they allow (or cancels it, an --afterok broken). */
+    char why[sizeof t->end_reason];
+    if ((t->sub.ndeps == 0 || deps_of(d, t, why, sizeof why) == DEPS_MET) &&
+        enter_core(d, t, err))
         return -1;
     return saved(d, t, "released", "", err);
 }

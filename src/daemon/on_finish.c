@@ -6,8 +6,9 @@
  * It runs as the task's owner — never as root for another user's task, as the task itself —
  * in a process group of its own, with /dev/null as input, from /, and is killed (the whole
  * group) after on_finish_timeout_s. Its output goes to the daemon's log, a line at a time,
- * prefixed with the task's id. A watcher process (a child of the daemon, which the loop
- * reaps) does the reading and the timing, so that the daemon never waits for the hook.
+ * prefixed with the task's id, its control characters made visible. A watcher process (a
+ * child of the daemon, which the loop reaps) does the reading and the timing, so that the
+ * daemon never waits for the hook.
  *
  * A hook is started only after the commit that stored its task's end (d_on_finish_start): a
  * daemon that crashed before that commit ends the attempt again when it restarts, and the hook
@@ -31,6 +32,7 @@
 #include "daemon/tasks.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/strutil.h"
 
 #define HOOK_MAX_GROUPS 256
 
@@ -74,6 +76,17 @@ static void run_hook(const char *path, const hook_user *u, char **env, int out)
     execve(path, argv, env);
     fprintf(stderr, "cannot run %s: %s\n", path, strerror(errno));
     _exit(127);
+}
+
+/* One line of the hook's output (line[len] may be overwritten) in the daemon's log, its
+ * control characters made visible: the hook may echo what the task's owner chose (its name),
+ * and the log may be root's terminal (sudo carma daemon) or journal. */
+static void log_hook_line(daemon_state *d, uint64_t id, char *line, size_t len)
+{
+    line[len] = '\0';
+    char *safe = str_escape_controls(line);
+    dlog(d, "on_finish for task %llu: %s", (unsigned long long)id, safe ? safe : "?");
+    free(safe);
 }
 
 /* The watcher: starts the hook, logs its output, kills it at the deadline, logs how it
@@ -127,14 +140,14 @@ static void watch_hook(daemon_state *d, uint64_t id, const hook_user *u, char **
         /* whole lines, and a line that fills the buffer as it is */
         while ((nl = memchr(buf, '\n', len)) || len == sizeof buf - 1) {
             size_t line = nl ? (size_t)(nl - buf) : len;
-            dlog(d, "on_finish for task %llu: %.*s", (unsigned long long)id, (int)line, buf);
+            log_hook_line(d, id, buf, line);
             size_t used = nl ? line + 1 : line;
             memmove(buf, buf + used, len - used);
             len -= used;
         }
     }
     if (len)
-        dlog(d, "on_finish for task %llu: %.*s", (unsigned long long)id, (int)len, buf);
+        log_hook_line(d, id, buf, len);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;

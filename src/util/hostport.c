@@ -10,6 +10,11 @@
 int hostport_parse(const char *s, hostport *out, carma_err *err)
 {
     memset(out, 0, sizeof *out);
+    /* "[::1]": its colons are the address's own, and what is missing is the port */
+    size_t n = strlen(s);
+    if (n > 1 && s[0] == '[' && s[n - 1] == ']')
+        return carma_err_set(err, "'%s': no port (an IPv6 address with its port: [::1]:9400)",
+                             s);
     const char *colon = strrchr(s, ':');
     if (!colon)
         return carma_err_set(err, "'%s' is not HOST:PORT, [IPV6]:PORT or :PORT", s);

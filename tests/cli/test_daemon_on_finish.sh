@@ -2,8 +2,9 @@
 # The on_finish hook: when a task ends for good the daemon runs the configured program as the
 # task's owner (nobody's task: as nobody, never root), in a session of its own (never on the
 # terminal the daemon may have been started from), with the task in its environment; its
-# output goes to the daemon's log; one that runs too long is killed at on_finish_timeout_s; a
-# cancelled queued task gets it too; a relative path is refused by the config.
+# output goes to the daemon's log, controls escaped; one that runs too long is killed at
+# on_finish_timeout_s; a cancelled queued task gets it too; a relative path is refused by the
+# config.
 set -u
 CARMA=$1
 fails=0
@@ -26,7 +27,7 @@ f=/dev/null
 echo "id=$CARMA_TASK_ID name=$CARMA_TASK_NAME user=$CARMA_TASK_USER state=$CARMA_TASK_STATE" \
      "outcome=$CARMA_TASK_OUTCOME exit=$CARMA_TASK_EXIT signal=$CARMA_TASK_SIGNAL uid=$(id -u)" \
      "own_session=$([ "$(cut -d' ' -f6 /proc/$$/stat)" = $$ ] && echo yes || echo no)" >"$f"
-echo "hook says hello for $CARMA_TASK_ID"
+echo "hook says hello for $CARMA_TASK_ID ($CARMA_TASK_NAME)"
 [ "$CARMA_TASK_NAME" = slowhook ] && sleep 30
 exit 0
 HOOK
@@ -46,8 +47,14 @@ a=$(cd "$tmp/work" && as_nobody "$CARMA" submit --name mine -- sh -c 'exit 4')
 wait_until 15 has "$a" || fail "no hook output for nobody's task $a: $(cat "$tmp/daemon.log")"
 want="id=$a name=mine user=nobody state=failed outcome=failed exit=4 signal= uid=65534 own_session=yes"
 [ "$(cat "$tmp/out/$a" 2>/dev/null)" = "$want" ] || fail "hook env: '$(cat "$tmp/out/$a" 2>/dev/null)', expected '$want'"
-wait_until 5 grep -q "on_finish for task $a: hook says hello for $a" "$tmp/daemon.log" \
+wait_until 5 grep -q "on_finish for task $a: hook says hello for $a (mine)" "$tmp/daemon.log" \
     || fail "the hook's output is not in the daemon's log: $(cat "$tmp/daemon.log")"
+# what the hook echoes of a name that nobody chose reaches the daemon's log (maybe root's
+# terminal) with its controls made visible
+e=$(cd "$tmp/work" && as_nobody "$CARMA" submit --name $'evil\e]0;T\a\e[2J' -- true)
+wait_until 15 grep -qF "on_finish for task $e: hook says hello for $e (evil\x1b]0;T\x07\x1b[2J)" \
+    "$tmp/daemon.log" || fail "the hook's output of $e, escaped: $(cat -v "$tmp/daemon.log")"
+grep -q $'\e' "$tmp/daemon.log" && fail "a raw ESC in the daemon's log: $(cat -v "$tmp/daemon.log")"
 
 b=$("$CARMA" submit --name blocker --mem 30G -- "$FAKEJOB" --mem 30G --seconds 30)
 wait_until 10 task_is "$b" running || fail "task $b did not start"

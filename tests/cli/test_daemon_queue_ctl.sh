@@ -45,6 +45,12 @@ r=$("$CARMA" release --json "$c") || fail "release c"
 jq -e '.queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
     || fail "release's reply: c waits for dependencies it does not have: $r"
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "released c did not run"
+# so does one whose dependencies have all ended (a is done)
+m=$(job 1 --hold --after "$a") || fail "submit m"
+r=$("$CARMA" release --json "$m") || fail "release m"
+jq -e '.queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
+    || fail "release's reply: m waits for a dependency that has ended: $r"
+"$CARMA" wait --timeout 20 "$m" >/dev/null || fail "released m did not run"
 
 # --afterok: met when the dependency is done; broken when it failed (cancelled, naming it)
 f=$("$CARMA" submit --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1 --exit 3) || fail "submit f"
@@ -101,6 +107,11 @@ done
 k=$(job 1 --hold) || fail "submit k"
 "$CARMA" wait --timeout 0.6 "$k" >/dev/null 2>&1; st=$?
 [ $st -eq 124 ] || fail "wait --timeout should exit 124, got $st"
+# the whole --timeout is waited, also one shorter than the 0.5 s between looks
+t0=$(date +%s%N)
+"$CARMA" wait --timeout 0.4 "$k" >/dev/null 2>&1; st=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ $st -eq 124 ] && [ $ms -ge 400 ] || fail "wait --timeout 0.4 gave up after $ms ms (exit $st)"
 "$CARMA" wait 999 >/dev/null 2>&1; [ $? -eq 1 ] || fail "wait on an unknown task should exit 1"
 "$CARMA" cancel "$k" >/dev/null
 "$CARMA" wait "$k" >/dev/null; [ $? -eq 3 ] || fail "wait on a cancelled task should exit 3"

@@ -69,6 +69,15 @@ kill -INT "$top_pid"
 wait "$top_pid" || fail "top did not end cleanly on SIGINT"
 [ "$(grep -c "carma top " "$tmp/top")" -ge 2 ] || fail "top redraws: $(cat -v "$tmp/top" | head)"
 grep -q $'\033\[H\033\[2J' "$tmp/top" || fail "top clears the screen between frames"
+# on a terminal too short for the queue (11 rows: the header, GPU 0 with its task, one row of
+# the queue), top says that it cut the queue and counts only what it shows (q quits)
+# (script(1) is util-linux's, in every Debian)
+short_tty="stty rows 11 cols 150; $(printf '%q' "$CARMA") top --interval 0.2"
+(sleep 1; printf q) | timeout 20 script -qec "$short_tty" /dev/null >"$tmp/top_tty" 2>&1 \
+    || fail "top on a short terminal: $(cat -v "$tmp/top_tty")"
+last=$(tr -d '\r' <"$tmp/top_tty" | grep -a "queued, " | tail -1)
+[ "$last" = "1 queued, 0 running shown (cut to the terminal)" ] \
+    || fail "top on a short terminal: '$last': $(cat -v "$tmp/top_tty" | tail -5)"
 
 "$CARMA" cancel "$a" >/dev/null
 wait_until 15 task_is "$h" running || wait_until 1 task_is "$h" done \

@@ -252,6 +252,9 @@ static void listen_addresses_parse_or_say_why(void **state)
                          "[127.0.0.1]:80", ": 80"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(hostport_parse(bad[i], &hp, &err), -1);
+    /* the address in brackets with no port: the port is named as missing, not the brackets */
+    assert_int_equal(hostport_parse("[::1]", &hp, &err), -1);
+    assert_non_null(strstr(err.msg, "no port"));
     /* the config check names the key, so the daemon's start fails naming it */
     carma_config cfg;
     config_defaults(&cfg);
