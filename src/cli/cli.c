@@ -1,14 +1,17 @@
 /* cli.c — running a command of the table, shared CLI error handling, config loading. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/request.h"
 #include "util/datadir.h"
 #include "util/safefs.h"
+#include "util/strutil.h"
 
 int cli_run_command(const carma_command *c, int argc, char **argv)
 {
@@ -17,20 +20,35 @@ int cli_run_command(const carma_command *c, int argc, char **argv)
     return c->run(argc, argv);
 }
 
+/* Messages quote what users and files named (a trace's task file, a --gpus model, a path):
+ * its terminal escapes and newlines are shown, never obeyed (str_escape_controls). */
+static void print_message(const char *cmd, const char *msg)
+{
+    char *safe = str_escape_controls(msg);
+    fprintf(stderr, "carma %s: %s\n", cmd, safe ? safe : "(out of memory)");
+    free(safe);
+}
+
 int cli_fail(const char *cmd, const carma_err *err)
 {
-    fprintf(stderr, "carma %s: %s\n", cmd, err->msg);
+    print_message(cmd, err->msg);
     return 1;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
-    fprintf(stderr, "carma %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'carma %s --help'.\n", cmd);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (msg)
+        vsnprintf(msg, (size_t)n + 1, fmt, again);
+    va_end(again);
     va_end(ap);
+    print_message(cmd, msg ? msg : "(out of memory)");
+    free(msg);
+    fprintf(stderr, "Try 'carma %s --help'.\n", cmd);
     return EXIT_USAGE;
 }
 
@@ -89,6 +107,16 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
 int cli_config_fail(const char *cmd, int rc, const carma_err *err)
 {
     return rc == CLI_CONFIG_BAD_SET ? cli_usage_error(cmd, "%s", err->msg) : cli_fail(cmd, err);
+}
+
+int cli_stdout_done(const char *cmd)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "carma %s: cannot write the output: %s\n", cmd,
+            strerror(errno ? errno : EIO));
+    return 1;
 }
 
 void cli_print_json(const json_t *j)

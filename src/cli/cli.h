@@ -64,6 +64,11 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
  * else a failure (1). */
 int cli_config_fail(const char *cmd, int rc, const carma_err *err);
 
+/* At the end of a command that printed a report: 0 when all of stdout was written, else 1 with
+ * "carma CMD: cannot write the output: why" (a full disk: the report is cut short, and a
+ * script must not take it as whole). */
+int cli_stdout_done(const char *cmd);
+
 /* Prints j to stdout as indented JSON and a newline. */
 void cli_print_json(const json_t *j);
 

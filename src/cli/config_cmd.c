@@ -58,5 +58,5 @@ int cmd_config(int argc, char **argv)
         config_write_list(&cfg, stdout);
     else
         config_write(&cfg, stdout);
-    return 0;
+    return cli_stdout_done("config");
 }

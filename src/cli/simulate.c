@@ -1,5 +1,6 @@
 /* simulate.c — `carma simulate`: replay a job trace on a simulated server through the
  * scheduling core, for one policy or (--compare) every policy, and report the figures. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 #include "sim/sim_workload.h"
 #include "util/datadir.h"
 #include "util/safefs.h"
+#include "util/strutil.h"
 
 /* Under the data directory (util/datadir.h), so that $CARMA_DATA_DIR moves them too. */
 #define DEFAULT_TRACE "traces/philly_mix_90.csv"
@@ -44,7 +46,8 @@ static const char *const usage =
     "                      faketensor (the figure stored in the .rad), or horus,\n"
     "                      gpumemnet, carma (computed from each task's model summary\n"
     "                      and batch size)\n"
-    "  --startup-s N       CPU start-up seconds of tasks with none measured (default 30)\n"
+    "  --startup-s N       CPU start-up seconds of tasks with none measured (default: the\n"
+    "                      config's sim_startup_s, 30)\n"
     "  --no-interference   collocated tasks run at solo speed\n"
     "  --compare           run every policy on the trace; a table with each figure's change\n"
     "                      against exclusive (with --json: an array of objects)\n"
@@ -135,7 +138,13 @@ static void print_summary(const sim_summary *r, const char *policy, const char *
 {
     char a[64], b[64], c[64];
     printf("policy                 %s (estimator %s)\n", policy, est);
-    printf("tasks completed        %zu of %zu (%zu failed)\n", r->completed, r->tasks, r->failed);
+    /* The run ends when nothing is left to happen: a task neither completed nor failed then
+     * waits for a GPU the policy will never give it (one it learned is too small) */
+    size_t stuck = r->tasks - r->completed - r->failed;
+    printf("tasks completed        %zu of %zu (%zu failed", r->completed, r->tasks, r->failed);
+    if (stuck)
+        printf(", %zu left in the queue: no GPU would take them", stuck);
+    printf(")\n");
     if (isfinite(r->makespan_s))
         printf("makespan               %.0f s (%.2f h)\n", r->makespan_s, r->makespan_s / 3600);
     else
@@ -269,14 +278,16 @@ static int run_one(sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim
     return rc;
 }
 
-static int emit_json(json_t *j)
+static int emit_json(json_t *j, carma_err *err)
 {
     if (!j)
-        return -1;
+        return carma_err_set(err, "out of memory");
+    errno = 0;
     int rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     fputc('\n', stdout);
     json_decref(j);
-    return rc;
+    return rc ? carma_err_set(err, "cannot write the output: %s", strerror(errno ? errno : EIO))
+              : 0;
 }
 
 static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
@@ -312,7 +323,8 @@ static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
             goto done;
         rc = a->out_dir ? sim_write_outputs(a->out_dir, &res, &tr, jobs, err) : 0;
         if (rc == 0 && a->json)
-            rc = emit_json(sim_summary_json(&res.summary, policy_name(setup->sched.policy), est));
+            rc = emit_json(sim_summary_json(&res.summary, policy_name(setup->sched.policy), est),
+                           err);
         else if (rc == 0)
             print_summary(&res.summary, policy_name(setup->sched.policy), est);
         if (rc == 0 && plot)
@@ -341,9 +353,12 @@ static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
         json_t *arr = json_array();
         for (int p = 0; arr && p < POLICY_COUNT; p++)
             json_array_append_new(arr, sim_summary_json(&rows[p], policy_name(ids[p]), est));
-        rc = emit_json(arr);
+        rc = emit_json(arr, err);
     } else {
-        printf("trace %s (%zu tasks) on %dx%s\n", tr.path, tr.n, setup->ngpus, setup->gpu->name);
+        char *shown = str_escape_controls(tr.path); /* a file name may hold escapes */
+        printf("trace %s (%zu tasks) on %dx%s\n", shown ? shown : "?", tr.n, setup->ngpus,
+               setup->gpu->name);
+        free(shown);
         print_table(rows, ids, POLICY_COUNT, est);
         rc = 0;
     }
@@ -374,10 +389,11 @@ int cmd_simulate(int argc, char **argv)
     if ((rc = load_config(&a, &cfg, &err)) != 0)
         return cli_config_fail("simulate", rc, &err);
     if (a.validate)
-        return simulate_validate(&cfg, a.json, &err) ? cli_fail("simulate", &err) : 0;
+        return simulate_validate(&cfg, a.json, &err) ? cli_fail("simulate", &err)
+                                                      : cli_stdout_done("simulate");
     sim_setup setup;
     /* it fails only on a GPU spec it cannot read: --gpus's (a usage error) or the config's */
     if (build_setup(&a, &setup, &cfg, &err))
         return a.gpus ? cli_usage_error("simulate", "%s", err.msg) : cli_fail("simulate", &err);
-    return simulate(&a, &setup, &err) ? cli_fail("simulate", &err) : 0;
+    return simulate(&a, &setup, &err) ? cli_fail("simulate", &err) : cli_stdout_done("simulate");
 }

@@ -269,7 +269,8 @@ static double gpu_ready_at(sched *s, const gpu_view *v, int g, const carma_fit *
     size_t n = 0;
     for (sched_task *r = L->head; r; r = ledger_next(r, g))
         s->ends[n++] = (sched_end_at){predicted_end(s, r, now), r};
-    qsort(s->ends, n, sizeof *s->ends, by_end);
+    if (n > 1) /* with no task there, s->ends may still be NULL: qsort must not get it */
+        qsort(s->ends, n, sizeof *s->ends, by_end);
     for (size_t i = 0; i < n; i++) {
         const sched_end_at *e = &s->ends[i];
         if (isinf(e->t))

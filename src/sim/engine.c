@@ -403,6 +403,14 @@ int sim_run(const sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim_
     int rc = sim_init(&s, setup, jobs, njobs, out, err);
     sim_event e;
     while (rc == 0 && event_heap_pop(&s.heap, &e)) {
+        /* Only absurd model coefficients get here (a co-runner's pressure so large that a
+         * task's speed is 0, its end infinite or NaN): a NaN time never advances the clock. */
+        if (!isfinite(e.time)) {
+            rc = carma_err_set(err, "simulation failed after t = %.1f s: a task's end is no "
+                               "longer a finite time (are the sim_interference_* coefficients "
+                               "too large?)", s.now);
+            break;
+        }
         s.now = e.time;
         out->summary.events++;
         if (handle(&s, &e))

@@ -159,6 +159,10 @@ sim_plot *sim_plot_open(const char *dir, const sim_plot_info *info, carma_err *e
     const char *base = info->trace ? strrchr(info->trace, '/') : NULL;
     snprintf(p->trace, sizeof p->trace, "%s",
              base ? base + 1 : info->trace ? info->trace : "(no trace)");
+    /* It goes into the .dat files' comment lines too: a newline there would start a data row */
+    for (char *c = p->trace; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     snprintf(p->estimator, sizeof p->estimator, "%s", info->estimator ? info->estimator : "-");
     p->ngpus = info->ngpus > 0 ? info->ngpus : 1;
     snprintf(p->server, sizeof p->server, "%dx%s", p->ngpus, info->gpu ? info->gpu->name : "GPU");

@@ -116,6 +116,19 @@ printf 'policy = oracle-ff\nthis line is wrong\n' >"$tmp/bad.conf"
 bad "bad line" "bad.conf:2: expected \`key = value\`" --config "$tmp/bad.conf"
 printf 'estimator = magic\n' >"$tmp/bad2.conf"
 bad "bad value in file" "bad2.conf:1: estimator: unknown estimator 'magic'" --config "$tmp/bad2.conf"
+# A config that cannot be written whole (a full disk) is an error: it exited 0, cut short.
+if [ -w /dev/full ]; then
+    for args in "" "--list"; do
+        err=$("$CARMA" config $args 2>&1 >/dev/full); rc=$?
+        [ $rc -eq 1 ] && grep -q "^carma config: cannot write the output: No space left" <<<"$err" \
+            || fail "config $args >/dev/full: exit $rc: $err"
+    done
+fi
+# A key with an escape sequence, unknown, is shown escaped (the message quotes it).
+err=$("$CARMA" config --set $'\e[2Jpolicy=carma' 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] || fail "--set with an escape: exit $rc"
+grep -q $'\e' <<<"$err" && fail "raw ESC in the --set error: $(cat -v <<<"$err")"
+grep -qF '\x1b[2J' <<<"$err" || fail "--set error shows the escape: $(cat -v <<<"$err")"
 
 [ "$fails" -eq 0 ] && echo "config cli: all checks passed"
 exit "$fails"

@@ -74,6 +74,18 @@ else
     [ -f "$tmp/sy/gpus-carma.gp" ] && [ ! -L "$tmp/sy/gpus-carma.gp" ] && is_png "$tmp/sy/gpus-carma.png" \
         || fail "--plot: a symlink at a final name is replaced by the file"
     [ "$(ls -A "$tmp/sy" | grep -c '^\.carma')" = 0 ] || fail "--plot: staging left: $(ls -A "$tmp/sy")"
+
+    # A trace file name with newlines: the .dat files name it in a comment line, and a newline
+    # there started a row of data (here a made-up policy's figures).
+    odd=$'odd\n0 "fake" 1 1 1 0 1 1 1 0 1 1\n.csv'
+    cp "$trace" "$tmp/$odd"
+    "$CARMA" simulate --compare --trace "$tmp/$odd" --plot "$tmp/odd" >/dev/null 2>&1 \
+        || fail "--plot of a trace with newlines in its name exits 0"
+    [ "$(grep -vc '^#' "$tmp/odd/policies.dat")" = "$npol" ] \
+        || fail "the trace's name added rows to policies.dat: $(head -3 "$tmp/odd/policies.dat")"
+    grep -q '^0 "fake"' "$tmp/odd/gpus-carma.dat" && fail "the name added rows to gpus-carma.dat"
+    head -1 "$tmp/odd/policies.dat" | grep -qF 'trace odd?0 "fake"' \
+        || fail "policies.dat shows controls as ?: $(head -1 "$tmp/odd/policies.dat")"
 fi
 
 # DIR is an existing regular file: a clear error before simulating, exit != 0.
