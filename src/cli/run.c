@@ -242,22 +242,35 @@ static void print_end(const request_args *a, const run_opts *o, json_t *t)
     fflush(f);
 }
 
-/* Submits every task; on a failure the ones already queued are kept in `tasks` (with their
- * ids) so that the caller cancels and reports them. */
+/* Submits every task held, then releases them once the daemon has taken all: a file it
+ * refuses (more GPUs than it has, a user's task cap) leaves none of them started. On a
+ * failure the ones already queued are kept in `tasks` (with their ids) so that the caller
+ * cancels and reports them. */
 static int submit_all(const request_args *a, json_t *tasks)
 {
     size_t i;
-    json_t *t;
+    json_t *t, *reply;
     json_array_foreach(tasks, i, t) {
         json_int_t id;
         if (stop_signal)
             return 128 + stop_signal;
-        int rc = submit_send(a, json_object_get(t, "task"), &id);
+        json_t *task = json_object_get(t, "task");
+        json_object_set_new(task, "hold", json_true());
+        int rc = submit_send(a, task, &id);
         if (rc)
             return rc; /* this one and the rest: reported as not submitted */
         json_object_del(t, "task");
         json_object_set_new(t, "id", json_integer(id));
         json_object_set_new(t, "state", json_string("queued"));
+    }
+    json_array_foreach(tasks, i, t) {
+        if (stop_signal)
+            return 128 + stop_signal;
+        int rc = request_send(a, json_pack("{sssO}", "verb", "release", "id",
+                                           json_object_get(t, "id")), &reply);
+        if (rc)
+            return rc;
+        json_decref(reply);
     }
     return 0;
 }

@@ -95,8 +95,12 @@ static int submit_load_task_file(const char *path, submission *sub, const submis
     fs.name = str_dup(spec.name);
     fs.command = str_dup(spec.command);
     fs.cwd = spec.workdir ? realpath(spec.workdir, NULL) : NULL;
+    struct stat st;
     if (spec.workdir && !fs.cwd)
         rc = carma_err_set(err, "%s: working directory '%s' does not exist", path, spec.workdir);
+    else if (fs.cwd && (stat(fs.cwd, &st) || !S_ISDIR(st.st_mode))) /* else each attempt fails */
+        rc = carma_err_set(err, "%s: working directory '%s' is not a directory", path,
+                           spec.workdir);
     fs.ngpus = spec.ngpus;
     /* The file's figures are the task's; those computed from a summary are for the file's own
      * summary and batch, so a --summary or --batch given here has them computed again. */

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/submit.h"
 #include "daemon/proto.h"
 #include "task/taskload.h"
 #include "util/strutil.h"
@@ -75,8 +76,17 @@ static int task_check(int argc, char **argv)
             bad = 1;
             continue;
         }
-        printf("%s: ok\n", argv[i]);
         task_spec_free(&t);
+        /* and as `carma submit` and `carma run` read it (its workdir exists, its text is
+         * UTF-8, ...): a file that checks ok must not be refused there */
+        json_t *sub;
+        if (submit_task_file_json(argv[i], &sub, &err)) {
+            cli_fail("task", &err);
+            bad = 1;
+            continue;
+        }
+        json_decref(sub);
+        printf("%s: ok\n", argv[i]);
     }
     return bad;
 }

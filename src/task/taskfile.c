@@ -18,7 +18,8 @@ typedef struct tf_ctx {
     carma_err *err;
 } tf_ctx;
 
-/* Sets "path:line: message" for a node and returns -1. */
+/* Sets "path:line: message" for a node and returns -1. The message quotes the file's text,
+ * which a quoted "\e[2J" can fill with terminal escapes: its controls are shown escaped. */
 static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
@@ -28,7 +29,17 @@ static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return carma_err_set(c->err, "%s:%zu: %s", c->path, (size_t)n->start_mark.line + 1, msg);
+    char *shown = str_escape_controls(msg);
+    carma_err_set(c->err, "%s:%zu: %s", c->path, (size_t)n->start_mark.line + 1,
+                  shown ? shown : msg);
+    free(shown);
+    return -1;
+}
+
+/* Whether a scalar holds a NUL ("a\0b" in double quotes): C strings would cut it there. */
+static bool has_nul(const yaml_node_t *n)
+{
+    return strlen((const char *)n->data.scalar.value) != n->data.scalar.length;
 }
 
 static const char *node_kind(const yaml_node_t *n)
@@ -53,6 +64,10 @@ static const char *scalar_of(tf_ctx *c, const yaml_node_t *n, const char *key, c
         return NULL;
     }
     const char *v = (const char *)n->data.scalar.value;
+    if (has_nul(n)) {
+        node_err(c, n, "%s: contains a NUL character (\\0)", key);
+        return NULL;
+    }
     /* An unquoted empty value, `~` or `null` is YAML's null, not the text "null". */
     if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
         (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
@@ -133,6 +148,8 @@ static int each_pair(tf_ctx *c, const yaml_node_t *map, const char *what, pair_f
         if (k->type != YAML_SCALAR_NODE)
             return node_err(c, k, "%s: keys must be plain words, got %s", what, node_kind(k));
         const char *key = (const char *)k->data.scalar.value;
+        if (has_nul(k))
+            return node_err(c, k, "%s: a key contains a NUL character (\\0)", what);
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             const yaml_node_t *prev = yaml_document_get_node(c->doc, q->key);
             if (prev->type == YAML_SCALAR_NODE &&

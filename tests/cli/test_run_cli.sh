@@ -123,12 +123,16 @@ jq -e '.[1].earlier_attempts | length == 1 and .[0].attempt == 1 and (.[0].stder
 no_leftovers "relaunch"
 
 # A file the daemon refuses (more GPUs than the private daemon's two): the tasks already queued
-# are cancelled and reported, the rest named as not submitted; 1.
+# are cancelled and reported, the rest named as not submitted; 1. They were queued held, so
+# none of them started (no attempt, no output kept): nothing is half-done.
 printf 'name: big\ncommand: sleep 1\ngpus: 3\nmemory: 1000\n' >big.yaml
+rm -f "$tmp/long.pid"
 "$CARMA" run --gpu-backend sim long.yaml big.yaml quick.yaml >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || fail "refused submission: exit $rc"
-grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "refused submission: $(cat "$tmp/out")"
+grep -qx 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "refused submission: $(cat "$tmp/out")"
+[ ! -e "$tmp/long.pid" ] && ! grep -q 'attempt 1 on GPUs' "$tmp/err" \
+    || fail "refused submission: a task of the batch started: $(cat "$tmp/err")"
 grep -q 'asks for 3 GPUs but this server has 2' "$tmp/err" || fail "no reason: $(cat "$tmp/err")"
 grep -q 'big.yaml: not submitted' "$tmp/err" && grep -q 'quick.yaml: not submitted' "$tmp/err" \
     || fail "unsubmitted files not named: $(cat "$tmp/err")"

@@ -51,6 +51,35 @@ grep -qxF 'name:        evil\x1b[2J\nline2' <<<"$out" && grep -qxF 'command:    
 [ "$("$carma" task show --json "$tmp/esc.yaml" | jq -r .name)" = $'evil\e[2J\nline2' ] ||
     fail "task show --json should keep the name exact"
 
+# An error quoting the file's text shows its controls escaped too (a quoted "\e" is an ESC).
+printf 'command: "true"\nmemory: "\\e[2J"\n' >"$tmp/escerr.yaml"
+out=$("$carma" task check "$tmp/escerr.yaml" 2>&1)
+[ $? -eq 1 ] && ! grep -q $'\e' <<<"$out" &&
+    grep -qF "escerr.yaml:2: memory: expected a memory size (MiB, or e.g. 512M, 20G), got '\x1b[2J'" \
+    <<<"$out" || fail "an error should escape the file's text: $(cat -v <<<"$out")"
+# A NUL ("\0" in double quotes) would cut the text short where carma reads it: an error.
+printf 'command: "python train.py\\0 --epochs 5"\n' >"$tmp/nul.yaml"
+printf 'command: "true"\nenv: {"A\\0B": x}\n' >"$tmp/nulkey.yaml"
+out=$("$carma" task check "$tmp/nul.yaml" "$tmp/nulkey.yaml" 2>&1)
+[ $? -eq 1 ] && grep -qF 'nul.yaml:1: command: contains a NUL character (\0)' <<<"$out" &&
+    grep -qF 'nulkey.yaml:2: env: a key contains a NUL character (\0)' <<<"$out" ||
+    fail "a NUL in a value or key should be an error: $out"
+
+# `task check` refuses what `carma submit` and `carma run` would (docs/slurm-allocation.md: the
+# same check): a workdir that is missing or no directory, text that is not UTF-8.
+printf 'command: "true"\nworkdir: nodir\n' >"$tmp/nodir.yaml"
+printf 'command: "true"\nworkdir: nodir.yaml\n' >"$tmp/filedir.yaml"
+sed '3s/.*/python tr\xe9in.py/' "$rad/resnet18_cifar100_20e_1.rad" >"$tmp/latin1.rad"
+for f in nodir:"working directory '$tmp/nodir' does not exist" \
+         filedir:"working directory '$tmp/nodir.yaml' is not a directory" \
+         latin1:"the command is not valid UTF-8"; do
+    file=$(ls "$tmp/${f%%:*}".*)
+    out=$("$carma" task check "$file" 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -qF "${f#*:}" <<<"$out" || fail "task check ${f%%:*}: exit $rc, $out"
+    sub=$("$carma" submit --socket /nonexistent/carma.sock "$file" 2>&1)
+    grep -qF "${f#*:}" <<<"$sub" || fail "${f%%:*}: submit should refuse it alike: $sub"
+done
+
 json=$("$carma" task show --json "$rad/gpt2_large_2.rad")
 [ $? -eq 0 ] || fail "show --json failed"
 for key in '"id": null' '"name": "gpt2_large_2.rad"' '"gpus": 2' '"oracle": 28356' \
