@@ -23,7 +23,6 @@
 #include "util/clock.h"
 #include "util/strutil.h"
 
-#define POLL_S 0.5            /* between looks at the live tasks, as carma wait */
 #define CANCEL_WAIT_S 120.0   /* after cancelling: how long the tasks may take to end */
 #define DAEMON_START_S 60.0   /* how long a private daemon may take to answer */
 #define MAX_FILES 1000
@@ -300,12 +299,6 @@ static int refresh_all(const request_args *a, const run_opts *o, json_t *tasks, 
     return 0;
 }
 
-static void nap(void)
-{
-    struct timespec ts = {0, (long)(POLL_S * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 /* Cancels every live task, then waits (a while) until they have ended: tasks of a job that
  * is going away must not outlive it. A second signal stops the waiting, not the cancels. */
 static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *tasks,
@@ -332,7 +325,7 @@ static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *t
             fprintf(stderr, "carma run: %d task(s) still live\n", left);
             return;
         }
-        nap();
+        wait_nap(INFINITY);
     }
 }
 
@@ -363,11 +356,9 @@ static int submit_and_wait(const request_args *a, const run_opts *o, json_t *tas
         if (stop_signal) {
             rc = 128 + stop_signal;
             fprintf(stderr, "carma run: signal %d\n", (int)stop_signal);
-        } else if (clock_mono_s() + POLL_S > deadline) {
+        } else if (!wait_nap(deadline)) {
             rc = EXIT_WAIT_TIMEOUT;
             fprintf(stderr, "carma run: --timeout %g s ran out\n", o->timeout_s);
-        } else {
-            nap();
         }
     }
     if (rc)

@@ -11,7 +11,6 @@
 #include "util/clock.h"
 #include "util/strutil.h"
 
-#define POLL_S 0.5 /* between looks at the tasks still live: a client, not a busy loop */
 #define MAX_IDS 1000
 
 static const char usage[] =
@@ -63,6 +62,17 @@ int wait_refresh(const request_args *a, json_t *t, bool *ended)
     return 0;
 }
 
+bool wait_nap(double deadline)
+{
+    double left = deadline - clock_mono_s();
+    if (left <= 0)
+        return false;
+    double nap = fmin(WAIT_POLL_S, left);
+    struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
+    nanosleep(&ts, NULL); /* a signal ends it early: the caller looks at its flags */
+    return true;
+}
+
 static int run(request_args *a)
 {
     double timeout = INFINITY;
@@ -97,16 +107,10 @@ static int run(request_args *a)
         }
         if (rc || left == 0)
             break;
-        /* the whole --timeout is waited, its last piece too, with a look at its end: a task
-         * that ends just before it is seen ended */
-        double now = clock_mono_s();
-        if (now >= deadline) {
+        if (!wait_nap(deadline)) {
             rc = EXIT_WAIT_TIMEOUT;
             break;
         }
-        double nap = fmin(POLL_S, deadline - now);
-        struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
-        nanosleep(&ts, NULL);
     }
     if (rc == 0 || rc == EXIT_WAIT_TIMEOUT) {
         if (a->opts.json) {

@@ -1,5 +1,5 @@
 /* wait.h — what `carma wait` and `carma run` share: the exit status each way a task can end,
- * and one look at a task's state. */
+ * one look at a task's state, and the pause between looks. */
 #ifndef CARMA_CLI_WAIT_H
 #define CARMA_CLI_WAIT_H
 
@@ -9,6 +9,8 @@
 #include "cli/request.h"
 
 #define EXIT_WAIT_TIMEOUT 124 /* as timeout(1) */
+#define WAIT_POLL_S 0.5       /* between looks at the tasks still live: a client, not a busy
+                                 loop */
 
 /* 0 for done (or a live state), 3 cancelled, 4 timeout, 5 failed: the worst is the exit
  * status. */
@@ -21,5 +23,10 @@ bool wait_state_live(const char *state);
  * and stores its state (and "attempts", how often it was launched) in t. 0 with *ended telling
  * whether it has ended, or the exit status of a failed request (printed). */
 int wait_refresh(const request_args *a, json_t *t, bool *ended);
+
+/* Sleeps until the next look: WAIT_POLL_S, or less when the deadline (clock_mono_s) comes
+ * first, so that the whole of a --timeout is waited, with a look at its end. False, at once,
+ * when the deadline has passed. */
+bool wait_nap(double deadline);
 
 #endif
