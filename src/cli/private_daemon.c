@@ -17,7 +17,6 @@
 
 #define POLL_NS 100000000L /* 0.1 s between looks at a starting daemon */
 #define STOP_WAIT_S 15.0   /* SIGTERM, then SIGKILL after this long */
-#define MAX_ARGS 64
 
 static void nap(void)
 {
@@ -96,7 +95,8 @@ static int make_dir(private_daemon *p, carma_err *err)
 
 static void spawn(private_daemon *p, const private_daemon_opts *o, const char *state)
 {
-    const char *argv[MAX_ARGS];
+    /* its fixed words (at most 12) and the NULL, then every --set of carma run */
+    const char *argv[13 + 2 * sizeof o->config->sets / sizeof o->config->sets[0]];
     int n = 0;
     argv[n++] = "carma";
     argv[n++] = "daemon";
@@ -116,7 +116,7 @@ static void spawn(private_daemon *p, const private_daemon_opts *o, const char *s
         argv[n++] = "--config";
         argv[n++] = o->config->path;
     }
-    for (int i = 0; i < o->config->nsets && n + 3 < MAX_ARGS; i++) {
+    for (int i = 0; i < o->config->nsets; i++) {
         argv[n++] = "--set";
         argv[n++] = o->config->sets[i];
     }

@@ -157,6 +157,16 @@ id=$(sed -n 's/^task \([0-9]*\) done quick.yaml$/\1/p' <<<"$out")
 ! grep -q 'private daemon' "$tmp/err" || fail "a private daemon was started beside \$CARMA_SOCKET's"
 no_leftovers "existing daemon"
 
+# Every --set reaches the private daemon, the 41st too (it dropped those past about 27): a
+# floor no filesystem here has makes the daemon refuse the task.
+sets=()
+for i in $(seq 40); do sets+=(--set sample_interval_s=0.5); done
+"$CARMA" run --private --gpu-backend sim "${sets[@]}" --set state_min_free_mib=1000000 \
+    quick.yaml >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "less than state_min_free_mib = 1000000" "$tmp/err" \
+    || fail "the 41st --set did not reach the private daemon: $(cat "$tmp/err")"
+no_leftovers "many --set"
+
 # An invalid task file: an error naming it and the problem, nothing submitted.
 before=$("$CARMA" queue --all --json | jq length)
 out=$("$CARMA" run quick.yaml bad.yaml nothere.yaml 2>&1)
