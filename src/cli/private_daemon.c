@@ -1,8 +1,10 @@
 /* private_daemon.c — the daemon `carma run` starts for itself (see private_daemon.h). */
 #include "cli/private_daemon.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon/connect.h"
+#include "daemon/supervisor.h"
 #include "util/clock.h"
 
 #define POLL_NS 100000000L /* 0.1 s between looks at a starting daemon */
@@ -63,9 +66,63 @@ static void stop_process(private_daemon *p)
     p->pid = 0;
 }
 
+/* How many supervisors still run in the daemon's attempts/, each asked to cancel its task
+ * when `cancel` (a dead daemon, killed or crashed, leaves its tasks running). */
+static int running_in(const char *attempts, bool cancel)
+{
+    DIR *d = opendir(attempts);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char dir[PATH_MAX + 300];
+        pid_t pid;
+        sup_result res;
+        carma_err ignored;
+        if (e->d_name[0] == '.' ||
+            snprintf(dir, sizeof dir, "%s/%s", attempts, e->d_name) >= (int)sizeof dir)
+            continue;
+        sup_status st = supervisor_poll(dir, &pid, &res);
+        if (cancel && st == SUP_LOST) /* its supervisor died: what the task left, as the
+                                       * daemon would end it */
+            supervisor_kill_leftovers(pid);
+        if (st != SUP_RUNNING)
+            continue;
+        if (cancel)
+            supervisor_cancel(dir, &ignored);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Tasks the daemon left running: nothing can adopt them once its directory is gone (and in a
+ * Slurm job they must not outlive it), so their supervisors cancel them (SIGTERM, SIGKILL after
+ * the grace), waited for up to STOP_WAIT_S. */
+static void end_orphans(const private_daemon *p)
+{
+    char attempts[PATH_MAX + 32];
+    snprintf(attempts, sizeof attempts, "%s/state/attempts", p->dir);
+    int n = running_in(attempts, true);
+    if (!n)
+        return;
+    fprintf(stderr, "carma run: cancelling %d task(s) the private daemon left running\n", n);
+    double give_up = clock_mono_s() + STOP_WAIT_S;
+    while (running_in(attempts, false) > 0) {
+        if (clock_mono_s() > give_up) {
+            fprintf(stderr, "carma run: some still run after %.0f s\n", STOP_WAIT_S);
+            return;
+        }
+        nap();
+    }
+}
+
 int private_daemon_stop(private_daemon *p, carma_err *err)
 {
     stop_process(p);
+    if (p->dir[0])
+        end_orphans(p);
     return remove_dir(p, err);
 }
 

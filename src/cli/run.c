@@ -306,18 +306,22 @@ static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *t
 {
     size_t i;
     json_t *t, *reply;
-    int left = 0;
+    int left = 0, unsent = 0;
     json_array_foreach(tasks, i, t) {
         if (!json_object_get(t, "id") || !wait_state_live(task_state(t)))
             continue;
         json_int_t id = json_integer_value(json_object_get(t, "id"));
         if (request_send(a, json_pack("{sssI}", "verb", "cancel", "id", id), &reply) == 0)
             json_decref(reply);
+        else
+            unsent++;
         left++;
     }
-    if (!left)
+    if (unsent) /* the daemon is gone or will not answer: say so, do not claim them cancelled */
+        fprintf(stderr, "carma run: %d task(s) could not be cancelled\n", unsent);
+    if (left == unsent)
         return;
-    fprintf(stderr, "carma run: cancelled %d task(s); waiting for them to end\n", left);
+    fprintf(stderr, "carma run: cancelled %d task(s); waiting for them to end\n", left - unsent);
     int seen = signals_seen;
     double give_up = clock_mono_s() + CANCEL_WAIT_S;
     while (refresh_all(a, o, tasks, &left, worst) == 0 && left > 0) {

@@ -79,6 +79,24 @@ grep -q 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "SIGTERM: $(cat "$t
 ! kill -0 "$task_pid" 2>/dev/null || fail "SIGTERM: the task's process $task_pid outlived carma run"
 no_leftovers "SIGTERM"
 
+# The private daemon killed while a task runs: carma run fails (1), saying it could not cancel
+# through it, and ends the task itself: it does not outlive the run.
+rm -f "$tmp/long.pid"
+"$CARMA" run --gpu-backend sim long.yaml >"$tmp/out" 2>"$tmp/err" &
+run_pid=$!
+wait_until 15 test -s "$tmp/long.pid" || fail "the long task never started: $(cat "$tmp/err")"
+task_pid=$(cat "$tmp/long.pid")
+# the daemon alone (its supervisors are its forks, with the same command line)
+pkill -KILL -P "$run_pid" -f "carma daemon --socket" || fail "no private daemon to kill"
+wait "$run_pid"
+rc=$?
+[ $rc -eq 1 ] || fail "daemon killed: exit $rc: $(cat "$tmp/err")"
+grep -q "could not be cancelled" "$tmp/err" && ! grep -q "cancelled 1 task(s)" "$tmp/err" \
+    && grep -q "cancelling 1 task(s) the private daemon left running" "$tmp/err" \
+    || fail "daemon killed: $(cat "$tmp/err")"
+! kill -0 "$task_pid" 2>/dev/null || fail "daemon killed: the task $task_pid outlived carma run"
+no_leftovers "daemon killed"
+
 # SIGTERM with a task still queued (it cannot fit beside the long one on one GPU): both are
 # cancelled, and only the one that ran has its output kept.
 printf 'name: big\ncommand: sleep 30\nmemory: 39000\n' >big.yaml
