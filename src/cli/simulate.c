@@ -62,7 +62,8 @@ static const char *const usage =
     "                      crashes and energy\n"
     "  --json              one JSON object with policy, estimator, tasks, completed,\n"
     "                      makespan_s, mean_jct_s, p95_jct_s, mean_wait_s, gpu_util_mean,\n"
-    "                      energy_j (joules), oom_crashes, collocated_placements\n"
+    "                      energy_j (joules), oom_crashes, collocated_placements (with\n"
+    "                      --validate: an array, an object per trace and policy)\n"
     "  --catalog FILE      workload catalog (default data/workloads.csv)\n"
     "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
 

@@ -198,7 +198,13 @@ int trace_write(const char *path, const trace *t, carma_err *err)
         free(tmp);
         return rc;
     }
-    fchmod(fd, 0644); /* mkstemp's 0600 would make a trace only its writer can read */
+    /* mkstemp's 0600 would make a new trace only its writer's: the mode a plain create
+     * gives (0666 less the umask), or that of the file it replaces (never loosened) */
+    struct stat old;
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, stat(path, &old) == 0 && S_ISREG(old.st_mode) ? old.st_mode & 0777
+                                                             : 0666 & ~mask);
     FILE *f = fdopen(fd, "w");
     if (!f)
         close(fd);

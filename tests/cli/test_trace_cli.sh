@@ -11,6 +11,12 @@ cd "$tmp" || exit 1
 # --rate 7 makes fractional offsets of many digits: both outputs must keep every one of them.
 "$CARMA" trace synth --jobs 3000 --rate 7 --seed 5 >stdout.csv || fail "synth to stdout exits 0"
 "$CARMA" trace synth --jobs 3000 --rate 7 --seed 5 --out out.csv || fail "synth --out exits 0"
+# --out's mode: a new file's as any the user creates (0666 less the umask), a replaced file's
+# kept (a private trace stays private; it was made 0644)
+(umask 077 && "$CARMA" trace synth --jobs 3 --out private.csv) && chmod 640 out.csv &&
+    "$CARMA" trace synth --jobs 3000 --rate 7 --seed 5 --out out.csv &&
+    [ "$(stat -c %a private.csv) $(stat -c %a out.csv)" = "600 640" ] ||
+    fail "--out modes: $(stat -c '%n %a' private.csv out.csv)"
 cmp -s stdout.csv out.csv || fail "stdout and --out differ: $(diff stdout.csv out.csv | head -3)"
 
 # Offsets past 1e9 s (about 31 years) are refused: synth's parameters are a usage error, a
