@@ -180,10 +180,6 @@ static void estimate_xmem(submission *sub, char **words, int nwords)
             hit ? " (cached)" : "");
 }
 
-static bool is_task_file(const char *arg)
-{
-    return str_ends_with(arg, ".rad") || str_ends_with(arg, ".yaml") || str_ends_with(arg, ".yml");
-}
 
 /* The operands, when no -- says they are a command: a task file takes no arguments, and
  * options after it would otherwise be read as a command line (with '+' the options stop at the
@@ -197,7 +193,7 @@ static int check_file_operand(int n, char **operands)
     if ((n == 1 || strchr(op, '/')) && stat(op, &st) == 0 && S_ISDIR(st.st_mode))
         return cli_usage_error("submit", "'%s' is a directory (give a TASKFILE, or -- COMMAND)",
                                op);
-    if (is_task_file(op) && n > 1)
+    if (task_file_name(op) && n > 1)
         return cli_usage_error("submit", "'%s' after the task file %s: a task file takes no "
                                "arguments and options go before it (carma submit [OPTIONS] "
                                "TASKFILE)", operands[1], op);
@@ -466,7 +462,7 @@ static int run(request_args *a)
         submission_free(&sub);
         return rc;
     }
-    bool task_file = !dashdash && is_task_file(argv[first]);
+    bool task_file = !dashdash && task_file_name(argv[first]);
     if (task_file) {
         submission opts_sub = sub;
         submission_init(&sub);

@@ -35,6 +35,11 @@ static int resolve_workdir(const char *path, task_spec *t, carma_err *err)
     return 0;
 }
 
+bool task_file_name(const char *path)
+{
+    return has_ext(path, ".rad") || has_ext(path, ".yaml") || has_ext(path, ".yml");
+}
+
 int task_load_file(const char *path, task_spec *out, carma_err *err)
 {
     int rc;

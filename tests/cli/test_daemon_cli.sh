@@ -58,6 +58,10 @@ out=$("$CARMA" submit "$src/examples/resnet18.yaml" --gpus 2 2>&1); rc=$?
     fail "options after a task file: rc $rc: $out"
 "$CARMA" submit "$src/examples/resnet18.yaml" extra >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a word after a task file should exit 2"
+# the extension in any case, as carma run and task check read it (X.YAML was a command)
+cp "$src/examples/resnet18.yaml" "$tmp/UPPER.YAML"
+"$CARMA" submit "$tmp/UPPER.YAML" extra >/dev/null 2>&1
+[ $? -eq 2 ] || fail "X.YAML should be a task file to submit too"
 out=$("$CARMA" submit --name "" -- true 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q -- "--name: must not be empty" <<<"$out" || fail "--name '': rc $rc: $out"
 for d in "$tmp" "$src/examples/"; do
