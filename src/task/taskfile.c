@@ -223,6 +223,9 @@ static int estimate_pair(tf_ctx *c, const char *key, const yaml_node_t *k, const
     uint64_t mib;
     if (get_size(c, v, key, &mib))
         return -1;
+    if (mib == 0) /* as `memory`: no task runs in no memory, and unknown is left out, not 0 */
+        return node_err(c, v, "estimates: %s: must be more than 0 MiB, got '%s'", key,
+                        (const char *)v->data.scalar.value);
     mem_figures_set(&t->mem, src, mib);
     return 0;
 }

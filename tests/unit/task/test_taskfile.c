@@ -158,6 +158,8 @@ static void test_wrong_types(void **state)
     expect_error("command: x\nmemory: {a: 1}\n", "t.yaml:2:", "got a mapping");
     expect_error("command: x\nmemory: 0\n", "t.yaml:2:", "memory: must be more than 0 MiB");
     expect_error("command: x\nmemory: 0G\n", "t.yaml:2:", "got '0G'");
+    expect_error("command: x\nestimates: {horus: 0}\n", "t.yaml:2:",
+                 "estimates: horus: must be more than 0 MiB");
     expect_error("command: {a: b}\n", "t.yaml:1:", "command: expected a string or a list");
     expect_error("command: [python, [a]]\n", "t.yaml:1:", "a string argument");
     expect_error("command: []\n", "t.yaml:1:", "empty");
