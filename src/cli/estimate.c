@@ -122,11 +122,19 @@ static int print_estimates(const est_args *a)
         if (r.cls >= 0)
             json_object_set_new(o, "class", json_integer(r.cls));
         json_array_append_new(arr, o);
-        if (!a->json) {
-            if (r.cls >= 0)
-                printf("%-10s %8llu MiB  (class %d)\n", name, (unsigned long long)r.mib, r.cls);
-            else
-                printf("%-10s %8llu MiB\n", name, (unsigned long long)r.mib);
+    }
+    /* printed once every estimator has given its figure: a failing one leaves no partial
+     * table, as it leaves no partial JSON */
+    size_t i;
+    json_t *o;
+    if (!rc && !a->json) {
+        json_array_foreach(arr, i, o) {
+            json_t *cls = json_object_get(o, "class");
+            printf("%-10s %8llu MiB", json_string_value(json_object_get(o, "estimator")),
+                   (unsigned long long)json_integer_value(json_object_get(o, "mib")));
+            if (cls)
+                printf("  (class %lld)", (long long)json_integer_value(cls));
+            putchar('\n');
         }
     }
     if (!rc && a->json) {

@@ -1,7 +1,7 @@
 /* gpus.c — `carma gpus`: the GPUs as the daemon sees them (memory, aggregated activity and its
  * source, power, tasks, grace state), or, with --gpu-backend, read directly through a GPU
- * backend without a daemon. GPM metrics need two samples at least 100 ms apart, so a direct
- * read samples twice by default. */
+ * backend without a daemon. GPM metrics need two samples more than 100 ms apart (carma waits
+ * GPM_MIN_INTERVAL_S, 110 ms, gpm.h), so a direct read samples twice by default. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,7 @@ static const char usage[] =
     "the CUDA_MPS_PIPE_DIRECTORY of carma's MPS server; else null).\n\n"
     "With --gpu-backend, reads this machine's GPUs directly instead (no daemon): nvml loads\n"
     "libnvidia-ml.so.1 (or PATH, or $CARMA_NVML_LIBRARY), samples N times (default 2), MS\n"
-    "milliseconds apart (default 200, at least 100 for GPM), and prints the last reading:\n"
+    "milliseconds apart (default 200, at least 110 for GPM), and prints the last reading:\n"
     "memory, utilization, SM activity/occupancy and DRAM activity, power (W) and energy (J),\n"
     "each with its source, the GPU processes, and whether MIG is enabled (JSON: mig): the\n"
     "daemon places no task on a GPU in MIG mode. Unknown metrics print as 'unknown' (JSON:\n"
@@ -91,10 +91,15 @@ static int gpus_direct(const direct_opts *o)
         printf("no GPUs\n");
     else if (gpu_print_readings(stdout, r, n, o->json))
         rc = 1;
+    /* the notes quote NVML's UUIDs, the environment and dlerror(): no escape sequence reaches
+     * the terminal, as in the GPU lines above */
     const char *notes[] = {nvml_backend_visible_note(b), nvml_backend_activity_note(b)};
-    for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
-        if (*notes[i])
-            fprintf(o->json ? stderr : stdout, "note: %s\n", notes[i]);
+    for (size_t i = 0; i < sizeof notes / sizeof *notes; i++) {
+        char *note = *notes[i] ? str_escape_controls(notes[i]) : NULL;
+        if (note)
+            fprintf(o->json ? stderr : stdout, "note: %s\n", note);
+        free(note);
+    }
 out:
     free(r);
     ops->close(b);

@@ -299,8 +299,10 @@ json_t *d_gpus_json(const daemon_state *d)
         json_t *j = json_object();
         json_object_set_new(j, "index", json_integer(g));
         json_object_set_new(j, "minor", r->minor >= 0 ? json_integer(r->minor) : json_null());
-        json_object_set_new(j, "uuid", json_string(r->uuid));
-        json_object_set_new(j, "name", json_string(r->name));
+        /* NULL from jansson (not UTF-8) would drop the key: null, as in d_left_out_json */
+        json_t *uuid = json_string(r->uuid), *name = json_string(r->name);
+        json_object_set_new(j, "uuid", uuid ? uuid : json_null());
+        json_object_set_new(j, "name", name ? name : json_null());
         json_object_set_new(j, "mem_used_mib", r->mem_known ? json_integer((json_int_t)r->used_mib)
                                                             : json_null());
         json_object_set_new(j, "mem_total_mib", r->mem_known

@@ -122,6 +122,13 @@ static int load_table(estimator *e, eval_table which, eval_report *rep, size_t *
             rc = carma_err_set(err, "%s:%zu: bad batch size '%s'", path, t.rows[i].line, f[cb]);
             break;
         }
+        /* every error is relative to the measured peak: 0 or less would make them infinite
+         * (JSON has no such number, and --json dropped the estimators' summaries) */
+        if (!(r.actual_mib > 0)) {
+            rc = carma_err_set(err, "%s:%zu: bad measured peak '%s' (MiB, above 0)", path,
+                               t.rows[i].line, f[ca]);
+            break;
+        }
         r.batch = (int)b;
         snprintf(r.model, sizeof r.model, "%s", f[cm]);
         snprintf(r.summary, sizeof r.summary, "%s", f[cs]);

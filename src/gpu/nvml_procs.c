@@ -18,9 +18,11 @@ size_t nvml_proc_stride(nvml_proc_layout layout, const unsigned char *buf, unsig
     return sizeof(nvmlProcessInfo_v2_t);
 }
 
+/* Rounded up without adding first: b + 1 MiB - 1 wraps for a count within 1 MiB of 2^64
+ * (beside NVML_VALUE_NOT_AVAILABLE), and the process would show 0 MiB. */
 static uint64_t bytes_to_mib_ceil(unsigned long long b)
 {
-    return (uint64_t)((b + (1ULL << 20) - 1) >> 20);
+    return (uint64_t)((b >> 20) + ((b & ((1ULL << 20) - 1)) != 0));
 }
 
 /* false when a process was left out for want of room in out */

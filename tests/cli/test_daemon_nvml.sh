@@ -4,8 +4,9 @@
 # its GPU from launching to grace; a task never seen keeps it launching; the task's peak memory
 # is recorded and a second identical submission is placed with it (mem_source "history"); a
 # process whose memory NVML cannot give leaves the peak unknown; the `bare` library (no
-# optional entry points) leaves every metric null in `carma gpus --json`; and without the
-# library the daemon fails naming libnvidia-ml and leaves nothing behind.
+# optional entry points) leaves every metric null in `carma gpus --json`, as a name or UUID that
+# is not UTF-8 is null there; and without the library the daemon fails naming libnvidia-ml and
+# leaves nothing behind.
 set -u
 CARMA=$1
 fails=0
@@ -113,5 +114,13 @@ done
 jq -e 'all(.[]; .activity_source == "unknown" and .power_source == "unknown")' <<<"$g" \
     >/dev/null || fail "bare library: sources: $g"
 "$CARMA" gpus | grep -q 'unknown' || fail "text view does not say unknown: $("$CARMA" gpus)"
+stop_daemon
+
+# A name or UUID that is not UTF-8 (JSON cannot hold it) keeps its key in the reply, as null.
+printf 'gpu uuid=GPU-ee\377 name="bad\377name" total=1024 used=0\n' >"$tmp/notutf8"
+FAKE_NVML_SCENARIO=$tmp/notutf8 start_daemon --gpu-backend nvml --config "$tmp/carma.conf"
+g=$("$CARMA" gpus --json)
+jq -e '.[0] | has("uuid") and has("name") and .uuid == null and .name == null' <<<"$g" \
+    >/dev/null || fail "non-UTF-8 uuid/name dropped from the reply: $g"
 stop_daemon
 [ $fails -eq 0 ] || { cat "$tmp/daemon.log"; exit 1; }

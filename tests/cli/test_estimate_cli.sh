@@ -32,12 +32,31 @@ n=$(printf '%s' "$out" | grep -c '"estimator"')
 [ "$n" -eq 3 ] || fail "--estimator all: $n objects"
 printf '%s' "$out" | head -c 1 | grep -q '\[' || fail "--estimator all is not an array"
 
+# --estimator all where one estimator fails (horus out of range at this size): exit 1 and no
+# partial table on stdout, as --json prints no partial array
+big=(--summary "BERT_base_bs:32_sl:512.txt" --batch 2147483647 --seq-len 2147483647)
+out=$("$CARMA" estimate "${big[@]}" --estimator all 2>"$tmp/err")
+rc=$?
+[ "$rc" -eq 1 ] && [ -z "$out" ] || fail "--estimator all, one failing: exit $rc, stdout '$out'"
+grep -q 'horus estimate .* is out of range' "$tmp/err" || fail "the failure: $(cat "$tmp/err")"
+out=$("$CARMA" estimate "${big[@]}" --estimator all --json 2>/dev/null)
+[ $? -eq 1 ] && [ -z "$out" ] || fail "--estimator all --json, one failing: '$out'"
+
 # --eval: per-row figures and the per-estimator summary
 expect 0 'median_err' "$CARMA" estimate --eval
 out=$("$CARMA" estimate --eval --json)
 for key in '"estimator"' '"rows"' '"median_abs_rel_err"' '"underestimates"' '"max_over_ratio"'; do
     printf '%s' "$out" | grep -q "$key" || fail "--eval --json lacks $key"
 done
+
+# a measured peak of 0 MiB makes every relative error infinite: refused, naming the row (the
+# table printed inf and --json silently left out the estimators' summaries)
+cp -r "$SRC/data" "$tmp/zero"
+sed -i '2s/^\([^,]*,[^,]*,[^,]*\),[^,]*,/\1,0,/' "$tmp/zero/gpumemnet/realworld_eval.csv"
+CARMA_DATA_DIR="$tmp/zero" expect 1 "realworld_eval.csv:2: bad measured peak '0'" \
+    "$CARMA" estimate --eval
+CARMA_DATA_DIR="$tmp/zero" expect 1 "bad measured peak" "$CARMA" estimate --eval --json
+rm -rf "$tmp/zero"
 
 # bad input
 expect 2 "unknown estimator 'foo'" "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator foo

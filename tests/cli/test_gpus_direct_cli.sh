@@ -86,6 +86,20 @@ grep -qF 'gpu 0  evil\x1b[2Jgpu  GPU-cccc-0003' <<<"$out" || fail "the name esca
 out=$(FAKE_NVML_SCENARIO=$TMP/evil "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null)
 [ "$(jq -r '.[0].name' <<<"$out")" = $'evil\033[2Jgpu' ] || fail "--json keeps the name exact: $out"
 
+# the notes quote NVML's UUIDs (and the environment): escaped as the GPU lines are
+out=$(FAKE_NVML_SCENARIO=$TMP/evil CUDA_VISIBLE_DEVICES=0 "$CARMA" gpus --gpu-backend nvml \
+      --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1) || fail "note probe exited $?"
+grep -q $'\033' <<<"$out" && fail "a raw ESC in a note: $(cat -v <<<"$out")"
+grep -qF 'note: CUDA_VISIBLE_DEVICES=0 (UUIDs or NVML indices): using NVML GPU 0 GPU-cccc-0003' \
+    <<<"$out" || fail "the allocation note: $(cat -v <<<"$out")"
+# a name or UUID that is not UTF-8: --json keeps the key (null), as for any unknown
+printf 'gpu uuid=GPU-dd\377 name="bad\377name" total=1024 used=0\n' >"$TMP/notutf8"
+out=$(FAKE_NVML_SCENARIO=$TMP/notutf8 "$CARMA" gpus --gpu-backend nvml \
+      --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null) \
+    || fail "non-UTF-8 probe exited $?"
+jq -e '.[0] | has("uuid") and has("name") and .uuid == null and .name == null' <<<"$out" \
+    >/dev/null || fail "--json dropped uuid/name: $out"
+
 # MIG: a GPU in MIG mode is shown, marked (the daemon leaves it out); one without MIG says off,
 # one whose query fails says unknown (JSON: true, false, null)
 cat >"$TMP/mig" <<'SCN'
@@ -126,5 +140,13 @@ grep -q 'live in the daemon' <<<"$err" || fail "sim direct message: $err"
 "$CARMA" gpus --gpu-backend nvml --socket /x 2>/dev/null; [ $? -eq 2 ] || fail "--socket with --gpu-backend not exit 2"
 "$CARMA" gpus --help | grep -q 'carma gpus --gpu-backend nvml' || fail "--help"
 "$CARMA" gpus --help | grep -q 'whether MIG is enabled (JSON: mig)' || fail "--help on MIG"
+# --help's GPM floor is what GPM takes: two samples that far apart give SM activity (100 ms,
+# the floor it used to state, gave none: carma waits GPM_MIN_INTERVAL_S, 110 ms)
+"$CARMA" gpus --help | grep -q 'at least 110 for GPM' || fail "--help on the GPM interval"
+echo 'gpu uuid=GPU-aaaa-0001 gpm=1 smact=40.5 smocc=20 drama=30' >"$TMP/gpm"
+out=$(FAKE_NVML_SCENARIO=$TMP/gpm "$CARMA" gpus --gpu-backend nvml \
+      --library "$FAKE_DIR/full/libnvidia-ml.so.1" --interval-ms 110) \
+    || fail "--interval-ms 110 exited $?"
+grep -q 'smact 0.405 smocc 0.200 drama 0.300  (gpm)' <<<"$out" || fail "GPM at 110 ms: $out"
 "$CARMA" gpu-probe >/dev/null 2>&1; [ $? -eq 2 ] || fail "gpu-probe is gone; it should be an unknown command"
 exit 0

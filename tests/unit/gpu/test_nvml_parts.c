@@ -87,6 +87,7 @@ static void dcgm_absent_is_a_clear_error(void **state)
 
 /* A driver's list of `listed` processes (pids 2000...), v2 records, with NVML's size query. */
 static unsigned listed;
+static unsigned long long listed_used = 1 << 20; /* each process's usedGpuMemory */
 static nvmlReturn_t many_procs(nvmlDevice_t dev, unsigned *count, void *infos)
 {
     (void)dev;
@@ -97,7 +98,7 @@ static nvmlReturn_t many_procs(nvmlDevice_t dev, unsigned *count, void *infos)
     for (unsigned i = 0; i < listed; i++) {
         nvmlProcessInfo_v2_t r = {0};
         r.pid = 2000 + i;
-        r.usedGpuMemory = 1 << 20;
+        r.usedGpuMemory = listed_used;
         memcpy((unsigned char *)infos + i * sizeof r, &r, sizeof r);
     }
     *count = listed;
@@ -118,6 +119,23 @@ static void a_list_cut_short_is_not_known(void **state)
     listed = 9; /* one more than fits: a process left out could be anyone's */
     assert_int_equal(nvml_read_proc_list(many_procs, NVML_PROCS_V2, NULL, out, &n, 8),
                      NVML_ERROR_INSUFFICIENT_SIZE);
+}
+
+/* A byte count just short of NVML_VALUE_NOT_AVAILABLE is a known, huge figure, rounded up to
+ * 2^44 MiB: rounding by adding 1 MiB - 1 first wrapped it to 0 MiB. */
+static void a_huge_process_is_not_zero(void **state)
+{
+    (void)state;
+    gpu_proc out[1];
+    int n = 0;
+    listed = 1;
+    listed_used = NVML_VALUE_NOT_AVAILABLE_ULL - 1;
+    assert_int_equal(nvml_read_proc_list(many_procs, NVML_PROCS_V2, NULL, out, &n, 1),
+                     NVML_SUCCESS);
+    listed_used = 1 << 20;
+    assert_int_equal(n, 1);
+    assert_true(out[0].used_known);
+    assert_int_equal(out[0].used_mib, 1ULL << 44);
 }
 
 /* nvml.h asks for more than 100 ms between two GPM samples: 100 ms on carma's clock is too
@@ -150,6 +168,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stride_probe_tells_24_from_32),
         cmocka_unit_test(a_list_cut_short_is_not_known),
+        cmocka_unit_test(a_huge_process_is_not_zero),
         cmocka_unit_test(memory_v2_version_word_is_nvmls),
         cmocka_unit_test(gpm_percent_becomes_fraction),
         cmocka_unit_test(gpm_waits_more_than_100_ms),
