@@ -172,11 +172,20 @@ void gpus_print_table(const json_t *gpus)
             snprintf(grace, sizeof grace, "%s", state ? state : "-");
             free(state);
         }
-        size_t k, n = 0;
-        json_t *t;
-        json_array_foreach(json_object_get(g, "tasks"), k, t) n += (size_t)snprintf(
-            tasks + n, n < sizeof tasks ? sizeof tasks - n : 0, "%s%lld", k ? "," : "",
-            (long long)json_integer_value(t));
+        /* whole ids only; those that do not fit are counted ("+N more"), never cut */
+        json_t *list = json_object_get(g, "tasks"), *t;
+        size_t k, n = 0, count = json_array_size(list);
+        json_array_foreach(list, k, t) {
+            char id[32];
+            int w = snprintf(id, sizeof id, "%s%lld", k ? "," : "",
+                             (long long)json_integer_value(t));
+            if (n + (size_t)w + sizeof ",+99999 more" > sizeof tasks) {
+                snprintf(tasks + n, sizeof tasks - n, ",+%zu more", count - k);
+                break;
+            }
+            memcpy(tasks + n, id, (size_t)w + 1);
+            n += (size_t)w;
+        }
         json_t *committed = json_object_get(g, "committed_mib");
         char ledger[32] = "-";
         if (json_is_integer(committed))

@@ -123,6 +123,25 @@ out=$("$CARMA" cancel --json "$c" 1 2>/dev/null); rc=$?
 wait_until 10 task_is "$c" cancelled || fail "task $c not cancelled"
 d=$(long) e=$(long)
 "$CARMA" cancel "$d" "$e" >/dev/null || fail "cancel of two live tasks should exit 0"
+
+stop_daemon
+
+# The TASKS column of `carma gpus` with more ids than fit: whole ids, the rest counted (the
+# list ran past its buffer, cut mid-number). Placed without the interference model, which
+# would stop at a few sleepers per GPU.
+start_daemon --sim-gpus 1xA100-40GB --set sample_interval_s=0.2 --set carma_interference=off \
+    --set margin_mib=0
+"$CARMA" submit --mem 1M --array 1-120 -- sleep 60 >/dev/null || fail "array of 120"
+many() { [ "$("$CARMA" gpus --json | jq '.[0].tasks | length')" -ge 120 ]; }
+wait_until 30 many || fail "120 tasks not all running: $("$CARMA" gpus --json | jq -c '.[0].tasks')"
+line=$("$CARMA" gpus | awk '$1 == "0"')
+shown=$(grep -o '[0-9,]*,+[0-9]* more$' <<<"$line") || fail "no '+N more' in: $line"
+ids=${shown%,+*}
+more=${shown##*+}; more=${more% more}
+want=$("$CARMA" gpus --json | jq -r '.[0].tasks | map(tostring) | join(",")')
+[[ "$want," == "$ids,"* ]] && [ $(($(tr ',' '\n' <<<"$ids" | wc -l) + more)) -eq 120 ] \
+    || fail "TASKS column: '$shown' against $want"
+"$CARMA" cancel $("$CARMA" gpus --json | jq -r '.[0].tasks[]') >/dev/null
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
