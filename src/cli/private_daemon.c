@@ -48,11 +48,16 @@ static int remove_dir(private_daemon *p, carma_err *err)
     return 0;
 }
 
-/* Stops the daemon: SIGTERM, then SIGKILL when it has not gone after STOP_WAIT_S. */
-static void stop_process(private_daemon *p)
+/* Stops the daemon: SIGTERM, then SIGKILL when it has not gone after STOP_WAIT_S. True when
+ * it had died already (killed, crashed): what it left was not ended by it. */
+static bool stop_process(private_daemon *p)
 {
     if (p->pid <= 0)
-        return;
+        return false;
+    if (waitpid(p->pid, NULL, WNOHANG) == p->pid) {
+        p->pid = 0;
+        return true;
+    }
     kill(p->pid, SIGTERM);
     double give_up = clock_mono_s() + STOP_WAIT_S;
     while (waitpid(p->pid, NULL, WNOHANG) == 0) {
@@ -64,11 +69,20 @@ static void stop_process(private_daemon *p)
         nap();
     }
     p->pid = 0;
+    return false;
 }
 
-/* How many supervisors still run in the daemon's attempts/, each asked to cancel its task
- * when `cancel` (a dead daemon, killed or crashed, leaves its tasks running). */
-static int running_in(const char *attempts, bool cancel)
+typedef enum orphan_act {
+    ORPHAN_COUNT,   /* only count them */
+    ORPHAN_CANCEL,  /* ask each supervisor to cancel its task */
+    ORPHAN_KILL,    /* SIGKILL each task's process group (its supervisor then ends) */
+} orphan_act;
+
+/* How many supervisors still run in the daemon's attempts/, each dealt with as `act` says (a
+ * dead daemon, killed or crashed, leaves its tasks running). With `lost`, what a supervisor
+ * that died left of its task is killed too, as the daemon would: only for a daemon that died
+ * (one that lived to be stopped did so itself, and the group's id may since name another's). */
+static int running_in(const char *attempts, orphan_act act, bool lost)
 {
     DIR *d = opendir(attempts);
     if (!d)
@@ -84,13 +98,14 @@ static int running_in(const char *attempts, bool cancel)
             snprintf(dir, sizeof dir, "%s/%s", attempts, e->d_name) >= (int)sizeof dir)
             continue;
         sup_status st = supervisor_poll(dir, &pid, &res);
-        if (cancel && st == SUP_LOST) /* its supervisor died: what the task left, as the
-                                       * daemon would end it */
+        if (lost && st == SUP_LOST)
             supervisor_kill_leftovers(pid);
         if (st != SUP_RUNNING)
             continue;
-        if (cancel)
+        if (act == ORPHAN_CANCEL)
             supervisor_cancel(dir, &ignored);
+        else if (act == ORPHAN_KILL) /* its supervisor, alive, still holds the group */
+            supervisor_kill_leftovers(pid);
         n++;
     }
     closedir(d);
@@ -99,19 +114,24 @@ static int running_in(const char *attempts, bool cancel)
 
 /* Tasks the daemon left running: nothing can adopt them once its directory is gone (and in a
  * Slurm job they must not outlive it), so their supervisors cancel them (SIGTERM, SIGKILL after
- * the grace), waited for up to STOP_WAIT_S. */
-static void end_orphans(const private_daemon *p)
+ * the grace), waited for up to STOP_WAIT_S; what still runs then (a kill_grace_s longer than
+ * that) is killed. */
+static void end_orphans(const private_daemon *p, bool died)
 {
     char attempts[PATH_MAX + 32];
     snprintf(attempts, sizeof attempts, "%s/state/attempts", p->dir);
-    int n = running_in(attempts, true);
+    int n = running_in(attempts, ORPHAN_CANCEL, died);
     if (!n)
         return;
     fprintf(stderr, "carma run: cancelling %d task(s) the private daemon left running\n", n);
     double give_up = clock_mono_s() + STOP_WAIT_S;
-    while (running_in(attempts, false) > 0) {
+    while ((n = running_in(attempts, ORPHAN_COUNT, false)) > 0) {
         if (clock_mono_s() > give_up) {
-            fprintf(stderr, "carma run: some still run after %.0f s\n", STOP_WAIT_S);
+            fprintf(stderr, "carma run: %d still run after %.0f s: killed\n", n, STOP_WAIT_S);
+            running_in(attempts, ORPHAN_KILL, false);
+            give_up = clock_mono_s() + STOP_WAIT_S; /* their supervisors write their ends */
+            while (running_in(attempts, ORPHAN_COUNT, false) > 0 && clock_mono_s() < give_up)
+                nap();
             return;
         }
         nap();
@@ -120,9 +140,9 @@ static void end_orphans(const private_daemon *p)
 
 int private_daemon_stop(private_daemon *p, carma_err *err)
 {
-    stop_process(p);
+    bool died = stop_process(p);
     if (p->dir[0])
-        end_orphans(p);
+        end_orphans(p, died);
     return remove_dir(p, err);
 }
 

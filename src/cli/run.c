@@ -133,7 +133,7 @@ static int read_task_files(const request_args *a, json_t *tasks)
         json_t *task;
         carma_err err;
         if (submit_task_file_json(a->argv[i], &task, &err)) {
-            fprintf(stderr, "carma run: %s\n", err.msg);
+            cli_fail("run", &err); /* it may quote the file's text: escapes shown escaped */
             bad++;
             continue;
         }

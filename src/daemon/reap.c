@@ -99,11 +99,17 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
      * then, not at the restart), when that is a time the attempt ran */
     double now = daemon_wall_now(), ended = r->ended_at;
     ended = ended >= t->att.started && ended <= now ? ended : now;
-    /* cancelled past its time limit: by carma (after a restart too, which forgot the mark) */
-    if (o == TASK_CANCELLED && !t->timed_out && !output_over && d_past_time_limit(t, ended)) {
+    /* cancelled past its time limit: by carma (after a restart too, which forgot the mark),
+     * or by its supervisor, which says so: the result file's time is the kernel's coarse
+     * clock, which may put the end a few ms before the limit */
+    if (o == TASK_CANCELLED && !t->timed_out && !output_over &&
+        (r->time_limit || d_past_time_limit(t, ended))) {
         t->timed_out = true;
         snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",
                  (long long)t->sub.time_limit_s);
+        /* as d_time_limit says it: its supervisor's clock usually runs out before the
+         * daemon's next look, and the task's events must still show why it ended */
+        d_event(d, t, "timeout", t->end_reason);
     }
     char why[96];
     if (r->status.exited)

@@ -186,9 +186,9 @@ static void arm_grace(double grace_s)
  * SIGALRM, SIGCHLD) stay blocked but inside ppoll, so that a cancel arriving between the look
  * at the flags and the wait is never lost. */
 static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[2],
-                    const sigset_t *unblocked, bool *for_output)
+                    const sigset_t *unblocked, bool *for_output, bool *for_limit)
 {
-    *for_output = false;
+    *for_output = *for_limit = false;
     pid_t me = getpid();
     pid_t child = fork();
     if (child == 0)
@@ -219,8 +219,12 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
             break;
         }
         double left = deadline - clock_mono_s();
-        if (left <= 0)
-            cancel_requested = 1; /* the time limit: a cancel, as the daemon's would be */
+        if (left <= 0 && !term_sent) {
+            /* the time limit: a cancel, as the daemon's would be, said in the result (the
+             * result file's time, coarse, may be a few ms short of the limit) */
+            *for_limit = !cancel_requested;
+            cancel_requested = 1;
+        }
         if ((cancel_requested || out->over) && !term_sent) {
             *for_output = !cancel_requested; /* a cancel first is the user's, whatever follows */
             kill(-child, SIGTERM);
@@ -304,8 +308,8 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
     int w[2];
     outpump_open(&out, outfd, errfd, spec->max_output_bytes, w);
     outpump_set_floor(&out, spec->min_free_bytes);
-    bool for_output;
-    int status = run_task(spec, dfd, &out, w, &old, &for_output);
+    bool for_output, for_limit;
+    int status = run_task(spec, dfd, &out, w, &old, &for_output, &for_limit);
     close(outfd);
     close(errfd);
     char tail[SUPERVISOR_TAIL_MAX], text[SUPERVISOR_TAIL_MAX + 256];
@@ -314,7 +318,7 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
                      "exited %d\ncode %d\nsignal %d\ncancelled %d\noutput_over %lld\n\n",
                      WIFEXITED(status) ? 1 : 0, WIFEXITED(status) ? WEXITSTATUS(status) : 0,
                      WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-                     cancel_requested || for_output ? 1 : 0,
+                     for_limit ? 2 : cancel_requested || for_output ? 1 : 0,
                      for_output ? (long long)((out.limit + (1 << 20) - 1) >> 20) : 0LL);
     memcpy(text + n, tail, tail_len);
     write_file_atomic(dfd, "result", text, (size_t)n + tail_len);

@@ -74,6 +74,8 @@ typedef enum sup_status {
 typedef struct sup_result {
     exit_status status;
     bool cancelled;
+    bool time_limit;          /* cancelled by its supervisor at the time limit ("cancelled 2"
+                                 in the result, which an older daemon reads as cancelled) */
     int64_t output_over_mib;  /* > 0: cancelled because its output passed this limit */
     char tail[SUPERVISOR_TAIL_MAX + 1];
     size_t tail_len;

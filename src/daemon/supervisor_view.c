@@ -104,6 +104,7 @@ static int read_result(int dfd, sup_result *res)
     memset(res, 0, sizeof *res);
     res->status = (exit_status){exited != 0, code, sig};
     res->cancelled = cancelled != 0;
+    res->time_limit = cancelled == 2;
     res->output_over_mib = over > 0 ? over : 0;
     size_t n = (size_t)len - (size_t)used;
     if (n > SUPERVISOR_TAIL_MAX)

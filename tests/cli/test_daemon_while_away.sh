@@ -91,13 +91,17 @@ jq -e '.state == "done" and .elapsed_s < 9 and .peak_mib >= 15000' <<<"$t" >/dev
 l=$("$CARMA" submit --mem 1G --name L --time 0:02 -- sleep 60)
 wait_until 10 running "$l" || fail "L did not start"
 kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
-limit_kept() { grep -qx "cancelled 1" "$STATE/attempts/$l.1/result" 2>/dev/null; }
+# (cancelled 2: by its supervisor, at the time limit)
+limit_kept() { grep -qx "cancelled 2" "$STATE/attempts/$l.1/result" 2>/dev/null; }
 wait_until 10 limit_kept || fail "L ran on past its time limit while the daemon was down"
 start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 wait_until 5 ended "$l" || fail "L not ended after the restart"
 t=$("$CARMA" show --json "$l")
 jq -e '.state == "timeout" and .end_reason == "time limit of 2 s reached" and .elapsed_s < 6' \
     <<<"$t" >/dev/null || fail "L: $(jq -c '{state, end_reason, elapsed_s}' <<<"$t")"
+# its events say why it ended, as when the daemon's own look ends a task at its limit
+[ "$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id=$l AND kind='timeout'")" = 1 ] \
+    || fail "L: no timeout event: $(sqlite3 "$STATE/carma.db" "SELECT kind FROM events WHERE task_id=$l")"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]

@@ -96,6 +96,20 @@ grep -q "could not be cancelled" "$tmp/err" && ! grep -q "cancelled 1 task(s)" "
     || fail "daemon killed: $(cat "$tmp/err")"
 ! kill -0 "$task_pid" 2>/dev/null || fail "daemon killed: the task $task_pid outlived carma run"
 no_leftovers "daemon killed"
+# ... also a task that ignores SIGTERM under a kill_grace_s longer than carma run waits (15 s):
+# what still runs then is killed, so that no task outlives the run.
+printf 'name: stubborn\ncommand: sh -c "trap \\"\\" TERM; echo $$ >%s/stubborn.pid; '\
+'while :; do sleep 0.1; done"\nmemory: 1000\n' "$tmp" >stubborn.yaml
+rm -f "$tmp/stubborn.pid"
+"$CARMA" run --gpu-backend sim --set kill_grace_s=600 stubborn.yaml >"$tmp/out" 2>"$tmp/err" &
+run_pid=$!
+wait_until 15 test -s "$tmp/stubborn.pid" || fail "the stubborn task never started: $(cat "$tmp/err")"
+task_pid=$(cat "$tmp/stubborn.pid")
+pkill -KILL -P "$run_pid" -f "carma daemon --socket" || fail "no private daemon to kill"
+wait "$run_pid"
+grep -q "1 still run after 15 s: killed" "$tmp/err" || fail "stubborn: $(cat "$tmp/err")"
+! kill -0 "$task_pid" 2>/dev/null || { fail "stubborn: the task outlived carma run"; kill -9 -"$task_pid"; }
+no_leftovers "stubborn task"
 
 # SIGTERM with a task still queued (it cannot fit beside the long one on one GPU): both are
 # cancelled, and only the one that ran has its output kept.
@@ -194,6 +208,12 @@ grep -q "bad.yaml:2: memory: expected a memory size" <<<"$out" || fail "bad file
 grep -q "nothere.yaml" <<<"$out" || fail "missing file not named: $out"
 grep -q "nothing was submitted" <<<"$out" || fail "bad file: $out"
 [ "$("$CARMA" queue --all --json | jq length)" = "$before" ] || fail "bad file: something was submitted"
+# What a file holds is quoted escaped (as submit and task check show it): a workdir with a
+# terminal escape is not printed raw.
+printf 'command: "true"\nworkdir: "\\e[2Jnodir"\n' >escdir.yaml
+out=$("$CARMA" run escdir.yaml 2>&1)
+[ $? -eq 1 ] && ! grep -q $'\e' <<<"$out" && grep -qF "working directory '\x1b[2Jnodir'" <<<"$out" \
+    || fail "run's error should escape the file's text: $(cat -v <<<"$out")"
 
 # Inside a Slurm job without $CARMA_SOCKET: a private daemon, not the one that answers.
 unset CARMA_SOCKET
