@@ -152,10 +152,15 @@ int d_release(daemon_state *d, dtask *t, carma_err *err)
      * (and a `show` before the next pass) does not say it waits for dependencies; else
      * d_unpark gives it to the core once they allow (or cancels it, an --afterok broken). */
     char why[sizeof t->end_reason];
-    if ((t->sub.ndeps == 0 || deps_of(d, t, why, sizeof why) == DEPS_MET) &&
-        enter_core(d, t, err))
+    bool met = t->sub.ndeps > 0 && deps_of(d, t, why, sizeof why) == DEPS_MET;
+    if ((t->sub.ndeps == 0 || met) && enter_core(d, t, err))
         return -1;
-    return saved(d, t, "released", "", err);
+    if (saved(d, t, "released", "", err))
+        return -1;
+    /* as d_unpark says it when it queues a task whose dependencies allow */
+    if (met && !d_event(d, t, "dependencies met", ""))
+        return carma_err_set(err, "%s", d->fatal.msg);
+    return 0;
 }
 
 int d_set_priority(daemon_state *d, dtask *t, int priority, carma_err *err)

@@ -199,12 +199,17 @@ int trace_write(const char *path, const trace *t, carma_err *err)
         return rc;
     }
     /* mkstemp's 0600 would make a new trace only its writer's: the mode a plain create
-     * gives (0666 less the umask), or that of the file it replaces (never loosened) */
+     * gives (0666 less the umask), or that of the file it replaces, with its group (without
+     * the group's bits when the group cannot be kept: never loosened) */
     struct stat old;
-    mode_t mask = umask(0);
+    mode_t mask = umask(0), mode = 0666 & ~mask;
     umask(mask);
-    fchmod(fd, stat(path, &old) == 0 && S_ISREG(old.st_mode) ? old.st_mode & 0777
-                                                             : 0666 & ~mask);
+    if (stat(path, &old) == 0 && S_ISREG(old.st_mode)) {
+        mode = old.st_mode & 0777;
+        if (fchown(fd, (uid_t)-1, old.st_gid))
+            mode &= ~(mode_t)070;
+    }
+    fchmod(fd, mode);
     FILE *f = fdopen(fd, "w");
     if (!f)
         close(fd);

@@ -51,6 +51,9 @@ r=$("$CARMA" release --json "$m") || fail "release m"
 jq -e '.queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
     || fail "release's reply: m waits for a dependency that has ended: $r"
 "$CARMA" wait --timeout 20 "$m" >/dev/null || fail "released m did not run"
+[ "$(sqlite3 "$STATE/carma.db" "SELECT group_concat(kind) FROM (SELECT kind FROM events
+      WHERE task_id = $m AND kind IN ('released', 'dependencies met') ORDER BY seq)")" \
+    = "released,dependencies met" ] || fail "m's events should say its dependencies were met"
 
 # --afterok: met when the dependency is done; broken when it failed (cancelled, naming it)
 f=$("$CARMA" submit --mem 30G -- "$FAKEJOB" --mem 30G --seconds 1 --exit 3) || fail "submit f"

@@ -17,6 +17,12 @@ cd "$tmp" || exit 1
     "$CARMA" trace synth --jobs 3000 --rate 7 --seed 5 --out out.csv &&
     [ "$(stat -c %a private.csv) $(stat -c %a out.csv)" = "600 640" ] ||
     fail "--out modes: $(stat -c '%n %a' private.csv out.csv)"
+# and its group (where this user may give it another, as root can)
+if chgrp nogroup out.csv 2>/dev/null; then
+    "$CARMA" trace synth --jobs 3000 --rate 7 --seed 5 --out out.csv &&
+        [ "$(stat -c '%a %G' out.csv)" = "640 nogroup" ] ||
+        fail "--out's group: $(stat -c '%a %G' out.csv)"
+fi
 cmp -s stdout.csv out.csv || fail "stdout and --out differ: $(diff stdout.csv out.csv | head -3)"
 
 # Offsets past 1e9 s (about 31 years) are refused: synth's parameters are a usage error, a
