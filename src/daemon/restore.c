@@ -241,9 +241,13 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
         return carma_err_set(err, "out of memory");
     /* A cancel accepted (its event committed) that the last daemon may not have sent before it
      * stopped: sent now by d_reap when the attempt still runs; one lost with its supervisor
-     * ends cancelled (one that ended by itself keeps its result). */
-    int asked = s == SUP_ENDED ? 0
-                               : store_event_since(d->db, t->st.id, "cancel", t->att.started, err);
+     * ends cancelled. One that ended by itself keeps its result, but for an out-of-memory
+     * crash: that would be relaunched, running again a task whose cancel was acknowledged. */
+    bool oom = s == SUP_ENDED && oom_classify(result.status, result.cancelled, result.tail,
+                                              result.tail_len) == TASK_OOM;
+    int asked = s == SUP_ENDED && !oom
+                    ? 0
+                    : store_event_since(d->db, t->st.id, "cancel", t->att.started, err);
     if (asked < 0)
         return -1;
     t->cancel_requested = asked > 0;

@@ -272,11 +272,16 @@ void sched_place(sched *s, sched_task *t, const int *gpus, place_rule rule, uint
     assert(sched_check(s));
 }
 
+void sched_see_gpus(sched *s, const gpu_view *views)
+{
+    for (int g = 0; g < s->ngpus; g++) /* for what an out-of-memory crash alone teaches */
+        s->total_mib[g] = views[g].total_mib;
+}
+
 bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out)
 {
     sched_advance(s, now);
-    for (int g = 0; g < s->ngpus; g++) /* for what an out-of-memory crash alone teaches */
-        s->total_mib[g] = views[g].total_mib;
+    sched_see_gpus(s, views);
     if (s->policy->order == PORDER_CARMA)
         return carma_next(s, now, views, out);
     bool from_recovery = s->recovery_q.head != NULL;

@@ -332,6 +332,11 @@ sched_task *sched_recovery_head(const sched *s);
  * rest). `views` has sched_ngpus(s) entries. */
 bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out);
 
+/* The GPUs' memory as the views give it (sched_next also takes it from its views): what an
+ * out-of-memory crash alone teaches is judged against it, and a crash the daemon finds when it
+ * starts is ended before anything was placed. */
+void sched_see_gpus(sched *s, const gpu_view *views);
+
 /* The task's process was seen on `gpu`: LAUNCHING -> GRACE starting at `now`. */
 void sched_process_seen(sched *s, const sched_task *t, int gpu, double now);
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # state_min_free_mib: while the state directory's filesystem has less than that free, the
-# daemon refuses new tasks (saying how short it is), starts no queued one (whose reason says
-# why) and keeps running (its database still answers); running tasks' output is dropped, with
-# a line in their stderr log when that starts and when it ends, and the task goes on. The free
+# daemon refuses new tasks (saying how short it is) and the queue controls that each add to
+# its database (hold, priority), starts no queued one (whose reason says why) and keeps
+# running (its database still answers); running tasks' output is dropped, with a line in
+# their stderr log when that starts and when it ends, and the task goes on. The free
 # space is a gauge in the metrics. Part 1 sets a floor above what the disk has; part 2 runs on
 # a 16 MiB tmpfs that the test fills and empties, and needs to mount one (root with
 # CAP_SYS_ADMIN: it says so and stops when it cannot).
@@ -13,7 +14,10 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
 KEEP_STATE_FLOOR=1
 
-# ---- 1: a floor 1 GiB above what the disk has free
+# ---- 1: a floor 1 GiB above what the disk has free (a task queued, held, before it was set)
+start_daemon --sim-gpus 1xA100-40GB --set state_min_free_mib=0
+queued=$("$CARMA" submit --hold -- true) || fail "submit without a floor"
+stop_daemon
 floor=$(( $(df -m --output=avail "$tmp" | tail -1) + 1024 ))
 printf '%s\n' "sample_interval_s = 0.1" "state_min_free_mib = $floor" \
     "metrics_listen = 127.0.0.1:0" >"$tmp/carma.conf"
@@ -25,6 +29,15 @@ else
         || fail "the refusal does not say why: $out"
 fi
 "$CARMA" queue >/dev/null || fail "the daemon stopped answering"
+# Nor are queue controls that a user could repeat without end, each one an event in the
+# database (a priority flipped ~90,000 times a second filled the disk past the floor): hold
+# and priority are refused; release and cancel, which end a hold or a task, are not.
+out=$("$CARMA" priority "$queued" -5 2>&1) && fail "a priority was taken under the floor: $out"
+grep -q "less than state_min_free_mib = $floor" <<<"$out" || fail "priority refusal: $out"
+"$CARMA" release "$queued" >/dev/null || fail "release refused under the floor"
+out=$("$CARMA" hold "$queued" 2>&1) && fail "a hold was taken under the floor: $out"
+grep -q "less than state_min_free_mib = $floor" <<<"$out" || fail "hold refusal: $out"
+"$CARMA" cancel "$queued" >/dev/null || fail "cancel refused under the floor"
 [ "$(grep -c "state directory $STATE: [0-9]* MiB free, under state_min_free_mib = $floor" "$tmp/daemon.log")" = 1 ] \
     || fail "not logged once: $(grep "state directory" "$tmp/daemon.log")"
 wait_until 5 sh -c "grep -q 'serving metrics on' '$tmp/daemon.log'"

@@ -5,9 +5,11 @@
 # to forget it: the adopted task ran on and ended done. Here the gap is made certain: the
 # daemon is killed while the task runs and the event is written as that daemon would have
 # committed it; the next daemon sends the cancel. A cancel event of an earlier attempt does
-# not cancel the one running now; one whose supervisor died meanwhile ends cancelled. A
-# daemon stopped right after a cancel sends it before it exits. A task that ends while the
-# daemon is away keeps its end time and peak; a time limit holds while it is away.
+# not cancel the one running now; one whose supervisor died meanwhile ends cancelled, and so
+# does one that crashed out of memory meanwhile (not relaunched). A daemon stopped right after
+# a cancel sends it before it exits. A task that ends while the daemon is away keeps its end
+# time and peak; a time limit holds while it is away; one that crashed out of memory needing
+# more than any GPU holds ends failed, not queued for a recovery it never gets.
 set -u
 CARMA=$1
 fails=0
@@ -52,6 +54,21 @@ start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 wait_until 5 ended "$e" || fail "E not ended"
 [ "$("$CARMA" show --json "$e" | jq -r .state)" = cancelled ] \
     || fail "E should be cancelled: $("$CARMA" show --json "$e" | jq -c '{state, outcome}')"
+# One that crashed out of memory while the daemon was away, before the cancel reached it: not
+# relaunched (it used to go to the recovery queue and run again), but cancelled, as a daemon
+# that saw the crash would have ended it.
+p=$("$CARMA" submit --mem 1G --name P -- sh -c 'sleep 1; echo "CUDA out of memory" >&2; exit 1')
+wait_until 10 running "$p" || fail "P did not start"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+sqlite3 "$STATE/carma.db" \
+    "INSERT INTO events(task_id, at, kind, detail) VALUES($p, $(date +%s.%N), 'cancel', 'test')"
+wait_until 10 test -s "$STATE/attempts/$p.1/result" || fail "P did not end"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 ended "$p" \
+    || fail "P not ended: $("$CARMA" show --json "$p" | jq -c '{queue, attempts}')"
+t=$("$CARMA" show --json "$p")
+jq -e '.state == "cancelled" and .attempts == 1' <<<"$t" >/dev/null \
+    || fail "P should be cancelled after 1 attempt: $(jq -c '{state, outcome, attempts}' <<<"$t")"
 
 # A daemon stopped (SIGTERM) right after accepting a cancel sends it before it exits: the
 # task does not run on until the next start. (Before, only a reap within 0.2 s sent it.)
@@ -102,6 +119,23 @@ jq -e '.state == "timeout" and .end_reason == "time limit of 2 s reached" and .e
 # its events say why it ended, as when the daemon's own look ends a task at its limit
 [ "$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id=$l AND kind='timeout'")" = 1 ] \
     || fail "L: no timeout event: $(sqlite3 "$STATE/carma.db" "SELECT kind FROM events WHERE task_id=$l")"
+
+# An out-of-memory crash, while the daemon is away, of a task needing more than any GPU holds:
+# the restarted daemon ends it failed, not retried, as a daemon that saw the crash does. It
+# used to queue it for recovery at the head of every queue, where it never fit and held back
+# every later task for good.
+o=$("$CARMA" submit --mem 1G --name O -- sh -c "sleep 1; exec $FAKEJOB --mem 45G --seconds 1")
+wait_until 10 running "$o" || fail "O did not start"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+wait_until 10 test -s "$STATE/attempts/$o.1/result" || fail "O did not end"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 ended "$o" \
+    || fail "O queued again: $("$CARMA" show --json "$o" | jq -c '{queue, reason}')"
+t=$("$CARMA" show --json "$o")
+jq -e '.state == "failed" and .outcome == "oom" and .attempts == 1' <<<"$t" >/dev/null \
+    || fail "O: $(jq -c '{state, outcome, attempts}' <<<"$t")"
+sqlite3 "$STATE/carma.db" "SELECT detail FROM events WHERE task_id = $o AND kind = 'ended'" \
+    | grep -q "not retried: it needs 46080 MiB" || fail "O's end does not say why"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
