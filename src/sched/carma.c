@@ -11,9 +11,10 @@
  *                 the fitted model (interference.c); a task goes where that total rises most,
  *                 and waits when it would not rise by more than carma_min_gain.
  *   oom learning  An out-of-memory crash raises the task's figure to what it was seen to ask
- *                 for (doubled when nothing above the figure was seen); one that crashed with
- *                 its GPUs to itself needs more than they hold, so it waits for a bigger GPU
- *                 or, when there is none, fails with that reason (carma_learn).
+ *                 for (doubled, to at most the largest GPU, when nothing above it was seen);
+ *                 one that crashed with its GPUs to itself and was seen filling them needs
+ *                 more than they hold, so it waits for a bigger GPU or, when there is none,
+ *                 fails with that reason (carma_learn).
  *
  * Each part has its config key (carma_*). Two more shape it: carma_measured_first (a measured
  * figure before the estimator's) and carma_longest_first (the head is the longest queued task,
@@ -461,8 +462,11 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     for (int g = 0; g < s->ngpus; g++)
         largest = usable_mib(s, s->total_mib[g]) > largest ? usable_mib(s, s->total_mib[g])
                                                            : largest;
+    /* Nothing above its figure was seen: double it, but never past the largest GPU, so that
+     * a guess alone never fails it (only a crash seen filling its GPUs does, below): it gets
+     * a GPU to itself, and retry_cap bounds the tries. */
     if (!saw_more && f.known)
-        need = had * 2 + 1; /* nothing above its figure was seen: double it */
+        need = had * 2 + 1 < largest || largest == 0 ? had * 2 + 1 : largest;
     /* With its GPUs to itself and seen filling them, it needs more than they hold. Seen below
      * that, memory someone else held may have been the cause: it only grows as above. */
     if (alone && held != UINT64_MAX && need <= held && saw_more &&

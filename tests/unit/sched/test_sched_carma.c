@@ -314,6 +314,35 @@ static void collocated_oom_retries_with_the_peak_seen(void **state)
     sched_destroy(s);
 }
 
+/* A collocated crash with nothing seen above the figure: the figure doubles, but no further
+ * than the largest GPU, so that the guess alone never fails the task (a 25 GB task doubled to
+ * 50 GB was failed as needing more than any GPU holds): it retries with a GPU to itself. */
+static void an_unseen_crash_is_not_doubled_past_the_largest_gpu(void **state)
+{
+    (void)state;
+    sched *s = carma_sched(1, NULL);
+    gpu_view v[1] = {idle_gpu()};
+    sched_task a = ctask(1, 5 * GB, 100, LIGHT), b = ctask(2, 25 * GB, 100, LIGHT);
+    sched_submit(s, &a, NULL);
+    sched_submit(s, &b, NULL);
+    assert_true(next_on(s, 0, v, 1, 0));
+    assert_true(next_on(s, 0, v, 2, 0));
+    sched_oom_seen seen = {false, 0};
+    assert_int_equal(sched_task_oom(s, &b, &seen, 5), SCHED_END_RETRY);
+    uint64_t mib;
+    mem_source src;
+    bool learned;
+    assert_true(sched_task_figure(sched_get_config(s), &b, &mib, &src, &learned));
+    assert_true(learned && mib > 25 * GB && mib <= 40 * GB);
+    /* not beside a, but on the GPU alone once a is gone */
+    v[0] = busy_gpu(6 * GB, 0.1, 0.1, 0.05);
+    assert_false(sched_next(s, 6, v, &(sched_decision){0}));
+    sched_task_ended(s, &a, TASK_DONE, 7);
+    v[0] = idle_gpu();
+    assert_true(next_on(s, 8, v, 2, 0));
+    sched_destroy(s);
+}
+
 static void no_learning(sched_config *c) { c->carma_oom_learning = false; }
 
 static void without_learning_retries_are_blind_and_idle_only(void **state)
@@ -377,6 +406,7 @@ int main(void)
         cmocka_unit_test(oom_alone_on_the_largest_gpu_is_not_retried),
         cmocka_unit_test(oom_alone_seen_low_grows_and_retries),
         cmocka_unit_test(collocated_oom_retries_with_the_peak_seen),
+        cmocka_unit_test(an_unseen_crash_is_not_doubled_past_the_largest_gpu),
         cmocka_unit_test(without_learning_retries_are_blind_and_idle_only),
         cmocka_unit_test(longest_first_starts_the_longest_task),
         cmocka_unit_test(a_claimed_limit_buys_no_place_at_the_front),
