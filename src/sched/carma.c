@@ -14,7 +14,7 @@
  *                 for (doubled, to at most the largest GPU, when nothing above it was seen);
  *                 one that crashed with its GPUs to itself and was seen filling them needs
  *                 more than they hold, so it waits for a bigger GPU or, when there is none,
- *                 fails with that reason (carma_learn).
+ *                 fails with that reason (carma_learn.c).
  *
  * Each part has its config key (carma_*). Two more shape it: carma_measured_first (a measured
  * figure before the estimator's) and carma_longest_first (the head is the longest queued task,
@@ -440,41 +440,6 @@ bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out
                      : (b->where == SCHED_IN_RECOVERY ? s->main_q.head : NULL);
     }
     return false;
-}
-
-/* ---- out-of-memory learning ---------------------------------------------------------------- */
-
-sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
-{
-    carma_fit f = fit_of(s, t);
-    uint64_t had = f.known ? f.figure : 0, need = had;
-    bool saw_more = seen && seen->peak_known && seen->peak_mib > had;
-    if (saw_more)
-        need = seen->peak_mib;
-    bool alone = true;
-    uint64_t held = UINT64_MAX, largest = 0;
-    for (int k = 0; k < t->ngpus; k++) {
-        int g = t->gpus[k];
-        alone &= s->ledger.gpu[g].ntasks <= 1;
-        uint64_t u = usable_mib(s, s->total_mib[g]);
-        held = u < held ? u : held;
-    }
-    for (int g = 0; g < s->ngpus; g++)
-        largest = usable_mib(s, s->total_mib[g]) > largest ? usable_mib(s, s->total_mib[g])
-                                                           : largest;
-    /* Nothing above its figure was seen: double it, but never past the largest GPU, so that
-     * a guess alone never fails it (only a crash seen filling its GPUs does, below): it gets
-     * a GPU to itself, and retry_cap bounds the tries. */
-    if (!saw_more && f.known)
-        need = had * 2 + 1 < largest || largest == 0 ? had * 2 + 1 : largest;
-    /* With its GPUs to itself and seen filling them, it needs more than they hold. Seen below
-     * that, memory someone else held may have been the cause: it only grows as above. */
-    if (alone && held != UINT64_MAX && need <= held && saw_more &&
-        seen->peak_mib + s->cfg.margin_mib >= held)
-        need = held + 1;
-    t->learned_known = true;
-    t->learned_mib = need;
-    return largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
 }
 
 /* ---- read-only views for sched_explain (explain.c): the same rules, not a copy of them ------ */

@@ -1,0 +1,37 @@
+/* carma_learn.c — the carma policy's out-of-memory learning (carma.c's fourth part): what a
+ * crash teaches about a task's figure, and whether any GPU here could ever hold it. */
+#include "sched/sched_int.h"
+
+sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
+{
+    carma_fit f = carma_fit_of(s, t);
+    uint64_t had = f.known ? f.figure : 0, need = had;
+    bool saw_more = seen && seen->peak_known && seen->peak_mib > had;
+    if (saw_more)
+        need = seen->peak_mib;
+    bool alone = true;
+    uint64_t held = UINT64_MAX, largest = 0;
+    for (int k = 0; k < t->ngpus; k++) {
+        int g = t->gpus[k];
+        alone &= s->ledger.gpu[g].ntasks <= 1;
+        uint64_t u = carma_usable_mib(s, s->total_mib[g]);
+        held = u < held ? u : held;
+    }
+    for (int g = 0; g < s->ngpus; g++) {
+        uint64_t u = carma_usable_mib(s, s->total_mib[g]);
+        largest = u > largest ? u : largest;
+    }
+    /* Nothing above its figure was seen: double it, but never past the largest GPU, so that
+     * a guess alone never fails it (only a crash seen filling its GPUs does, below): it gets
+     * a GPU to itself, and retry_cap bounds the tries. */
+    if (!saw_more && f.known)
+        need = had * 2 + 1 < largest || largest == 0 ? had * 2 + 1 : largest;
+    /* With its GPUs to itself and seen filling them, it needs more than they hold. Seen below
+     * that, memory someone else held may have been the cause: it only grows as above. */
+    if (alone && held != UINT64_MAX && need <= held && saw_more &&
+        seen->peak_mib + s->cfg.margin_mib >= held)
+        need = held + 1;
+    t->learned_known = true;
+    t->learned_mib = need;
+    return largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
+}
