@@ -251,6 +251,18 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
     if (asked < 0)
         return -1;
     t->cancel_requested = asked > 0;
+    /* A time limit the last daemon acted on (its "timeout" event committed, d_time_limit): as
+     * that left it, so that the end is not said a second time (d_attempt_result) and a task
+     * still running is cancelled, not timed out again. One that ended by itself keeps its
+     * result, as for a cancel above. */
+    int limit = store_event_since(d->db, t->st.id, "timeout", t->att.started, err);
+    if (limit < 0)
+        return -1;
+    if (limit > 0 && !(s == SUP_ENDED && !oom && !result.cancelled)) {
+        t->timed_out = t->cancel_requested = true;
+        snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",
+                 (long long)t->sub.time_limit_s);
+    }
     if (s == SUP_RUNNING || s == SUP_UNKNOWN) {
         dlog(d, "task %llu: attempt %d %s; adopted", (unsigned long long)t->st.id, t->att.n,
              s == SUP_RUNNING ? "still running"

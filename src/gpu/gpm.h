@@ -1,7 +1,8 @@
 /* gpm.h — SM activity, SM occupancy and DRAM bandwidth utilization from NVML's GPM interface
- * (Hopper and newer). GPM metrics are differences between two samples taken at least 100 ms
- * apart, so a reader keeps the previous sample of each GPU; its first call gives no values.
- * GPM reports 0..100; this is the edge where that becomes a 0..1 fraction. */
+ * (Hopper and newer). GPM metrics are differences between two samples taken more than 100 ms
+ * apart (GPM_MIN_INTERVAL_S, below), so a reader keeps the previous sample of each GPU; its
+ * first call gives no values. GPM reports 0..100; this is the edge where that becomes a 0..1
+ * fraction. */
 #ifndef CARMA_GPU_GPM_H
 #define CARMA_GPU_GPM_H
 

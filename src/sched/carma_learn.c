@@ -23,9 +23,12 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     }
     /* Nothing above its figure was seen: double it, but never past the largest GPU, so that
      * a guess alone never fails it (only a crash seen filling its GPUs does, below): it gets
-     * a GPU to itself, and retry_cap bounds the tries. */
-    if (!saw_more && f.known)
+     * a GPU to itself, and retry_cap bounds the tries. The cap never lowers a figure already
+     * past the largest GPU (one told more than any GPU holds): that one never fits. */
+    if (!saw_more && f.known) {
         need = had * 2 + 1 < largest || largest == 0 ? had * 2 + 1 : largest;
+        need = need > had ? need : had;
+    }
     /* With its GPUs to itself and seen filling them, it needs more than they hold. Seen below
      * that, memory someone else held may have been the cause: it only grows as above. */
     if (alone && held != UINT64_MAX && need <= held && saw_more &&

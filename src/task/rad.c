@@ -204,6 +204,9 @@ static int fill_task(const char *name, const rad_lines *L, task_spec *t, carma_e
     for (size_t lineno = 10; lineno <= L->n; lineno++) {
         if (parse_mib_line(name, L, lineno, &mib, err))
             return -1;
+        if (mib == 0) /* as a .yaml's estimates: unknown is a line left out, not 0 */
+            return carma_err_set(err, "%s:%zu: %s must be more than 0, got '%s'", name, lineno,
+                                 line_meaning[lineno - 1], L->line[lineno - 1]);
         mem_figures_set(&t->mem, estimate_line_source[lineno - 10], mib);
     }
     if (set_str(&t->source_path, name, name, err) || set_str(&t->name, base_name(name), name, err))

@@ -8,8 +8,9 @@
 # not cancel the one running now; one whose supervisor died meanwhile ends cancelled, and so
 # does one that crashed out of memory meanwhile (not relaunched). A daemon stopped right after
 # a cancel sends it before it exits. A task that ends while the daemon is away keeps its end
-# time and peak; a time limit holds while it is away; one that crashed out of memory needing
-# more than any GPU holds ends failed, not queued for a recovery it never gets.
+# time and peak; a time limit holds while it is away, and one the killed daemon acted on is
+# not said twice (one timeout event); one that crashed out of memory needing more than any
+# GPU holds ends failed, not queued for a recovery it never gets.
 set -u
 CARMA=$1
 fails=0
@@ -119,6 +120,20 @@ jq -e '.state == "timeout" and .end_reason == "time limit of 2 s reached" and .e
 # its events say why it ended, as when the daemon's own look ends a task at its limit
 [ "$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id=$l AND kind='timeout'")" = 1 ] \
     || fail "L: no timeout event: $(sqlite3 "$STATE/carma.db" "SELECT kind FROM events WHERE task_id=$l")"
+
+# A time limit the last daemon saw first (its timeout event committed, as d_time_limit does)
+# before it was killed: the next one finds the end and says it no second time.
+k=$("$CARMA" submit --mem 1G --name K --time 0:02 -- sleep 60)
+wait_until 10 running "$k" || fail "K did not start"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+sqlite3 "$STATE/carma.db" "INSERT INTO events(task_id, at, kind, detail)
+    VALUES($k, $(date +%s.%N), 'timeout', 'time limit of 2 s reached')"
+wait_until 10 test -s "$STATE/attempts/$k.1/result" || fail "K did not end"
+start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+wait_until 5 ended "$k" || fail "K not ended after the restart"
+[ "$("$CARMA" show --json "$k" | jq -r .state)" = timeout ] || fail "K should be timeout"
+[ "$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id=$k AND kind='timeout'")" = 1 ] \
+    || fail "K: $(sqlite3 "$STATE/carma.db" "SELECT kind FROM events WHERE task_id=$k")"
 
 # An out-of-memory crash, while the daemon is away, of a task needing more than any GPU holds:
 # the restarted daemon ends it failed, not retried, as a daemon that saw the crash does. It

@@ -343,6 +343,23 @@ static void an_unseen_crash_is_not_doubled_past_the_largest_gpu(void **state)
     sched_destroy(s);
 }
 
+/* A figure already above the largest GPU (a --mem bigger than any GPU, placed on an idle
+ * one), crashed with nothing seen above it: the cap on doubling must not lower the figure to
+ * the largest GPU (it was retried, each time knowing less than it was told); it never fits. */
+static void a_figure_above_every_gpu_is_not_lowered(void **state)
+{
+    (void)state;
+    sched *s = carma_sched(1, NULL);
+    sched_task t = ctask(1, 60 * GB, 100, LIGHT);
+    start_alone(s, &t);
+    sched_oom_seen seen = {false, 0};
+    assert_int_equal(sched_task_oom(s, &t, &seen, 5), SCHED_END_NEVER_FITS);
+    assert_true(t.learned_known);
+    assert_true(t.learned_mib >= 60 * GB);
+    assert_int_equal(sched_recovery_len(s), 0);
+    sched_destroy(s);
+}
+
 static void no_learning(sched_config *c) { c->carma_oom_learning = false; }
 
 static void without_learning_retries_are_blind_and_idle_only(void **state)
@@ -407,6 +424,7 @@ int main(void)
         cmocka_unit_test(oom_alone_seen_low_grows_and_retries),
         cmocka_unit_test(collocated_oom_retries_with_the_peak_seen),
         cmocka_unit_test(an_unseen_crash_is_not_doubled_past_the_largest_gpu),
+        cmocka_unit_test(a_figure_above_every_gpu_is_not_lowered),
         cmocka_unit_test(without_learning_retries_are_blind_and_idle_only),
         cmocka_unit_test(longest_first_starts_the_longest_task),
         cmocka_unit_test(a_claimed_limit_buys_no_place_at_the_front),

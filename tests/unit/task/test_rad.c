@@ -238,6 +238,9 @@ static void test_bad_numbers(void **state)
     /* no task runs in no memory: the daemon would refuse it, so the file is refused here */
     expect_error(make_rad(12, 9, "0"), "bad.rad:9:", "must be more than 0 (a task needs");
     expect_error(make_rad(12, 9, "0.5"), "bad.rad:9:", "got '0.5'");
+    /* an estimate of 0 neither: refused as a .yaml's estimates: {horus: 0} is */
+    expect_error(make_rad(12, 10, "0"), "bad.rad:10:", "must be more than 0, got '0'");
+    expect_error(make_rad(12, 12, "0.5"), "bad.rad:12:", "GPUMemNet");
     expect_error(make_rad(12, 11, "n/a"), "bad.rad:11:", "FakeTensor");
     expect_error(make_rad(12, 12, "8000.0.0"), "bad.rad:12:", "GPUMemNet");
 }
