@@ -97,14 +97,18 @@ static int print_estimates(const est_args *a)
         return cli_usage_error("estimate", "--batch must be at least 1 (got %d)", a->batch);
     estimator e;
     estimator_init(&e);
-    if (a->optimizer && carma_optimizer_from_name(a->optimizer, &e.optimizer))
+    if (a->optimizer && carma_optimizer_from_name(a->optimizer, &e.optimizer)) {
+        estimator_free(&e);
         return cli_usage_error("estimate", "unknown optimizer '%s' (adam, sgd, sgd-momentum)",
                                a->optimizer);
+    }
     char path[PATH_MAX];
     model_summary s;
     if (estimate_resolve_summary(a->summary, path, sizeof path, &err) ||
-        summary_load(path, &s, &err))
+        summary_load(path, &s, &err)) {
+        estimator_free(&e);
         return cli_fail("estimate", &err);
+    }
     int seq = a->seq_len > 0 ? a->seq_len : estimate_seq_len_from_name(path);
     const mem_source srcs[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
     json_t *arr = json_array();

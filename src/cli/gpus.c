@@ -179,7 +179,8 @@ void gpus_print_table(const json_t *gpus)
             char id[32];
             int w = snprintf(id, sizeof id, "%s%lld", k ? "," : "",
                              (long long)json_integer_value(t));
-            if (n + (size_t)w + sizeof ",+99999 more" > sizeof tasks) {
+            bool last = k + 1 == count; /* no "+N more" to keep room for after it */
+            if (n + (size_t)w + (last ? 1 : sizeof ",+99999 more") > sizeof tasks) {
                 snprintf(tasks + n, sizeof tasks - n, ",+%zu more", count - k);
                 break;
             }

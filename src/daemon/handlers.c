@@ -213,7 +213,7 @@ static json_t *do_control(daemon_state *d, peer *p, const json_t *req, const cha
      * or a cancel, which end a hold or a task, still go. */
     int rc = loaded ? carma_err_set(&err, "task %llu is already %s", (unsigned long long)t->st.id,
                                     dstate_name(t->state))
-             : (set_priority || hold) && d_state_space_refuses(d, &err) ? -1
+             : (set_priority || (hold && !was_held)) && d_state_space_refuses(d, &err) ? -1
              : set_priority ? d_set_priority(d, t, priority, &err)
              : hold         ? d_hold(d, t, &err)
                             : d_release(d, t, &err);
