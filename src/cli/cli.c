@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,8 +81,14 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
         if (*path && access(path, F_OK) != 0)
             path = NULL;
     }
-    if (path && *path && a->trusted && safefs_trusted_file(path, "config", err))
-        return -1;
+    /* The daemon reads the file where the check found it: a link on the way could be
+     * pointed elsewhere between the check and the read. */
+    char real[PATH_MAX];
+    if (path && *path && a->trusted) {
+        if (safefs_trusted_file_real(path, "config", real, sizeof real, err))
+            return -1;
+        path = real;
+    }
     if (path && *path && config_load_file(cfg, path, err))
         return -1;
     for (int i = 0; i < a->nsets; i++)
@@ -98,8 +105,12 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
         return CLI_CONFIG_BAD_SET;
     }
     /* It runs as every task's owner: nobody else may have put code there. */
+    /* It runs at every task's end, long after this check: by its resolved path, whose
+     * directories were all found trusted (a link in another user's directory could be swapped
+     * for their program, run as every task's owner). */
     if (a->trusted && cfg->daemon.on_finish[0] &&
-        safefs_trusted_file(cfg->daemon.on_finish, "on_finish program", err))
+        safefs_trusted_file_real(cfg->daemon.on_finish, "on_finish program",
+                                 cfg->daemon.on_finish, sizeof cfg->daemon.on_finish, err))
         return -1;
     return 0;
 }

@@ -71,6 +71,25 @@ static int check_on_finish(const carma_config *cfg, carma_err *err)
     return 0;
 }
 
+/* Each task is handed the pipe directory and resolves it from its own working directory: a
+ * relative one would name another directory there, and the task would run outside MPS. */
+static int check_mps_dir(const char *key, const char *p, carma_err *err)
+{
+    if (p[0] && p[0] != '/')
+        return carma_err_set(err, "%s: '%s' is not an absolute path", key, p);
+    return 0;
+}
+
+static int check_mps_pipe_dir(const carma_config *cfg, carma_err *err)
+{
+    return check_mps_dir("mps_pipe_dir", cfg->daemon.mps_pipe_dir, err);
+}
+
+static int check_mps_log_dir(const carma_config *cfg, carma_err *err)
+{
+    return check_mps_dir("mps_log_dir", cfg->daemon.mps_log_dir, err);
+}
+
 /* The metrics endpoint's address is checked with the rest of the file, so that a bad one
  * stops the daemon before it starts (a port in use is found when it listens). */
 static int check_metrics_listen(const carma_config *cfg, carma_err *err)
@@ -229,9 +248,11 @@ const config_row config_rows[] = {
               "its memory figure plus margin_mib, so an estimate that is too low fails that task "
               "alone")},
     {OPT_STRING("mps_pipe_dir", DAEMON, mps_pipe_dir,
-                "daemon: MPS pipe directory (empty: STATE/mps/pipe)")},
+                "daemon: MPS pipe directory, an absolute path (empty: STATE/mps/pipe)"),
+     .check = check_mps_pipe_dir},
     {OPT_STRING("mps_log_dir", DAEMON, mps_log_dir,
-                "daemon: MPS log directory (empty: STATE/mps/log)")},
+                "daemon: MPS log directory, an absolute path (empty: STATE/mps/log)"),
+     .check = check_mps_log_dir},
     {OPT_INT("mps_active_thread_percentage", DAEMON, mps_thread_pct,
              "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not "
              "set)")},

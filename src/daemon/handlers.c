@@ -276,8 +276,26 @@ static json_t *logs_reply(daemon_state *d, const dtask *t, const json_t *req)
     char path[4400];
     snprintf(path, sizeof path, "%s/%s", dir, stream);
     free(f.dir);
-    char *buf = malloc(LOG_CHUNK);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int open_errno = fd < 0 ? errno : 0;
+    if (open_errno == ENOENT && over) {
+        /* Purged (keep_attempt_logs_days): an error, not the empty output of a task that
+         * printed nothing. */
+        carma_err err;
+        int purged = store_event_since(d->db, t->st.id, "logs-purged", 0, &err);
+        if (purged > 0) {
+            json_decref(r);
+            return proto_error("task %llu's logs were removed: it ended longer ago than "
+                               "keep_attempt_logs_days", (unsigned long long)t->st.id);
+        }
+    }
+    if (open_errno && open_errno != ENOENT) {
+        /* say so: an empty reply reads as a task that printed nothing */
+        json_decref(r);
+        return proto_error("cannot read task %llu's %s: %s", (unsigned long long)t->st.id,
+                           stream, strerror(open_errno));
+    }
+    char *buf = malloc(LOG_CHUNK);
     ssize_t got = 0;
     if (buf && fd >= 0)
         got = pread(fd, buf, LOG_CHUNK, (off_t)offset);

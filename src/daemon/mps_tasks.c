@@ -30,6 +30,9 @@ int d_mps_start(daemon_state *d, carma_err *err)
         snprintf(d->mps_log, sizeof d->mps_log, "%s/mps/log", d->opts->state_dir);
     d->mps = (mps_options){.pipe_dir = d->mps_pipe, .log_dir = d->mps_log,
                            .timeout_s = MPS_CALL_TIMEOUT_S};
+    /* before its pid file is believed: only a directory of ours says who runs there */
+    if (mps_dirs_prepare(&d->mps, err))
+        return carma_err_prefix(err, "mps = on");
     if (mps_control_running(&d->mps)) {
         dlog(d, "MPS: control daemon already running with pipe directory %s", d->mps_pipe);
         return 0;

@@ -87,7 +87,11 @@ static int check_socket_dir(const char *socket_path, carma_err *err)
         dir[1] = '\0';
     else
         *slash = '\0';
+    /* 0755 as asked: the daemon's own umask (077, daemon.c) made them 0700, and no other
+     * user could reach the socket in a directory it created (/run/carma without the unit) */
+    mode_t old = umask(022);
     int fd = safefs_dir(AT_FDCWD, dir, 0755, SAFEFS_SHARED, err);
+    umask(old);
     if (fd < 0)
         return carma_err_prefix(err, "socket directory");
     close(fd);

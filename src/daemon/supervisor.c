@@ -334,11 +334,13 @@ static int open_log(int dfd, const char *dir, const char *name, const launch_spe
     if (fd < 0)
         return carma_err_set(err, "%s/%s: %s", dir, name, strerror(errno));
     struct stat sb;
+    /* the mode before the owner: once the file is the submitter's, a chmod needs CAP_FOWNER,
+     * which the systemd unit does not grant (every other user's task failed to launch) */
     const char *why = fstat(fd, &sb) ? strerror(errno)
                       : !S_ISREG(sb.st_mode) ? "not a regular file"
-                      : spec->switch_user && fchown(fd, spec->uid, spec->gid) ? strerror(errno)
                       : fchmod(fd, 0600) ? strerror(errno)
-                                         : NULL;
+                      : spec->switch_user && fchown(fd, spec->uid, spec->gid) ? strerror(errno)
+                                                                              : NULL;
     if (why) {
         carma_err_set(err, "%s/%s: %s", dir, name, why);
         close(fd);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/safefs.h"
 
 extern char **environ;
 
@@ -252,33 +253,29 @@ done:
 
 /* ---- control daemon ------------------------------------------------------------------------- */
 
-static int make_dirs(const char *path, carma_err *err)
+/* A pipe or log directory: made 0700 when missing; an existing one must be ours and writable
+ * by nobody else, and not a symlink (as the state directory: whoever could write there could
+ * plant a pid file that passes for a running control daemon, or pipes of their own that every
+ * task would connect to, or links where the root daemon writes its start log). */
+static int own_dir(const char *path, carma_err *err)
 {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return carma_err_set(err, "path too long: %s", path);
-    for (char *p = buf + 1;; p++) {
-        bool end = *p == '\0';
-        if (*p == '/' || end) {
-            *p = '\0';
-            if (mkdir(buf, 0700) && errno != EEXIST)
-                return carma_err_set(err, "cannot create %s: %s", buf, strerror(errno));
-            if (end)
-                break;
-            *p = '/';
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) || !S_ISDIR(st.st_mode))
-        return carma_err_set(err, "%s is not a directory", path);
+    int fd = safefs_dir(AT_FDCWD, path, 0700, SAFEFS_PRIVATE, err);
+    if (fd < 0)
+        return carma_err_prefix(err, "MPS directory");
+    close(fd);
     return 0;
+}
+
+int mps_dirs_prepare(const mps_options *o, carma_err *err)
+{
+    if (!o->pipe_dir || !*o->pipe_dir || !o->log_dir || !*o->log_dir)
+        return carma_err_set(err, "MPS needs both a pipe directory and a log directory");
+    return own_dir(o->pipe_dir, err) || own_dir(o->log_dir, err) ? -1 : 0;
 }
 
 int mps_control_start(const mps_options *o, carma_err *err)
 {
-    if (!o->pipe_dir || !o->log_dir)
-        return carma_err_set(err, "MPS needs both a pipe directory and a log directory");
-    if (make_dirs(o->pipe_dir, err) || make_dirs(o->log_dir, err))
+    if (mps_dirs_prepare(o, err))
         return -1;
     char log_path[PATH_MAX];
     snprintf(log_path, sizeof log_path, "%s/carma-mps-start.log", o->log_dir);

@@ -26,9 +26,14 @@ typedef struct mps_options {
     double timeout_s;            /* per control call; 0: 10 s */
 } mps_options;
 
-/* Creates the pipe and log directories (mode 0700) and runs `nvidia-cuda-mps-control -d` with
- * them in its environment; succeeds when that exits 0. Errors say when the binary is absent
- * and quote the start log (LOG_DIR/carma-mps-start.log) otherwise. */
+/* Creates the pipe and log directories (mode 0700) when missing; an existing one must be the
+ * effective user's, writable by nobody else, and not a symlink (else -1, naming it). */
+int mps_dirs_prepare(const mps_options *o, carma_err *err);
+
+/* Creates the pipe and log directories as mps_dirs_prepare and runs
+ * `nvidia-cuda-mps-control -d` with them in its environment; succeeds when that exits 0.
+ * Errors say when the binary is absent and quote the start log (LOG_DIR/carma-mps-start.log)
+ * otherwise. */
 int mps_control_start(const mps_options *o, carma_err *err);
 
 /* Sends one command (e.g. "get_server_list") to the control daemon through

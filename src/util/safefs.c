@@ -124,8 +124,19 @@ static bool trusted_file_stat(const struct stat *sb)
 int safefs_trusted_file(const char *path, const char *what, carma_err *err)
 {
     char real[PATH_MAX];
+    return safefs_trusted_file_real(path, what, real, sizeof real, err);
+}
+
+int safefs_trusted_file_real(const char *path, const char *what, char *out, size_t cap,
+                             carma_err *err)
+{
+    char real[PATH_MAX];
     if (!realpath(path, real))
         return carma_err_set(err, "%s %s: %s", what, path, strerror(errno));
+    if (strlen(real) >= cap)
+        return carma_err_set(err, "%s %s: its resolved path %s is too long", what, path, real);
+    char resolved[PATH_MAX];
+    snprintf(resolved, sizeof resolved, "%s", real);
     struct stat sb;
     if (stat(real, &sb))
         return carma_err_set(err, "%s %s: %s", what, real, strerror(errno));
@@ -151,6 +162,7 @@ int safefs_trusted_file(const char *path, const char *what, carma_err *err)
         if (!real[0])
             break;
     }
+    snprintf(out, cap, "%s", resolved); /* path may be out: written last */
     return 0;
 }
 

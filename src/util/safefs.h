@@ -37,6 +37,11 @@ int safefs_private_file(int dirfd, const char *name, const char *path, carma_err
  * sticky one may be writable by others: they cannot replace what is not theirs). `what` names
  * the file in err. Returns 0, or -1 with err naming the culprit, its owner and mode. */
 int safefs_trusted_file(const char *path, const char *what, carma_err *err);
+/* As safefs_trusted_file, and stores the resolved path (cap bytes at most) in real: what the
+ * caller must open or run, not path. Only the resolved path's directories were found trusted:
+ * a symlink on the way may lie in a directory whose owner could point it elsewhere later. */
+int safefs_trusted_file_real(const char *path, const char *what, char *real, size_t cap,
+                             carma_err *err);
 
 /* openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode). */
 int safefs_openat(int dirfd, const char *name, int flags, mode_t mode);

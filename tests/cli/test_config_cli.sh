@@ -90,6 +90,11 @@ bad "power fractions" "--set: sim_power_busy_frac, sim_power_util_frac: must sum
 "$CARMA" config --set sim_power_busy_frac=1.9 --set sim_power_util_frac=0.05 >/dev/null \
     || fail "a check across keys waits for every --set"
 bad "relative on_finish" "--set: on_finish: 'rel' is not an absolute path" --set on_finish=rel
+# Tasks run in their own directories: a relative MPS pipe directory would name another there.
+bad "relative mps_pipe_dir" "--set: mps_pipe_dir: 'mps/pipe' is not an absolute path" \
+    --set mps_pipe_dir=mps/pipe
+bad "relative mps_log_dir" "--set: mps_log_dir: 'log' is not an absolute path" \
+    --set mps_log_dir=log
 bad "bad metrics_listen" "--set: metrics_listen" --set metrics_listen=localhost
 bad "unknown sim_server model" "--set: sim_server '4xB300': unknown GPU model 'B300'" \
     --set sim_server=4xB300

@@ -6,7 +6,8 @@
 # its GPU gets the pipe directory and no cap, a collocated one its figure + margin_mib as
 # CUDA_MPS_PINNED_DEVICE_MEM_LIMIT and the thread percentage; cancelling a task terminates
 # its MPS client first; the control daemon is stopped at shutdown; and without the control
-# binary the daemon refuses to start, naming it.
+# binary the daemon refuses to start, naming it; so it does with a pipe or log directory
+# that is a symlink, another user's or writable by others.
 set -u
 CARMA=$1
 fails=0
@@ -57,6 +58,31 @@ rc=$?
 grep -q 'mps = on: nvidia-cuda-mps-control not found in PATH' <<<"$out" || fail "message: $out"
 
 export CARMA_MPS_CONTROL=$tmp/bin/nvidia-cuda-mps-control
+# A pipe or log directory that is not the daemon's own (a symlink, another user's, one others
+# may write to) is refused as the state directory is: its owner could plant a pid file that
+# passes for a running control daemon, or their own pipes for every task to connect to.
+mps_refused() { # KEY DIR PATTERN
+    local out rc
+    out=$(timeout 10 "$CARMA" daemon --gpu-backend nvml --socket "$tmp/x.sock" \
+          --state "$tmp/xstate" --set mps=on --set "$1=$2" 2>&1)
+    rc=$?
+    [ $rc -eq 1 ] && grep -qF -- "$3" <<<"$out" || fail "$1 = $2: exit $rc: $out"
+    [ ! -e "$2/daemon-env" ] || fail "$1 = $2: the control daemon was started there"
+    rm -f "$2/daemon-env"
+}
+mkdir -m 0700 "$tmp/realpipe"
+ln -s "$tmp/realpipe" "$tmp/linkpipe"
+mps_refused mps_pipe_dir "$tmp/linkpipe" "$tmp/linkpipe is a symbolic link"
+mkdir -m 0777 "$tmp/openpipe" && chmod 0777 "$tmp/openpipe"
+mps_refused mps_pipe_dir "$tmp/openpipe" "with mode 0777; refusing it"
+mps_refused mps_log_dir "$tmp/openpipe" "with mode 0777; refusing it"
+if [ "$(id -u)" -eq 0 ]; then
+    mkdir -m 0755 "$tmp/theirpipe" && chown 65534 "$tmp/theirpipe"
+    sleep 60 & planted=$!
+    echo $planted >"$tmp/theirpipe/nvidia-cuda-mps-control.pid"
+    mps_refused mps_pipe_dir "$tmp/theirpipe" "$tmp/theirpipe is owned by uid 65534"
+    kill $planted; wait $planted 2>/dev/null
+fi
 cat >"$tmp/carma.conf" <<CONF
 policy = oracle-magm
 grace_s = 0.5

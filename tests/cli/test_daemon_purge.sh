@@ -39,6 +39,12 @@ wait_until 10 gone || fail "the logs of task $old, ended 8 days ago, were kept (
 [ -d "$STATE/attempts/$new.1" ] || fail "the logs of task $new, ended just now, were removed"
 [ -d "$STATE/attempts/$live.1" ] || fail "the logs of the live task $live were removed"
 "$CARMA" show "$old" >/dev/null || fail "show of a task whose logs were purged"
+# its logs are gone, and `logs` says so (it printed nothing and exited 0: an empty output)
+for args in "$old" "--follow $old" "--attempt 1 $old"; do
+    out=$("$CARMA" logs $args 2>&1); rc=$?
+    [ $rc -eq 1 ] && grep -qF "task $old's logs were removed" <<<"$out" \
+        || fail "logs $args of a purged task: rc $rc, '$out'"
+done
 n=$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id = $old AND kind = 'logs-purged';")
 [ "$n" = 1 ] || fail "the purge should be one event of task $old, found $n"
 grep -q "removed the logs of 2 task(s) ended over 7 day(s) ago" "$tmp/daemon.log" \

@@ -139,5 +139,21 @@ dir=$("$CARMA" show --json "$rid" | jq -r .last_attempt.dir)
 [ "$dir" = "$tmp/here/rel/attempts/$rid.1" ] || fail "attempt directory '$dir' should be absolute"
 stop_daemon
 
+# A socket directory the daemon creates (as /run/carma when no unit made it) is 0755, its
+# missing parents too, whatever the daemon's private umask: other users must reach the socket.
+(umask 022; exec "$CARMA" daemon --socket "$tmp/run/carma/c.sock" --state "$STATE" \
+    --gpu-backend sim --config "$tmp/carma.conf" >/dev/null 2>>"$tmp/daemon.log") &
+DAEMON_PID=$!
+wait_until 10 "$CARMA" queue --socket "$tmp/run/carma/c.sock" || fail "daemon on a new socket dir"
+for d in "$tmp/run" "$tmp/run/carma"; do
+    [ "$(mode "$d")" = 755 ] || fail "created socket directory $d has mode $(mode "$d"), want 755"
+done
+if [ $root -eq 1 ]; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$CARMA" queue \
+        --socket "$tmp/run/carma/c.sock" >/dev/null 2>&1 \
+        || fail "another user cannot reach the socket"
+fi
+stop_daemon
+
 echo "$fails failure(s)"
 [ $fails -eq 0 ]

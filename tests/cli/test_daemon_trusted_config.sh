@@ -3,7 +3,9 @@
 # or root could have written them (as sshd's StrictModes): a config writable by others, owned
 # by another user or in a directory others can write to (not sticky) stops the start, naming
 # the culprit, its owner and mode; an on_finish program writable by others likewise. A config
-# reached through a symlink is judged where it lies; one in a sticky directory is accepted.
+# reached through a symlink is judged where it lies, and read (an on_finish program run) there:
+# a link in another user's directory cannot be swapped later; one in a sticky directory is
+# accepted.
 # The attacks by another owner need root (uid 65534); the rest run as any user.
 set -u
 CARMA=$1
@@ -64,6 +66,27 @@ if [ $root -eq 1 ]; then
     mkdir -m 0755 "$tmp/theirs" && chown 65534 "$tmp/theirs"
     good "$tmp/theirs/carma.conf"
     refused "$tmp/theirs/carma.conf" "is in directory $tmp/theirs, owned by uid 65534 with mode 0755"
+    # on_finish named through a symlink in another user's directory: the daemon checks where
+    # the link points at start, but the program runs at every task's end, as its owner; the
+    # directory's owner must not be able to swap the link for a program of their own then.
+    printf '#!/bin/sh\necho ok >>%s/hook.ran\n' "$tmp" >"$tmp/etc/okhook"
+    chmod 0755 "$tmp/etc/okhook"
+    ln -s "$tmp/etc/okhook" "$tmp/theirs/hook"
+    good "$tmp/etc/swap.conf"
+    printf 'on_finish = %s\n' "$tmp/theirs/hook" >>"$tmp/etc/swap.conf"
+    start_daemon --sim-gpus 1xA100-40GB --config "$tmp/etc/swap.conf"
+    printf '#!/bin/sh\necho pwned >>%s/hook.ran\n' "$tmp" >"$tmp/theirs/evil"
+    chown 65534 "$tmp/theirs/evil" && chmod 0755 "$tmp/theirs/evil"
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        ln -sfn "$tmp/theirs/evil" "$tmp/theirs/hook" \
+        || fail "the directory's owner could not replace the link"
+    id=$("$CARMA" submit -- true) || fail "submit"
+    wait_until 10 test -s "$tmp/hook.ran" \
+        || fail "the on_finish hook did not run: $(cat "$tmp/daemon.log")"
+    [ "$(cat "$tmp/hook.ran" 2>/dev/null)" = ok ] \
+        || fail "another user swapped the on_finish program through its link: \
+$(cat "$tmp/hook.ran")"
+    stop_daemon
 else
     echo "note: not root: configs owned by another user are not tried"
 fi

@@ -22,7 +22,7 @@ has 'DeviceAllow=char-nvidiactl rw'
 nofile=$(sed -n 's/^LimitNOFILE=//p' "$UNIT")
 [ -n "$nofile" ] && [ "$nofile" -ge 65536 ] || fail "LimitNOFILE should be at least 65536, is '$nofile'"
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT")
-for cap in CAP_SETUID CAP_SETGID CAP_KILL CAP_CHOWN; do
+for cap in CAP_SETUID CAP_SETGID CAP_KILL CAP_CHOWN CAP_DAC_READ_SEARCH; do
     [[ " $caps " == *" $cap "* ]] || fail "CapabilityBoundingSet lacks $cap (has '$caps')"
 done
 

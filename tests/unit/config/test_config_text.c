@@ -47,7 +47,7 @@ static void test_written_values_read_back_exactly(void **state)
     config_defaults(&c);
     static const char *const sets[] = {
         "on_finish=/x/a#b", "socket=\" /tmp/lead and trail \"", "state_dir=\"#\"",
-        "mps_pipe_dir=\"\\\"quoted\\\" and \\\\ back\\\\slash\"", "mps_log_dir=/plain\\dir\"q",
+        "mps_pipe_dir=\"/\\\"quoted\\\" and \\\\ back\\\\slash\"", "mps_log_dir=/plain\\dir\"q",
         "sim_gpu_model=X1:16G:30.123456:212.345678", "sim_gpu_model=Y#2:8G:0.5:70",
     };
     for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
@@ -56,7 +56,7 @@ static void test_written_values_read_back_exactly(void **state)
     assert_string_equal(c.daemon.on_finish, "/x/a#b");
     assert_string_equal(c.daemon.socket, " /tmp/lead and trail ");
     assert_string_equal(c.daemon.state_dir, "#");
-    assert_string_equal(c.daemon.mps_pipe_dir, "\"quoted\" and \\ back\\slash");
+    assert_string_equal(c.daemon.mps_pipe_dir, "/\"quoted\" and \\ back\\slash");
     assert_string_equal(c.daemon.mps_log_dir, "/plain\\dir\"q");
     c.sim.interf_smact_k = 1.0 / 3; /* a computed value: every digit must come back */
     c.sim.gpu_models.items[1].idle_w = 0.1 + 0.2;
