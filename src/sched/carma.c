@@ -238,11 +238,14 @@ static bool head_gains_at(const sched *s, int g, const carma_fit *f, double at, 
            gain_on(s, g, f->pressure, at, now, pb) > s->cfg.carma_min_gain;
 }
 
-/* Whether GPU g could take the head at time `at`, its remaining tasks left[g] holding room[g]. */
-static bool takes_head_at(const sched *s, int g, const carma_fit *f, double at, double now)
+/* Whether GPU g, `usable` MiB by its view, could take the head at time `at`, its remaining
+ * tasks left[g] holding room[g]. The view's memory, not s->total_mib: sched_explain judges
+ * with the views it is given, which sched_next would see first. */
+static bool takes_head_at(const sched *s, int g, uint64_t usable, const carma_fit *f, double at,
+                          double now)
 {
     if (s->left[g] == 0)
-        return !f->learned || f->figure <= usable_mib(s, s->total_mib[g]);
+        return !f->learned || f->figure <= usable;
     if (f->idle_only || s->room[g] < f->need ||
         (s->cfg.max_tasks_per_gpu > 0 && s->left[g] >= s->cfg.max_tasks_per_gpu))
         return false;
@@ -258,7 +261,7 @@ static double gpu_ready_at(sched *s, const gpu_view *v, int g, const carma_fit *
     uint64_t usable = usable_mib(s, v->total_mib), held = committed(s, g, usable);
     s->room[g] = usable > held ? usable - held : 0;
     s->left[g] = L->ntasks + (L->ntasks == 0 && !v->idle); /* someone else's: stays */
-    if (takes_head_at(s, g, f, now, now))
+    if (takes_head_at(s, g, usable, f, now, now))
         return now;
     if ((size_t)L->ntasks > s->ends_cap) {
         sched_end_at *e = realloc(s->ends, (size_t)L->ntasks * sizeof *e);
@@ -282,7 +285,7 @@ static double gpu_ready_at(sched *s, const gpu_view *v, int g, const carma_fit *
             s->room[g] = usable;
         if (i + 1 < n && s->ends[i + 1].t == e->t)
             continue; /* the same moment: release them all first */
-        if (takes_head_at(s, g, f, e->t, now))
+        if (takes_head_at(s, g, usable, f, e->t, now))
             return e->t;
     }
     return INFINITY;

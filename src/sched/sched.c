@@ -371,10 +371,15 @@ int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
     if (ngpus != t->ngpus)
         return carma_err_set(err, "task %llu: restored on %d GPUs, asks for %d",
                              (unsigned long long)t->id, ngpus, t->ngpus);
-    for (int k = 0; k < ngpus; k++)
+    for (int k = 0; k < ngpus; k++) {
         if (gpus[k] < 0 || gpus[k] >= s->ngpus)
             return carma_err_set(err, "task %llu: GPU %d does not exist",
                                  (unsigned long long)t->id, gpus[k]);
+        for (int j = 0; j < k; j++) /* twice in a GPU's ledger would break its list */
+            if (gpus[j] == gpus[k])
+                return carma_err_set(err, "task %llu: GPU %d is listed twice",
+                                     (unsigned long long)t->id, gpus[k]);
+    }
     t->where = SCHED_RUNNING;
     queue_push_back(&s->running_q, t);
     t->started_at = seen_at;

@@ -364,7 +364,8 @@ typedef struct sched_oom_seen {
 sched_end sched_task_oom(sched *s, sched_task *t, const sched_oom_seen *seen, double now);
 
 /* Marks a task running on the given GPUs without a decision (restoring state after a restart).
- * Its GPUs get `state` (LAUNCHING, or GRACE with seen_at). */
+ * Its GPUs get `state` (LAUNCHING, or GRACE with seen_at). Errors: those of sched_submit, and
+ * GPUs that are not t->ngpus distinct ones of the server. */
 int sched_restore_running(sched *s, sched_task *t, const int *gpus, int ngpus,
                           gpu_grace_state state, double seen_at, carma_err *err);
 

@@ -236,6 +236,34 @@ static void carma_skip_count_lets_it_pass(void **state)
     sched_destroy(s);
 }
 
+/* Found by fuzz/fuzz_sched.c: the head's reservation judged a learned figure against the GPUs'
+ * memory of the last sched_next's views, not of the views explained with, so after a failed
+ * reading (total 0) explain said "starting" for a task sched_next then held back. */
+static void carma_reservation_reads_the_views_explained_with(void **state)
+{
+    (void)state;
+    sched *s = with_policy(POLICY_CARMA, 2, true);
+    sched_task h = ctask(1, 2, 0, NAN, 0.1, 0.05), b = ctask(2, 1, 0, 100, 0.1, 0.05);
+    gpu_view v[2] = {idle_gpu(), idle_gpu()};
+    sched_decision d;
+    sched_submit(s, &h, NULL);
+    assert_true(sched_next(s, 0, v, &d));
+    sched_oom_seen seen = {true, 10 * GB}; /* learns 10 GB: fits either GPU */
+    assert_int_equal(sched_task_oom(s, &h, &seen, 1), SCHED_END_RETRY);
+    sched_submit(s, &b, NULL); /* no figure: idle GPUs only */
+    gpu_view failed = {0, 0, false, NAN, NAN, NAN, false}; /* memory reading failed */
+    gpu_view unread[2] = {failed, failed};
+    assert_false(sched_next(s, 2, unread, &d));
+    /* GPU 1 busy (someone else's), memory unknown; GPU 0 idle: h is reserved both, now */
+    v[1] = busy_gpu(0, NAN, NAN, NAN);
+    v[1].free_known = false;
+    sched_reason why = explain(s, &b, v, 3);
+    assert_int_equal(why.kind, SCHED_REASON_RESERVED);
+    assert_int_equal(why.task, 1);
+    assert_false(sched_next(s, 3, v, &d));
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +274,7 @@ int main(void)
         cmocka_unit_test(carma_no_figure_and_interference),
         cmocka_unit_test(recovery_first_and_horus_budget),
         cmocka_unit_test(carma_skip_count_lets_it_pass),
+        cmocka_unit_test(carma_reservation_reads_the_views_explained_with),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -271,6 +271,27 @@ static void check_catches_broken_invariants(void **state)
     sched_destroy(s);
 }
 
+/* Found by fuzz/fuzz_sched.c: a GPU listed twice (a damaged state file's GPU numbers) was taken,
+ * linking the task twice into that GPU's ledger. */
+static void restore_refuses_a_gpu_listed_twice(void **state)
+{
+    (void)state;
+    sched *s = make_sched(POLICY_CARMA, 2);
+    sched_task r = make_task(1, 2, 1000);
+    int twice[2] = {1, 1};
+    carma_err err;
+    assert_int_equal(sched_restore_running(s, &r, twice, 2, GPU_LAUNCHING, 0, &err), -1);
+    assert_int_equal(r.where, SCHED_NOWHERE);
+    assert_int_equal(sched_gpu_ledger(s, 1).ntasks, 0);
+    assert_int_equal(sched_gpu_grace(s, 1).state, GPU_AVAILABLE);
+    assert_true(sched_check(s));
+    int both[2] = {1, 0};
+    assert_int_equal(sched_restore_running(s, &r, both, 2, GPU_LAUNCHING, 0, &err), 0);
+    assert_int_equal(sched_task_ended(s, &r, TASK_DONE, 1), SCHED_END_FINAL);
+    assert_true(sched_check(s));
+    sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +304,7 @@ int main(void)
         cmocka_unit_test(submission_errors_are_reported),
         cmocka_unit_test(queued_tasks_can_be_removed_keeping_order),
         cmocka_unit_test(restored_running_tasks_hold_their_gpus),
+        cmocka_unit_test(restore_refuses_a_gpu_listed_twice),
         cmocka_unit_test(config_names_round_trip),
         cmocka_unit_test(check_catches_broken_invariants),
     };
