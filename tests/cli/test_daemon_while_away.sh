@@ -18,13 +18,15 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
 
 printf 'sample_interval_s = 0.1\ngrace_s = 0.1\nkill_grace_s = 1\n' >"$tmp/carma.conf"
+crash() { kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=; }
+restart() { start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"; }
 start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 a=$("$CARMA" submit --mem 1G --name A -- sleep 60)
 b=$("$CARMA" submit --mem 1G --name B -- sleep 3)
 running() { [ "$("$CARMA" show --json "$1" | jq -r .state)" = running ] && [ -s "$STATE/attempts/$1.1/started" ]; }
 wait_until 10 running "$a" || fail "A did not start"
 wait_until 10 running "$b" || fail "B did not start"
-kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+crash
 now=$(date +%s.%N)
 # A: cancelled just now, its signal never sent. B: a cancel before its attempt began.
 sqlite3 "$STATE/carma.db" <<SQL
@@ -32,7 +34,7 @@ INSERT INTO events(task_id, at, kind, detail) VALUES($a, $now, 'cancel', 'test')
 INSERT INTO events(task_id, at, kind, detail)
   VALUES($b, (SELECT started_at - 10 FROM attempts WHERE task_id = $b AND n = 1), 'cancel', 'test');
 SQL
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 grep -q "task $a: its cancel, asked for before the restart, is sent now" "$tmp/daemon.log" \
     || fail "A's cancel not taken up: $(cat "$tmp/daemon.log")"
 ended() { case "$("$CARMA" show --json "$1" | jq -r .state)" in queued|running) return 1;; esac; }
@@ -48,10 +50,10 @@ grep -q "task $b: its cancel" "$tmp/daemon.log" && fail "B's old cancel was sent
 # daemon was away: the attempt ends cancelled, as asked, not failed.
 e=$("$CARMA" submit --mem 1G --name E -- sleep 60)
 wait_until 10 running "$e" || fail "E did not start"
-kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+crash
 kill -KILL "$(cat "$STATE/attempts/$e.1/lock")"
 sqlite3 "$STATE/carma.db" "INSERT INTO events(task_id, at, kind, detail) VALUES($e, $(date +%s.%N), 'cancel', 'test')"
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 wait_until 5 ended "$e" || fail "E not ended"
 [ "$("$CARMA" show --json "$e" | jq -r .state)" = cancelled ] \
     || fail "E should be cancelled: $("$CARMA" show --json "$e" | jq -c '{state, outcome}')"
@@ -60,11 +62,11 @@ wait_until 5 ended "$e" || fail "E not ended"
 # that saw the crash would have ended it.
 p=$("$CARMA" submit --mem 1G --name P -- sh -c 'sleep 1; echo "CUDA out of memory" >&2; exit 1')
 wait_until 10 running "$p" || fail "P did not start"
-kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+crash
 sqlite3 "$STATE/carma.db" \
     "INSERT INTO events(task_id, at, kind, detail) VALUES($p, $(date +%s.%N), 'cancel', 'test')"
 wait_until 10 test -s "$STATE/attempts/$p.1/result" || fail "P did not end"
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 wait_until 5 ended "$p" \
     || fail "P not ended: $("$CARMA" show --json "$p" | jq -c '{queue, attempts}')"
 t=$("$CARMA" show --json "$p")
@@ -79,7 +81,7 @@ wait_until 10 running "$c" || fail "C did not start"
 stop_daemon
 result_cancelled() { grep -qx "cancelled 1" "$STATE/attempts/$c.1/result"; }
 wait_until 5 result_cancelled || fail "C was not cancelled by the stopping daemon"
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 wait_until 5 ended "$c" || fail "C not ended after the restart"
 [ "$("$CARMA" show --json "$c" | jq -r .state)" = cancelled ] || fail "C should be cancelled"
 
@@ -98,7 +100,7 @@ stop_daemon
 ended_file && fail "D ended before the daemon stopped: nothing ended while it was away"
 wait_until 10 ended_file || fail "D did not end"
 sleep 4 # the restart comes well after the end
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 wait_until 5 ended "$d" || fail "D not ended after the restart"
 t=$("$CARMA" show --json "$d")
 jq -e '.state == "done" and .elapsed_s < 9 and .peak_mib >= 15000' <<<"$t" >/dev/null \
@@ -108,11 +110,11 @@ jq -e '.state == "done" and .elapsed_s < 9 and .peak_mib >= 15000' <<<"$t" >/dev
 # used to run on until a daemon came back), and the restarted daemon ends it `timeout`.
 l=$("$CARMA" submit --mem 1G --name L --time 0:02 -- sleep 60)
 wait_until 10 running "$l" || fail "L did not start"
-kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+crash
 # (cancelled 2: by its supervisor, at the time limit)
 limit_kept() { grep -qx "cancelled 2" "$STATE/attempts/$l.1/result" 2>/dev/null; }
 wait_until 10 limit_kept || fail "L ran on past its time limit while the daemon was down"
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 wait_until 5 ended "$l" || fail "L not ended after the restart"
 t=$("$CARMA" show --json "$l")
 jq -e '.state == "timeout" and .end_reason == "time limit of 2 s reached" and .elapsed_s < 6' \
@@ -125,11 +127,11 @@ jq -e '.state == "timeout" and .end_reason == "time limit of 2 s reached" and .e
 # before it was killed: the next one finds the end and says it no second time.
 k=$("$CARMA" submit --mem 1G --name K --time 0:02 -- sleep 60)
 wait_until 10 running "$k" || fail "K did not start"
-kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+crash
 sqlite3 "$STATE/carma.db" "INSERT INTO events(task_id, at, kind, detail)
     VALUES($k, $(date +%s.%N), 'timeout', 'time limit of 2 s reached')"
 wait_until 10 test -s "$STATE/attempts/$k.1/result" || fail "K did not end"
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 wait_until 5 ended "$k" || fail "K not ended after the restart"
 [ "$("$CARMA" show --json "$k" | jq -r .state)" = timeout ] || fail "K should be timeout"
 [ "$(sqlite3 "$STATE/carma.db" "SELECT count(*) FROM events WHERE task_id=$k AND kind='timeout'")" = 1 ] \
@@ -141,9 +143,9 @@ wait_until 5 ended "$k" || fail "K not ended after the restart"
 # every later task for good.
 o=$("$CARMA" submit --mem 1G --name O -- sh -c "sleep 1; exec $FAKEJOB --mem 45G --seconds 1")
 wait_until 10 running "$o" || fail "O did not start"
-kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+crash
 wait_until 10 test -s "$STATE/attempts/$o.1/result" || fail "O did not end"
-start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
+restart
 wait_until 5 ended "$o" \
     || fail "O queued again: $("$CARMA" show --json "$o" | jq -c '{queue, reason}')"
 t=$("$CARMA" show --json "$o")
