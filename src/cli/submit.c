@@ -10,7 +10,7 @@ extern char **environ;
 
 #include "cli/commands.h"
 #include "cli/submit.h"
-#include "cli/queue_args.h"
+#include "cli/submit_queue.h"
 #include "cli/request.h"
 #include "task/taskload.h"
 #include "estimate/estimate.h"
@@ -20,20 +20,6 @@ extern char **environ;
 #include "util/strutil.h"
 
 enum { GIVEN_GPUS = 1, GIVEN_RETRIES = 2, GIVEN_NAME = 4, GIVEN_SUMMARY = 8, GIVEN_BATCH = 16 };
-enum { OPT_AFTER = 0x200, OPT_AFTEROK, OPT_HOLD, OPT_PRIORITY, OPT_TIME, OPT_ARRAY, OPT_CLEAN_ENV };
-
-#define MAX_ARRAY 1000 /* tasks in one --array */
-
-/* The queue controls asked for, applied to the submission once it is complete. */
-typedef struct queue_ctl {
-    uint64_t after[SUB_MAX_DEPS], afterok[SUB_MAX_DEPS];
-    size_t nafter, nafterok;
-    bool hold, clean_env;
-    int priority;
-    int64_t time_limit_s;
-    int array[MAX_ARRAY];
-    size_t narray; /* 0: no --array */
-} queue_ctl;
 
 static const char usage[] =
     "usage: carma submit [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -211,44 +197,6 @@ static const struct option longopts[] = {
     {"clean-env", no_argument, NULL, OPT_CLEAN_ENV}, {NULL, 0, NULL, 0},
 };
 
-/* One of the queue-control options into *qc; 0, or a usage error's exit status. */
-static int queue_option(int opt, const char *arg, queue_ctl *qc)
-{
-    carma_err err;
-    int64_t v;
-    switch (opt) {
-    case OPT_AFTER:
-    case OPT_AFTEROK: {
-        bool ok = opt == OPT_AFTEROK;
-        if (parse_id_list(arg, ok ? qc->afterok : qc->after, SUB_MAX_DEPS,
-                          ok ? &qc->nafterok : &qc->nafter, &err))
-            return cli_usage_error("submit", "--%s: %s", ok ? "afterok" : "after", err.msg);
-        return 0;
-    }
-    case OPT_HOLD:
-        qc->hold = true;
-        return 0;
-    case OPT_CLEAN_ENV:
-        qc->clean_env = true;
-        return 0;
-    case OPT_PRIORITY:
-        if (parse_i64(arg, &v) || v < -SUB_MAX_PRIORITY || v > SUB_MAX_PRIORITY)
-            return cli_usage_error("submit", "--priority: expected an integer -%d..%d, got '%s'",
-                                   SUB_MAX_PRIORITY, SUB_MAX_PRIORITY, arg);
-        qc->priority = (int)v;
-        return 0;
-    case OPT_TIME:
-        if (parse_duration_s(arg, SUB_MAX_TIME_S, &qc->time_limit_s, &err))
-            return cli_usage_error("submit", "--time: %s", err.msg);
-        return 0;
-    case OPT_ARRAY:
-        if (parse_array_spec(arg, qc->array, MAX_ARRAY, &qc->narray, &err))
-            return cli_usage_error("submit", "--array: %s", err.msg);
-        return 0;
-    }
-    return cli_usage_error("submit", "unknown option");
-}
-
 /* The task's environment: the variables given (task file, --env), which may not name one
  * that carma sets itself, then the submitter's own environment where they did not set the
  * variable (only PATH with --clean-env), less the ones carma sets. */
@@ -383,7 +331,7 @@ static int run(request_args *a)
         int64_t v;
         switch (opt) {
         default:
-            rc = queue_option(opt, arg, &qc);
+            rc = queue_ctl_option(opt, arg, &qc);
             break;
         case 'g':
             if (parse_i64(arg, &v) || v < 1 || v > SCHED_MAX_TASK_GPUS) {
@@ -506,12 +454,8 @@ static int run(request_args *a)
         }
         fprintf(stderr, "carma submit: warning: no estimates (%s)\n", err.msg);
     }
-    for (size_t i = 0; i < qc.nafter + qc.nafterok && rc == 0; i++)
-        rc = i < qc.nafter ? submission_add_dep(&sub, qc.after[i], false, &err)
-                           : submission_add_dep(&sub, qc.afterok[i - qc.nafter], true, &err);
-    sub.hold = qc.hold;
-    sub.priority = qc.priority;
-    sub.time_limit_s = qc.time_limit_s;
+    if (rc == 0)
+        rc = queue_ctl_apply(&qc, &sub, &err);
     /* Checked here for a clear message; the daemon checks again. */
     json_t *task = NULL;
     if (rc)
