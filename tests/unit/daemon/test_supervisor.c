@@ -456,18 +456,23 @@ static void task_of_another_user_dies_with_its_supervisor(void **state)
     ls.groups = nobody_groups;
     ls.ngroups = 1;
     pid_t task, sup = launch_sleeper(&ls, &task);
-    char path[64];
+    /* `started` names the task once it is forked, before its switch of user and its exec:
+     * looked at until it has become `sleep` (3 s at most) */
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)task);
+    for (int i = 0; i < 300 && strcmp(comm, "sleep\n"); i++) {
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(comm, sizeof comm, f));
+        fclose(f);
+        if (strcmp(comm, "sleep\n"))
+            sleep_ms(10);
+    }
+    assert_string_equal(comm, "sleep\n"); /* a lone simple command replaces the shell */
     snprintf(path, sizeof path, "/proc/%d", (int)task);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal(sb.st_uid, 65534); /* the task runs as nobody */
-    char comm[64] = "";
-    snprintf(path, sizeof path, "/proc/%d/comm", (int)task);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(comm, sizeof comm, f));
-    fclose(f);
-    assert_string_equal(comm, "sleep\n"); /* a lone simple command replaces the shell */
     kill(sup, SIGKILL);
     waitpid(sup, NULL, 0);
     bool gone = gone_soon(task);
