@@ -70,8 +70,9 @@ static int run(request_args *a)
         json_t *reply = cancel_one(a, &fd, ids[i], &err);
         if (!reply) {
             failed++;
-            fprintf(stderr, "carma cancel: task %lld: %s\n", ids[i], err.msg);
             reply = json_pack("{sIsbss}", "id", (json_int_t)ids[i], "ok", 0, "error", err.msg);
+            carma_err_prefix(&err, "task %lld", ids[i]);
+            cli_fail("cancel", &err); /* the daemon's words: escapes shown, not obeyed */
         } else if (!a->opts.json) {
             char *state = str_escape_controls(json_string_value(json_object_get(reply, "state")));
             printf("task %lld %s\n", ids[i], state ? state : "?");

@@ -104,10 +104,9 @@ int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
         carma_err_prefix(err, "--set");
         return CLI_CONFIG_BAD_SET;
     }
-    /* It runs as every task's owner: nobody else may have put code there. */
-    /* It runs at every task's end, long after this check: by its resolved path, whose
-     * directories were all found trusted (a link in another user's directory could be swapped
-     * for their program, run as every task's owner). */
+    /* It runs as every task's owner: nobody else may have put code there. It runs long after
+     * this check, so by its resolved path, whose directories were all found trusted (a link in
+     * another user's directory could be swapped for their program later). */
     if (a->trusted && cfg->daemon.on_finish[0] &&
         safefs_trusted_file_real(cfg->daemon.on_finish, "on_finish program",
                                  cfg->daemon.on_finish, sizeof cfg->daemon.on_finish, err))

@@ -419,7 +419,7 @@ static int run(request_args *a)
                                   &stop_signal};
         if (private_daemon_start(&pd, &po, &err)) {
             json_decref(tasks);
-            fprintf(stderr, "carma run: %s\n", err.msg);
+            cli_fail("run", &err);
             return stop_signal ? 128 + stop_signal : 1;
         }
         fprintf(stderr, "carma run: started a private daemon (socket %s)\n", pd.socket);
@@ -433,7 +433,7 @@ static int run(request_args *a)
     json_decref(tasks);
     if (pd.dir[0]) {
         if (private_daemon_stop(&pd, &err)) {
-            fprintf(stderr, "carma run: %s\n", err.msg);
+            cli_fail("run", &err);
             rc = rc ? rc : 1;
         }
     }

@@ -67,8 +67,7 @@ bool wait_nap(double deadline)
     double left = deadline - clock_mono_s();
     if (left <= 0)
         return false;
-    double nap = fmin(WAIT_POLL_S, left);
-    struct timespec ts = {(time_t)nap, (long)((nap - floor(nap)) * 1e9)};
+    struct timespec ts = clock_interval(fmin(WAIT_POLL_S, left));
     nanosleep(&ts, NULL); /* a signal ends it early: the caller looks at its flags */
     return true;
 }

@@ -12,6 +12,7 @@
 #include "daemon/tasks.h"
 #include "gpu/dcgm.h"
 #include "gpu/nvml_backend.h"
+#include "gpu/print.h"
 #include "gpu/procs.h"
 
 int d_monitor_open(daemon_state *d, carma_err *err)
@@ -285,10 +286,9 @@ json_t *d_left_out_json(const daemon_state *d)
     int n;
     const nvml_mig_gpu *mig = d_left_out(d, &n);
     for (int i = 0; out && i < n; i++) {
-        json_t *uuid = *mig[i].uuid ? json_string(mig[i].uuid) : NULL; /* NULL: not UTF-8 */
         json_array_append_new(out, json_pack("{sIsoss}", "nvml_index",
                                              (json_int_t)mig[i].nvml_index, "uuid",
-                                             uuid ? uuid : json_null(), "why", "MIG enabled"));
+                                             gpu_text_json(mig[i].uuid), "why", "MIG enabled"));
     }
     return out;
 }
@@ -303,10 +303,8 @@ json_t *d_gpus_json(const daemon_state *d)
         json_t *j = json_object();
         json_object_set_new(j, "index", json_integer(g));
         json_object_set_new(j, "minor", r->minor >= 0 ? json_integer(r->minor) : json_null());
-        /* NULL from jansson (not UTF-8) would drop the key: null, as in d_left_out_json */
-        json_t *uuid = json_string(r->uuid), *name = json_string(r->name);
-        json_object_set_new(j, "uuid", uuid ? uuid : json_null());
-        json_object_set_new(j, "name", name ? name : json_null());
+        json_object_set_new(j, "uuid", gpu_text_json(r->uuid));
+        json_object_set_new(j, "name", gpu_text_json(r->name));
         json_object_set_new(j, "mem_used_mib", r->mem_known ? json_integer((json_int_t)r->used_mib)
                                                             : json_null());
         json_object_set_new(j, "mem_total_mib", r->mem_known

@@ -235,12 +235,8 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
             kill(-child, SIGKILL);
             kill_sent = true;
         }
-        struct timespec ts = {0, 0};
-        if (!term_sent && isfinite(left)) {
-            ts.tv_sec = (time_t)left;
-            ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-        }
         /* until output, SIGCHLD, SIGTERM, SIGALRM or the time limit */
+        struct timespec ts = clock_interval(!term_sent && isfinite(left) ? left : 0);
         outpump_wait(out, !term_sent && isfinite(left) ? &ts : NULL, unblocked);
     }
     if (term_sent)

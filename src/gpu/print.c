@@ -82,10 +82,7 @@ static json_t *real_or_null(double v)
     return isnan(v) ? json_null() : json_real(v);
 }
 
-/* NVML's text, or null when it gave none. jansson refuses a string that is not UTF-8 (NULL),
- * and json_object_set_new would then drop the key: every key stays, null for what JSON cannot
- * hold. */
-static json_t *text_or_null(const char *s)
+json_t *gpu_text_json(const char *s)
 {
     json_t *j = *s ? json_string(s) : NULL;
     return j ? j : json_null();
@@ -101,8 +98,8 @@ static json_t *reading_json(const gpu_reading *r)
     json_t *o = json_object();
     json_object_set_new(o, "index", json_integer(r->index));
     json_object_set_new(o, "minor", r->minor >= 0 ? json_integer(r->minor) : json_null());
-    json_object_set_new(o, "uuid", text_or_null(r->uuid));
-    json_object_set_new(o, "name", text_or_null(r->name));
+    json_object_set_new(o, "uuid", gpu_text_json(r->uuid));
+    json_object_set_new(o, "name", gpu_text_json(r->name));
     json_object_set_new(o, "mig", r->mig == GPU_MIG_UNKNOWN ? json_null()
                                                              : json_boolean(r->mig == GPU_MIG_ON));
     json_t *mem = json_null();

@@ -63,6 +63,18 @@ static sup_status wait_end(pid_t sup, sup_result *r, pid_t *task_pid)
     return s;
 }
 
+/* Launches ls and waits for its result (the caller frees it); *task = the task's pid. */
+static sup_result *run_to_end(const launch_spec *ls, pid_t *task)
+{
+    pid_t sup;
+    carma_err err;
+    assert_int_equal(supervisor_launch(ls, &sup, &err), 0);
+    sup_result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(wait_end(sup, r, task), SUP_ENDED);
+    return r;
+}
+
 static launch_spec spec(const char *command, double grace)
 {
     return (launch_spec){.dir = dir, .parent_fd = AT_FDCWD, .command = command, .cwd = root,
@@ -73,12 +85,8 @@ static void records_exit_and_stderr_tail(void **state)
 {
     (void)state;
     launch_spec ls = spec("echo out; echo \"err $MARK $(pwd)\" >&2; exit 3", 1);
-    pid_t sup;
-    carma_err err;
-    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
-    sup_result *r = malloc(sizeof *r);
     pid_t task = 0;
-    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    sup_result *r = run_to_end(&ls, &task);
     assert_true(task > 0);
     assert_true(r->status.exited);
     assert_int_equal(r->status.exit_code, 3);
@@ -121,12 +129,8 @@ static void time_limit_cancels_and_says_so(void **state)
     (void)state;
     launch_spec ls = spec("sleep 30", 5);
     ls.time_limit_s = 0.3;
-    pid_t sup;
-    carma_err err;
-    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
-    sup_result *r = malloc(sizeof *r);
     pid_t task = 0;
-    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    sup_result *r = run_to_end(&ls, &task);
     assert_true(r->cancelled);
     assert_true(r->time_limit);
     assert_int_equal(r->status.term_signal, SIGTERM);
@@ -172,12 +176,8 @@ static void output_past_the_limit_cancels(void **state)
                           "while [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done",
                           5); /* ends by itself: a failure, not a hang */
     ls.max_output_bytes = 1 << 20;
-    pid_t sup;
-    carma_err err;
-    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
-    sup_result *r = malloc(sizeof *r);
     pid_t task = 0;
-    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    sup_result *r = run_to_end(&ls, &task);
     assert_true(r->cancelled);
     assert_int_equal(r->output_over_mib, 1);
     struct stat so, se;
@@ -317,12 +317,8 @@ static void bad_working_directory_is_reported(void **state)
     (void)state;
     launch_spec ls = spec("true", 1);
     ls.cwd = "/nonexistent/carma";
-    pid_t sup;
-    carma_err err;
-    assert_int_equal(supervisor_launch(&ls, &sup, &err), 0);
-    sup_result *r = malloc(sizeof *r);
-    pid_t task;
-    assert_int_equal(wait_end(sup, r, &task), SUP_ENDED);
+    pid_t task = 0;
+    sup_result *r = run_to_end(&ls, &task);
     assert_int_equal(r->status.exit_code, 126);
     assert_non_null(strstr(r->tail, "cannot enter working directory '/nonexistent/carma'"));
     free(r);
