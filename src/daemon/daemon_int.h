@@ -83,6 +83,7 @@ typedef struct attempt {
     double act_util;                /* summed NVML utilization of those samples */
     int util_n;                     /* ... how many (known) */
     bool cancel_sent;               /* its supervisor was asked to cancel */
+    bool oom_waits;                 /* crashed out of memory, judged once GPU memory is known */
 } attempt;
 
 /* A task, kept in memory while it is live (queued or running): an ended one is read from the

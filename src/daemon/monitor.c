@@ -243,8 +243,9 @@ void d_monitor_tick(daemon_state *d)
         unusable_gpu_takes_nothing(d, g);
     }
     /* Before any placement too: an out-of-memory crash the restore finds (the first sample
-     * comes before it) is judged against the GPUs' memory. Unknown there, a task needing more
-     * than any GPU holds was queued for recovery, at the head, where it never fit. */
+     * comes before it) is judged against the GPUs' memory. While no GPU's is known, the
+     * judgement waits (d_oom_waits): a task needing more than any GPU holds was queued for
+     * recovery, at the head, where it never fit. */
     sched_see_gpus(d->core, d->views);
     d->have_sample = d->sample_ok = true;
     track_tasks(d, now);

@@ -146,6 +146,23 @@ void d_send_cancels(daemon_state *d)
         send_cancel(d, d->running[i]);
 }
 
+/* Judged against no GPU's memory (the daemon's first samples failed, as after a restart that
+ * found the crash), a task needing more than any GPU holds went to the recovery queue, where
+ * it never fit and held back every task after it; so it waits, still running, for a sample
+ * that gives some GPU's memory. Its time limit no longer applies: it has ended. */
+bool d_oom_waits(daemon_state *d, dtask *t, const sup_result *r)
+{
+    if (sched_oom_judgeable(d->core) ||
+        oom_classify(r->status, r->cancelled || t->cancel_requested, r->tail, r->tail_len) !=
+            TASK_OOM)
+        return false;
+    if (!t->att.oom_waits)
+        dlog(d, "task %llu: attempt %d crashed out of memory; judged once a GPU sample gives "
+             "the GPUs' memory (none has yet)", (unsigned long long)t->st.id, t->att.n);
+    t->att.oom_waits = true;
+    return true;
+}
+
 /* One running attempt. The result lives on the caller's stack (4 KiB of stderr tail): looking
  * at an attempt allocates nothing, so it cannot be skipped for want of memory. */
 static void reap_one(daemon_state *d, dtask *t)
@@ -157,6 +174,8 @@ static void reap_one(daemon_state *d, dtask *t)
         return; /* its files could not be read (no descriptor left, say): next time */
     if (task_pid > 0)
         t->att.pid = task_pid;
+    if (s == SUP_ENDED && d_oom_waits(d, t, &r))
+        return;
     if (s == SUP_ENDED)
         d_attempt_result(d, t, &r);
     else if (s == SUP_LOST || s == SUP_NEVER_STARTED) {
@@ -177,7 +196,8 @@ void d_reap(daemon_state *d)
         assert(t->running_idx == i && t->state == DS_RUNNING);
         if (!t->att.launch_pending) {
             reap_one(d, t);
-            if (t->state == DS_RUNNING) /* its cancel goes out next time, after the commit */
+            /* its cancel goes out next time, after the commit */
+            if (t->state == DS_RUNNING && !t->att.oom_waits)
                 d_time_limit(d, t);
         }
     }

@@ -1,8 +1,9 @@
 /* restore.c — the tasks found in the database at start-up. Queued tasks go back to their
  * queues in their order; each running attempt's directory says what became of it while the
  * daemon was away: still running (its supervisor is adopted), ended (its result is classified
- * once the core holds every task), its supervisor lost (failed), or written but never
- * launched (the task returns to its queue and the attempt does not count). */
+ * once the core holds every task; an out-of-memory crash once some GPU's memory is known,
+ * d_oom_waits), its supervisor lost (failed), or written but never launched (the task
+ * returns to its queue and the attempt does not count). */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,11 +341,13 @@ int d_restore(daemon_state *d, carma_err *err)
     if (r == 0)
         r = queue_again(d, &rc, err);
     for (size_t i = 0; i < rc.nended; i++) {
-        if (r == 0 && rc.ended[i].r)
-            d_attempt_result(d, rc.ended[i].t, rc.ended[i].r);
-        else if (r == 0)
-            d_end_attempt(d, rc.ended[i].t,
-                          rc.ended[i].t->cancel_requested ? TASK_CANCELLED : TASK_FAILED,
+        dtask *t = rc.ended[i].t;
+        const sup_result *res = rc.ended[i].r;
+        /* an out-of-memory crash while no GPU's memory is known: left running for d_reap */
+        if (r == 0 && res && !d_oom_waits(d, t, res))
+            d_attempt_result(d, t, res);
+        else if (r == 0 && !res)
+            d_end_attempt(d, t, t->cancel_requested ? TASK_CANCELLED : TASK_FAILED,
                           "its supervisor died without a result");
         free(rc.ended[i].r);
     }

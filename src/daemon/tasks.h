@@ -52,6 +52,10 @@ void d_end_attempt_at(daemon_state *d, dtask *t, task_outcome outcome, const cha
                       double ended);
 /* Ends the running task's attempt as its supervisor's result tells (oomclass.h). */
 void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r);
+/* Whether the attempt, ended with result r, crashed out of memory while no GPU's memory is
+ * known to judge it by (sched_oom_judgeable): it is then left running, unjudged, for a later
+ * look (d_reap), and the log says so once. */
+bool d_oom_waits(daemon_state *d, dtask *t, const sup_result *r);
 
 /* on_finish.c: the config's on_finish program for a task that has ended for good (its state,
  * outcome and exit status final) is started by d_on_finish_start once that end is committed,

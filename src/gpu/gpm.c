@@ -12,23 +12,30 @@ double gpm_percent_to_fraction(double pct)
     return f < 0 ? 0 : f > 1 ? 1 : f;
 }
 
-void gpm_reader_init(gpm_reader *g, const nvml_lib *lib, nvmlDevice_t dev)
+bool gpm_reader_init(gpm_reader *g, const nvml_lib *lib, nvmlDevice_t dev)
 {
     memset(g, 0, sizeof *g);
     g->smact = g->smocc = g->drama = NAN;
     if (!nvml_lib_has_gpm(lib))
-        return;
+        return true;
     nvmlGpmSupport_t s = {.version = NVML_GPM_SUPPORT_VERSION};
-    if (lib->gpm_query_support(dev, &s) != NVML_SUCCESS || !s.isSupportedDevice)
-        return;
+    nvmlReturn_t rc = lib->gpm_query_support(dev, &s);
+    /* NOT_SUPPORTED, or a support struct this library does not take: no GPM, for good */
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+        return true;
+    if (rc != NVML_SUCCESS)
+        return false; /* GPU_IS_LOST, UNKNOWN, TIMEOUT...: no answer yet */
+    if (!s.isSupportedDevice)
+        return true;
     if (lib->gpm_sample_alloc(&g->prev) != NVML_SUCCESS)
-        return;
+        return false;
     if (lib->gpm_sample_alloc(&g->cur) != NVML_SUCCESS) {
         lib->gpm_sample_free(g->prev);
         g->prev = NULL;
-        return;
+        return false;
     }
     g->supported = true;
+    return true;
 }
 
 void gpm_reader_free(gpm_reader *g, const nvml_lib *lib)

@@ -23,9 +23,11 @@ typedef struct gpm_reader {
     double smact, smocc, drama; /* the last computed set, 0..1 or NaN */
 } gpm_reader;
 
-/* Asks the device for GPM support and allocates the two samples. Never fails: an unsupported
- * device (or a library without GPM) gives a reader with supported = false. */
-void gpm_reader_init(gpm_reader *g, const nvml_lib *lib, nvmlDevice_t dev);
+/* Asks the device for GPM support and allocates the two samples. An unsupported device (or a
+ * library without GPM) gives a reader with supported = false. Returns whether that is the
+ * answer: false when a query failed (a transient error, or no memory for the samples), and
+ * the reader, unsupported for now, should be set up again later. */
+bool gpm_reader_init(gpm_reader *g, const nvml_lib *lib, nvmlDevice_t dev);
 
 /* Takes a sample at monotonic time `now`. When the previous sample is GPM_MIN_INTERVAL_S older,
  * computes the metrics between the two. Writes the latest computed values (NaN for any the

@@ -25,7 +25,8 @@ typedef struct nvml_gpu {
     nvmlDevice_t dev;
     char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
     char name[NVML_DEVICE_NAME_BUFFER_SIZE];
-    bool static_known; /* uuid/name/MIG mode read and GPM set up */
+    bool uuid_known, name_known; /* read (or the library cannot tell: left "") */
+    bool gpm_known;    /* GPM support answered and, when supported, set up */
     gpu_mig mig;       /* nvmlDeviceGetMigMode's current mode (read_mig) */
     int minor;         /* nvmlDeviceGetMinorNumber; -1 unknown */
     gpm_reader gpm;
@@ -87,29 +88,32 @@ static gpu_mig read_mig(const gpu_backend *b, const nvml_gpu *g)
     return rc == NVML_ERROR_NOT_SUPPORTED ? GPU_MIG_OFF : GPU_MIG_UNKNOWN;
 }
 
-/* Static facts, read at open and again at each sample until they are known (a GPU lost at
- * start cannot tell its UUID). A missing symbol or failed query leaves the string empty, or
- * the MIG mode unknown. The MIG mode is read with the UUID, once: changing it may reset the
- * GPU, which a running carma does not follow (nvml.h: attributes such as the minor number may
- * change with it too). */
+/* Reads one string fact into buf unless known; a missing entry point leaves it "" for good,
+ * a failed query "" until a later sample reads it. */
+static void read_text(nvml_string_fn fn, nvmlDevice_t dev, char *buf, unsigned cap,
+                      bool *known)
+{
+    if (*known)
+        return;
+    *known = !fn || fn(dev, buf, cap) == NVML_SUCCESS;
+    if (!fn || !*known)
+        buf[0] = '\0';
+    buf[cap - 1] = '\0';
+}
+
+/* Static facts, read at open and again at each sample until each is known: a transient error
+ * at start (UNKNOWN, TIMEOUT, a GPU lost for a moment) would otherwise leave the GPU nameless,
+ * its MIG mode unknown or without GPM for the daemon's life. What was read is kept: the MIG
+ * mode too, as changing it may reset the GPU, which a running carma does not follow (nvml.h:
+ * attributes such as the minor number may change with it too). */
 static void read_static(gpu_backend *b, nvml_gpu *g)
 {
-    if (g->static_known)
-        return;
-    bool uuid_ok = b->lib.device_uuid &&
-                   b->lib.device_uuid(g->dev, g->uuid, sizeof g->uuid) == NVML_SUCCESS;
-    bool name_ok = b->lib.device_name &&
-                   b->lib.device_name(g->dev, g->name, sizeof g->name) == NVML_SUCCESS;
-    if (!uuid_ok)
-        g->uuid[0] = '\0';
-    if (!name_ok)
-        g->name[0] = '\0';
-    g->uuid[sizeof g->uuid - 1] = g->name[sizeof g->name - 1] = '\0';
-    if (!uuid_ok && b->lib.device_uuid)
-        return; /* try again next sample */
-    g->mig = read_mig(b, g);
-    g->static_known = true;
-    gpm_reader_init(&g->gpm, &b->lib, g->dev);
+    read_text(b->lib.device_uuid, g->dev, g->uuid, sizeof g->uuid, &g->uuid_known);
+    read_text(b->lib.device_name, g->dev, g->name, sizeof g->name, &g->name_known);
+    if (g->mig == GPU_MIG_UNKNOWN)
+        g->mig = read_mig(b, g);
+    if (!g->gpm_known)
+        g->gpm_known = gpm_reader_init(&g->gpm, &b->lib, g->dev);
 }
 
 /* Opens DCGM when some GPU lacks GPM and it is not open, at most once per DCGM_RETRY_S. */

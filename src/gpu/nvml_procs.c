@@ -25,25 +25,68 @@ static uint64_t bytes_to_mib_ceil(unsigned long long b)
     return (uint64_t)((b >> 20) + ((b & ((1ULL << 20) - 1)) != 0));
 }
 
-/* false when a process was left out for want of room in out */
+/* nvml.h: a record's gpuInstanceId and computeInstanceId with MIG off */
+#define NO_INSTANCE 0xFFFFFFFFu
+
+typedef struct proc_record {
+    unsigned pid;
+    unsigned long long used; /* bytes, or NVML_VALUE_NOT_AVAILABLE */
+    unsigned gi, ci;         /* NO_INSTANCE with MIG off, or in a record without them (v1) */
+} proc_record;
+
+static proc_record record_at(const unsigned char *buf, unsigned i, size_t stride)
+{
+    /* pid and usedGpuMemory sit at the same offsets in every record version, the instance
+     * ids in every one but v1's */
+    nvmlProcessInfo_v2_t r = {.gpuInstanceId = NO_INSTANCE, .computeInstanceId = NO_INSTANCE};
+    memcpy(&r, buf + (size_t)i * stride, stride < sizeof r ? stride : sizeof r);
+    return (proc_record){r.pid, r.usedGpuMemory, r.gpuInstanceId, r.computeInstanceId};
+}
+
+/* Whether record i is its pid's entry for a MIG instance that no earlier record of the list
+ * gave: on a GPU in MIG mode the parent device lists a process once per instance it runs on,
+ * each entry with that instance's memory (nvml.h: aggregate information across instances).
+ * Without MIG a pid listed again repeats its entry, which holds all of its memory. */
+static bool another_instance(const unsigned char *buf, unsigned i, size_t stride)
+{
+    proc_record r = record_at(buf, i, stride);
+    if (r.gi == NO_INSTANCE)
+        return false;
+    for (unsigned k = 0; k < i; k++) {
+        proc_record o = record_at(buf, k, stride);
+        if (o.pid == r.pid && o.gi == r.gi && o.ci == r.ci)
+            return false;
+    }
+    return true;
+}
+
+/* Appends the records to out; a pid already there from an earlier list (the compute list,
+ * before the MPS clients') keeps its entry, one listed for several MIG instances gets their
+ * sum. false when a process was left out for want of room in out. */
 static bool append_records(const unsigned char *buf, unsigned count, size_t stride,
                            gpu_proc *out, int *n, int max)
 {
+    int earlier = *n;
     for (unsigned i = 0; i < count; i++) {
-        /* pid and usedGpuMemory sit at the same offsets in every record version */
-        nvmlProcessInfo_v1_t rec;
-        memcpy(&rec, buf + (size_t)i * stride, sizeof rec);
-        bool seen = false;
-        for (int j = 0; j < *n; j++)
-            seen |= out[j].pid == (pid_t)rec.pid;
-        if (seen)
+        proc_record rec = record_at(buf, i, stride);
+        bool known = rec.used != NVML_VALUE_NOT_AVAILABLE_ULL;
+        uint64_t mib = known ? bytes_to_mib_ceil(rec.used) : 0;
+        int j = 0;
+        while (j < *n && out[j].pid != (pid_t)rec.pid)
+            j++;
+        if (j < earlier)
             continue;
+        if (j < *n) {
+            if (!another_instance(buf, i, stride))
+                continue;
+            gpu_proc *p = &out[j];
+            p->used_known = p->used_known && known; /* a part unknown: the sum is unknown */
+            p->used_mib = p->used_known ? p->used_mib + mib : 0;
+            continue;
+        }
         if (*n >= max)
             return false;
-        gpu_proc *p = &out[(*n)++];
-        p->pid = (pid_t)rec.pid;
-        p->used_known = rec.usedGpuMemory != NVML_VALUE_NOT_AVAILABLE_ULL;
-        p->used_mib = p->used_known ? bytes_to_mib_ceil(rec.usedGpuMemory) : 0;
+        out[(*n)++] = (gpu_proc){(pid_t)rec.pid, mib, known};
     }
     return true;
 }

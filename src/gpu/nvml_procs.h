@@ -17,10 +17,11 @@
  * the sentinel, else 32. */
 size_t nvml_proc_stride(nvml_proc_layout layout, const unsigned char *buf, unsigned count);
 
-/* Appends the processes of one list to out[*n..max), skipping pids already there. Returns the
- * NVML return code of the query (NVML_SUCCESS when the list was read), and
- * NVML_ERROR_INSUFFICIENT_SIZE when out had no room for all of it (the list is then not
- * known). */
+/* Appends the processes of one list to out[*n..max), skipping pids an earlier list put there;
+ * a pid this list gives once per MIG instance (a GPU in MIG mode) gets the sum of their
+ * memory, unknown if any part is. Returns the NVML return code of the query (NVML_SUCCESS
+ * when the list was read), and NVML_ERROR_INSUFFICIENT_SIZE when out had no room for all of
+ * it (the list is then not known). */
 nvmlReturn_t nvml_read_proc_list(nvml_procs_fn fn, nvml_proc_layout layout, nvmlDevice_t dev,
                                  gpu_proc *out, int *n, int max);
 

@@ -9,7 +9,7 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     bool saw_more = seen && seen->peak_known && seen->peak_mib > had;
     if (saw_more)
         need = seen->peak_mib;
-    bool alone = true;
+    bool alone = true, all_known = true;
     uint64_t held = UINT64_MAX, largest = 0;
     for (int k = 0; k < t->ngpus; k++) {
         int g = t->gpus[k];
@@ -20,6 +20,7 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     for (int g = 0; g < s->ngpus; g++) {
         uint64_t u = carma_usable_mib(s, s->total_mib[g]);
         largest = u > largest ? u : largest;
+        all_known &= s->total_mib[g] > 0;
     }
     /* Nothing above its figure was seen: double it, but never past the largest GPU, so that
      * a guess alone never fails it (only a crash seen filling its GPUs does, below): it gets
@@ -36,5 +37,6 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
         need = held + 1;
     t->learned_known = true;
     t->learned_mib = need;
-    return largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
+    /* A GPU whose memory is unknown may hold it: not "never" then (sched_oom_judgeable) */
+    return all_known && largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
 }

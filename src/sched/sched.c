@@ -278,6 +278,16 @@ void sched_see_gpus(sched *s, const gpu_view *views)
         s->total_mib[g] = views[g].total_mib;
 }
 
+bool sched_oom_judgeable(const sched *s)
+{
+    if (s->policy->order != PORDER_CARMA || !s->cfg.carma_oom_learning)
+        return true;
+    for (int g = 0; g < s->ngpus; g++)
+        if (s->total_mib[g] > 0)
+            return true;
+    return false;
+}
+
 bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out)
 {
     sched_advance(s, now);

@@ -337,6 +337,12 @@ bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out
  * starts is ended before anything was placed. */
 void sched_see_gpus(sched *s, const gpu_view *views);
 
+/* Whether an out-of-memory crash can be judged now (sched_task_oom): under the carma policy
+ * with carma_oom_learning it is judged against the GPUs' memory, which some view must have
+ * given (a total of 0 is unknown); with none known it would be judged against no GPU at all.
+ * Always true for the other policies, whose judgement needs no memory. */
+bool sched_oom_judgeable(const sched *s);
+
 /* The task's process was seen on `gpu`: LAUNCHING -> GRACE starting at `now`. */
 void sched_process_seen(sched *s, const sched_task *t, int gpu, double now);
 
@@ -360,7 +366,8 @@ typedef struct sched_oom_seen {
 /* sched_task_ended(TASK_OOM) with what was seen (NULL: nothing). Under the carma policy with
  * carma_oom_learning the task's figure is raised to what it needed: to the peak seen; when it
  * crashed alone on its GPUs, to more than those GPUs hold. A figure no GPU can hold ends it
- * (SCHED_END_NEVER_FITS); otherwise it is retried, collocated as any task. */
+ * (SCHED_END_NEVER_FITS), said only while every GPU's memory is known (a GPU not seen may hold
+ * it); otherwise it is retried, collocated as any task. */
 sched_end sched_task_oom(sched *s, sched_task *t, const sched_oom_seen *seen, double now);
 
 /* Marks a task running on the given GPUs without a decision (restoring state after a restart).

@@ -1,8 +1,9 @@
 #!/bin/bash
 # test_gpus_direct_cli.sh — `carma gpus --gpu-backend nvml` (no daemon) against the fake
 # libnvidia-ml.so.1: text and JSON output with sources, unknowns printed as unknown/null, a GPU
-# in MIG mode shown with its marker (which the daemon leaves out), a missing library as a clear
-# error (exit 1) and bad usage as exit 2.
+# in MIG mode shown with its marker (which the daemon leaves out) and its processes' memory
+# summed over their instances, a missing library as a clear error (exit 1) and bad usage as
+# exit 2.
 # Usage: test_gpus_direct_cli.sh CARMA SOURCE_DIR
 set -u
 CARMA=$1
@@ -108,6 +109,9 @@ gpu uuid=GPU-eeee-0005 name="NVIDIA A100-SXM4-80GB" total=81920 used=0 mig=0
 gpu uuid=GPU-ffff-0006 name="NVIDIA L40S" total=46068 used=0
 gpu uuid=GPU-9999-0007 name="NVIDIA H100 80GB HBM3" total=81559 used=0 mig=1
 fail nvmlDeviceGetMigMode 999 gpu=3
+proc gpu=0 pid=4242 used=1000 gi=1 ci=0
+proc gpu=0 pid=4242 used=2000 gi=2 ci=0
+proc gpu=0 pid=4343 used=512 gi=2 ci=0
 SCN
 out=$(FAKE_NVML_SCENARIO=$TMP/mig "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1) \
     || fail "MIG probe exited $?"
@@ -119,6 +123,9 @@ sed -n '/GPU-dddd-0004/,/^gpu 1/p' <<<"$out" | grep -q '^  MIG       enabled' ||
 out=$(FAKE_NVML_SCENARIO=$TMP/mig "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null) \
     || fail "MIG json probe exited $?"
 [ "$(jq -c '[.[] | .mig]' <<<"$out")" = '[true,false,false,null]' ] || fail "json mig: $out"
+# on it, a process NVML lists once per MIG instance holds their sum (it kept the first entry)
+procs=$(jq -c '[.[0].processes[] | [.pid, .used_mib]]' <<<"$out")
+[ "$procs" = '[[4242,3000],[4343,512]]' ] || fail "MIG processes: $procs"
 # a library without nvmlDeviceGetMigMode predates MIG: off
 out=$(FAKE_NVML_SCENARIO=$TMP/mig "$CARMA" gpus --gpu-backend nvml --library "$FAKE_DIR/bare/libnvidia-ml.so.1" --samples 1 --json 2>/dev/null) \
     || fail "bare MIG probe exited $?"

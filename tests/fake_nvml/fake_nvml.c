@@ -15,6 +15,11 @@
  *   proc gpu=I pid=P used=MiB|na                   (compute process list)
  *   proc gpu=I match=TEXT used=MiB|na              (every live process whose command line,
  *                                                   arguments joined by spaces, contains TEXT)
+ *       gi=G ci=C                                  (on a GPU with mig=1: the GPU and compute
+ *                                                   instance the entry is for, default 0 0;
+ *                                                   the parent device lists a process once per
+ *                                                   instance it runs on, each entry with that
+ *                                                   instance's memory. Ignored with MIG off.)
  *   mps gpu=I pid=P used=MiB|na                    (MPS client list)
  *   fail FUNCTION RC [gpu=I]                       (FUNCTION returns RC, for that GPU or all;
  *                                                   nvmlInit / nvmlDeviceGetHandleByIndex name
@@ -60,6 +65,7 @@ typedef struct fake_proc {
     int gpu;
     unsigned pid;
     double used_mib; /* NA: not available */
+    unsigned gi, ci; /* its MIG instance (a GPU with mig=1 only) */
     char match[128]; /* non-empty: every live process whose command line contains this */
 } fake_proc;
 
@@ -169,6 +175,8 @@ static void parse_proc(char *rest, fake_proc *list, int *n)
         else if (!strcmp(t, "pid")) p->pid = (unsigned)strtoul(eq + 1, NULL, 10);
         else if (!strcmp(t, "used")) p->used_mib = num_or_na(eq + 1);
         else if (!strcmp(t, "match")) snprintf(p->match, sizeof p->match, "%s", eq + 1);
+        else if (!strcmp(t, "gi")) p->gi = (unsigned)strtoul(eq + 1, NULL, 10);
+        else if (!strcmp(t, "ci")) p->ci = (unsigned)strtoul(eq + 1, NULL, 10);
     }
 }
 
@@ -509,16 +517,16 @@ static int expand_procs(const fake_proc *list, int n, fake_proc *out)
     return k;
 }
 
-/* Writes the processes of GPU `gi` from `list` as records of `size` bytes (16: pid + memory;
+/* Writes the processes of GPU `gpu` from `list` as records of `size` bytes (16: pid + memory;
  * 24: + instance ids; 32: + protected memory). */
-static int write_procs(const fake_proc *scripted, int nscripted, int gi, unsigned *count,
+static int write_procs(const fake_proc *scripted, int nscripted, int gpu, unsigned *count,
                        void *infos, size_t size)
 {
     fake_proc list[MAX_PROCS];
     int n = expand_procs(scripted, nscripted, list);
     unsigned have = 0;
     for (int i = 0; i < n; i++)
-        have += list[i].gpu == gi;
+        have += list[i].gpu == gpu;
     if (!count)
         return E_INVALID_ARGUMENT;
     if (*count < have || (have && !infos)) {
@@ -528,20 +536,20 @@ static int write_procs(const fake_proc *scripted, int nscripted, int gi, unsigne
     unsigned char *out = infos;
     unsigned k = 0;
     for (int i = 0; i < n; i++) {
-        if (list[i].gpu != gi)
+        if (list[i].gpu != gpu)
             continue;
         unsigned char rec[32];
         memset(rec, 0, sizeof rec);
         unsigned long long used = list[i].used_mib < 0 ? ~0ULL
                                                        : (unsigned long long)list[i].used_mib * MIB;
-        /* nvml.h: gpuInstanceId and computeInstanceId are 0xFFFFFFFF when MIG is off (the fake
-         * has no MIG instances, even on a GPU marked mig=1), not 0, which is a valid
-         * instance id */
-        unsigned no_instance = 0xFFFFFFFFu;
+        /* nvml.h: gpuInstanceId and computeInstanceId are valid ids with MIG enabled, and
+         * 0xFFFFFFFF otherwise (not 0, which is a valid instance id) */
+        int mig = S.gpus[gpu].mig == 1;
+        unsigned gid = mig ? list[i].gi : 0xFFFFFFFFu, cid = mig ? list[i].ci : 0xFFFFFFFFu;
         memcpy(rec, &list[i].pid, 4);
         memcpy(rec + 8, &used, 8);
-        memcpy(rec + 16, &no_instance, 4);
-        memcpy(rec + 20, &no_instance, 4);
+        memcpy(rec + 16, &gid, 4);
+        memcpy(rec + 20, &cid, 4);
         memcpy(out + (size_t)k * size, rec, size);
         k++;
     }

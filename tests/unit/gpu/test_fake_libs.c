@@ -53,6 +53,44 @@ static void nvml_process_records_have_no_mig_instance(void **state)
     unlink(scenario);
 }
 
+/* nvml.h: in MIG mode the parent device gives aggregate information, one record per instance
+ * a process runs on, with valid gpuInstanceId and computeInstanceId (0 among them). */
+static void nvml_process_records_on_a_mig_gpu_name_their_instance(void **state)
+{
+    (void)state;
+    const char *scenario = fake_nvml_scenario("gpu uuid=GPU-aaaa name=A100 mig=1\n"
+                                              "proc gpu=0 pid=4242 used=100 gi=1 ci=0\n"
+                                              "proc gpu=0 pid=4242 used=200 gi=2 ci=1\n");
+    void *dl = dlopen(fake_nvml_path("full"), RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(dl);
+    int (*init)(void) = (int (*)(void))sym(dl, "nvmlInit_v2");
+    int (*handle)(unsigned, void **) =
+        (int (*)(unsigned, void **))sym(dl, "nvmlDeviceGetHandleByIndex_v2");
+    int (*procs)(void *, unsigned *, void *) =
+        (int (*)(void *, unsigned *, void *))sym(dl, "nvmlDeviceGetComputeRunningProcesses_v3");
+    int (*shutdown)(void) = (int (*)(void))sym(dl, "nvmlShutdown");
+    void *dev = NULL;
+    assert_int_equal(init(), 0);
+    assert_int_equal(handle(0, &dev), 0);
+    unsigned char rec[2 * 24];
+    unsigned count = 2;
+    assert_int_equal(procs(dev, &count, rec), 0);
+    assert_int_equal(count, 2);
+    static const uint32_t want[2][3] = {{4242, 1, 0}, {4242, 2, 1}};
+    for (int i = 0; i < 2; i++) {
+        uint32_t pid, gi, ci;
+        memcpy(&pid, rec + i * 24, 4);
+        memcpy(&gi, rec + i * 24 + 16, 4);
+        memcpy(&ci, rec + i * 24 + 20, 4);
+        assert_int_equal(pid, want[i][0]);
+        assert_int_equal(gi, want[i][1]);
+        assert_int_equal(ci, want[i][2]);
+    }
+    shutdown();
+    dlclose(dl);
+    unlink(scenario);
+}
+
 /* nvml.h, nvmlDeviceGetMigMode: NVML_DEVICE_MIG_DISABLE 0, NVML_DEVICE_MIG_ENABLE 1, for the
  * current mode and the one pending until the next reset; NVML_ERROR_NOT_SUPPORTED (3) for a
  * device that does not support MIG mode. */
@@ -162,6 +200,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nvml_process_records_have_no_mig_instance),
+        cmocka_unit_test(nvml_process_records_on_a_mig_gpu_name_their_instance),
         cmocka_unit_test(nvml_mig_mode_answers_as_nvml_h_says),
         cmocka_unit_test(dcgm_status_codes_are_nvidias),
     };

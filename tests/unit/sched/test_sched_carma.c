@@ -2,7 +2,8 @@
  * grace wait (and its reconciliation with measured memory), backfill that keeps the head's
  * reservation (and the skip bound where runtimes are unknown), interference-aware placement
  * (highest predicted gain, no collocation that lowers progress), out-of-memory learning (alone
- * and seen filling the GPU: never fits; seen low: grows), and longest-first heads. */
+ * and seen filling the GPU: never fits, unless a GPU's memory is unknown; seen low: grows), and
+ * longest-first heads. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -360,7 +361,50 @@ static void a_figure_above_every_gpu_is_not_lowered(void **state)
     sched_destroy(s);
 }
 
+/* Seen filling GPU 0 alone while GPU 1's memory is unknown (total 0: its sample failed): GPU 1
+ * may hold it, so it is retried, not ended as needing more than any GPU. */
+static void a_gpu_of_unknown_memory_may_hold_it(void **state)
+{
+    (void)state;
+    sched *s = carma_sched(2, NULL);
+    gpu_view v[2] = {idle_gpu(), {0}};
+    v[1].free_known = false;
+    sched_task t = ctask(1, 20 * GB, 100, LIGHT);
+    sched_submit(s, &t, NULL);
+    assert_true(next_on(s, 0, v, 1, 0));
+    sched_oom_seen seen = {true, 39 * GB};
+    assert_int_equal(sched_task_oom(s, &t, &seen, 5), SCHED_END_RETRY);
+    assert_true(t.learned_known && t.learned_mib > 40 * GB - 512);
+    assert_int_equal(sched_recovery_len(s), 1);
+    sched_destroy(s);
+}
+
 static void no_learning(sched_config *c) { c->carma_oom_learning = false; }
+
+/* Before any GPU's memory was seen a crash cannot be judged under carma's learning; the other
+ * policies (and carma without learning) judge without memory. */
+static void oom_judgeable_once_some_gpu_memory_is_seen(void **state)
+{
+    (void)state;
+    gpu_view unknown[2] = {{0}, {0}}, known[2] = {{0}, idle_gpu()};
+    sched *s = carma_sched(2, NULL);
+    assert_false(sched_oom_judgeable(s));
+    sched_see_gpus(s, unknown);
+    assert_false(sched_oom_judgeable(s));
+    sched_see_gpus(s, known);
+    assert_true(sched_oom_judgeable(s));
+    sched_destroy(s);
+    s = carma_sched(2, no_learning);
+    assert_true(sched_oom_judgeable(s));
+    sched_destroy(s);
+    sched_config cfg;
+    sched_config_defaults(&cfg);
+    cfg.policy = POLICY_EXCLUSIVE;
+    s = sched_create(&cfg, 2, NULL);
+    assert_non_null(s);
+    assert_true(sched_oom_judgeable(s));
+    sched_destroy(s);
+}
 
 static void without_learning_retries_are_blind_and_idle_only(void **state)
 {
@@ -425,6 +469,8 @@ int main(void)
         cmocka_unit_test(collocated_oom_retries_with_the_peak_seen),
         cmocka_unit_test(an_unseen_crash_is_not_doubled_past_the_largest_gpu),
         cmocka_unit_test(a_figure_above_every_gpu_is_not_lowered),
+        cmocka_unit_test(a_gpu_of_unknown_memory_may_hold_it),
+        cmocka_unit_test(oom_judgeable_once_some_gpu_memory_is_seen),
         cmocka_unit_test(without_learning_retries_are_blind_and_idle_only),
         cmocka_unit_test(longest_first_starts_the_longest_task),
         cmocka_unit_test(a_claimed_limit_buys_no_place_at_the_front),
