@@ -31,7 +31,7 @@ int main(int argc, char **argv)
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        texts[n] = read_file(path, NULL);
+        texts[n] = read_file(path, NULL, NULL);
         names[n] = str_dup(e->d_name);
         if (texts[n])
             n++;

@@ -55,9 +55,10 @@ static char **copy_words(char *const *w, int from, int to)
 static int read_cmdline(char **buf, char ***words, int *n, carma_err *err)
 {
     size_t len;
-    *buf = read_file("/proc/self/cmdline", &len);
+    carma_err why;
+    *buf = read_file("/proc/self/cmdline", &len, &why);
     if (!*buf)
-        return carma_err_set(err, "cannot read /proc/self/cmdline: %s", strerror(errno));
+        return carma_err_set(err, "cannot read %s", why.msg);
     if (len == 0 || len > CMDLINE_MAX || (*buf)[len - 1] != '\0') {
         free(*buf);
         return carma_err_set(err, "unexpected /proc/self/cmdline");

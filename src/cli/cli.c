@@ -22,35 +22,60 @@ int cli_run_command(const carma_command *c, int argc, char **argv)
 }
 
 /* Messages quote what users and files named (a trace's task file, a --gpus model, a path):
- * its terminal escapes and newlines are shown, never obeyed (str_escape_controls). */
-static void print_message(const char *cmd, const char *msg)
+ * its terminal escapes and newlines are shown, never obeyed (str_escape_controls). kind: ""
+ * or "warning: ". */
+static void print_message(const char *cmd, const char *kind, const char *msg)
 {
-    char *safe = str_escape_controls(msg);
-    fprintf(stderr, "carma %s: %s\n", cmd, safe ? safe : "(out of memory)");
+    char *safe = msg ? str_escape_controls(msg) : NULL;
+    fprintf(stderr, "carma%s%s: %s%s\n", cmd ? " " : "", cmd ? cmd : "", kind,
+            safe ? safe : "(out of memory)");
     free(safe);
 }
 
-int cli_fail(const char *cmd, const carma_err *err)
+/* fmt's text as a new heap string; NULL when out of memory. */
+static char *vformat(const char *fmt, va_list ap)
 {
-    print_message(cmd, err->msg);
-    return 1;
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap, again;
-    va_start(ap, fmt);
+    va_list again;
     va_copy(again, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
     char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (msg)
         vsnprintf(msg, (size_t)n + 1, fmt, again);
     va_end(again);
+    return msg;
+}
+
+int cli_fail(const char *cmd, const carma_err *err)
+{
+    print_message(cmd, "", err->msg);
+    return 1;
+}
+
+void cli_warn(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = vformat(fmt, ap);
     va_end(ap);
-    print_message(cmd, msg ? msg : "(out of memory)");
+    print_message(cmd, "warning: ", msg);
+    free(msg);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = vformat(fmt, ap);
+    va_end(ap);
+    print_message(cmd, "", msg);
     free(msg);
     fprintf(stderr, "Try 'carma %s --help'.\n", cmd);
     return EXIT_USAGE;
+}
+
+int cli_path_arg(const char *cmd, const char *opt, const char *path)
+{
+    return *path ? 0 : cli_usage_error(cmd, "%s: empty path", opt);
 }
 
 int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result)

@@ -36,16 +36,25 @@ extern const carma_command carma_commands[];
  * status. */
 int cli_run_command(const carma_command *c, int argc, char **argv);
 
-/* Prints "carma CMD: message" to stderr; returns 1. */
+/* Prints "carma CMD: message" to stderr, its control characters escaped
+ * (str_escape_controls); returns 1. */
 int cli_fail(const char *cmd, const carma_err *err);
+/* Prints "carma CMD: warning: message" to stderr, escaped as cli_fail's (cmd NULL: "carma:
+ * warning: ..."): what goes on after it may quote what users and files named. */
+void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "carma CMD: message" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For an option that names a file, directory or socket (opt: "--socket"): an empty path, a
+ * variable left unset in a script, would be taken as no option or as the current directory,
+ * so it is a usage error, "OPT: empty path". Returns 0, else EXIT_USAGE. */
+int cli_path_arg(const char *cmd, const char *opt, const char *path);
 /* For getopt_long's '?' and ':' results (opterr = 0): names the unknown or incomplete option. */
 int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result);
 
 /* The config in effect: compiled-in defaults, then the file (--config, else $CARMA_CONFIG if
  * set, else the system config, /etc/carma/carma.conf, if it exists: util/datadir.h), then each
- * --set KEY=VALUE in order. An empty --config or $CARMA_CONFIG reads no file. */
+ * --set KEY=VALUE in order. An empty $CARMA_CONFIG reads no file (an empty --config is
+ * refused: cli_path_arg). */
 typedef struct cli_config_args {
     const char *path;
     const char *sets[64];

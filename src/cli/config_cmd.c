@@ -31,6 +31,8 @@ int cmd_config(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'c':
+            if (cli_path_arg("config", "--config", optarg))
+                return EXIT_USAGE;
             cargs.path = optarg;
             break;
         case 's':

@@ -32,7 +32,8 @@ static const char *const usage =
     "                      CUDA_VISIBLE_DEVICES is set (docs/slurm-allocation.md), and\n"
     "                      leaves out GPUs in MIG mode: carma places tasks on whole GPUs\n"
     "                      (docs/gpu.md)\n"
-    "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
+    "  --sim-gpus SPEC     the sim backend's GPUs, e.g. 2xA100-40GB (config `sim_gpus`);\n"
+    "                      refused with another backend\n"
     "  --config FILE, --set KEY=VALUE   configuration (policy, grace_s, ...; `carma config`);\n"
     "                      default: $CARMA_CONFIG, else " CARMA_SYSCONFDIR
     "/carma.conf if it exists;\n"
@@ -87,12 +88,18 @@ int cmd_daemon(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'S':
+            if (cli_path_arg("daemon", "--socket", optarg))
+                return EXIT_USAGE;
             socket_opt = optarg;
             break;
         case 'd':
+            if (cli_path_arg("daemon", "--state", optarg))
+                return EXIT_USAGE;
             state_opt = optarg;
             break;
         case 'c':
+            if (cli_path_arg("daemon", "--config", optarg))
+                return EXIT_USAGE;
             cargs.path = optarg;
             break;
         case 's':
@@ -134,6 +141,9 @@ int cmd_daemon(int argc, char **argv)
     o.state_dir = state_dir;
     o.backend = backend_opt ? backend_opt : o.cfg.daemon.gpu_backend;
     o.fakegpu_spec = fake_gpus_opt ? fake_gpus_opt : o.cfg.daemon.sim_gpus;
+    if (fake_gpus_opt && strcmp(o.backend, "sim")) /* another backend would ignore it */
+        return cli_usage_error("daemon", "--sim-gpus goes with the sim GPU backend "
+                                         "(--gpu-backend sim), not '%s'", o.backend);
     o.stop = &stop_requested;
     o.log = log_line;
     struct sigaction sa = {0};

@@ -1,6 +1,7 @@
 /* estimate.c — `carma estimate`: its options and modes; memory estimates from a model summary,
  * the evaluation of every estimator on measured peaks, GPUMemNet training and the carma
  * estimator's fit (the xmem modes: estimate_xmem.c). */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -36,8 +37,9 @@ static const char *const usage =
     "  --estimator NAME  gpumemnet (published classifiers, 8000 MiB bins), horus (formula),\n"
     "                    carma (analytic, the default) or all\n"
     "  --seq-len N       tokens per sample for module printouts (default: from the file name\n"
-    "                    \"sl:N\", else 512)\n"
-    "  --optimizer O     optimizer state the carma estimator counts (default adam)\n"
+    "                    \"sl:N\", else 512); a table (torchsummary, torchinfo) has its own\n"
+    "  --optimizer O     optimizer state the carma estimator counts (default adam); not with\n"
+    "                    --estimator gpumemnet or horus\n"
     "  --json            JSON output: {estimator, mib[, class]}, an array with --estimator all\n"
     "  --eval            every estimator on the real-world models and the CARMA workloads:\n"
     "                    per-row figures, then per estimator the median and mean absolute\n"
@@ -73,11 +75,19 @@ typedef struct est_args {
     bool batch_set, folds_set, json, eval, train, fit, run;
 } est_args;
 
-static int parse_int_opt(const char *name, const char *v, int *out)
+/* An int option of at least `min`: a whole number past that or an int's range is said to be
+ * out of range, not to be no integer. */
+static int parse_int_opt(const char *name, const char *v, int min, int *out)
 {
-    int64_t x;
-    if (parse_i64(v, &x) || x < INT_MIN || x > INT_MAX)
+    int64_t x = 0;
+    bool bad = parse_i64(v, &x) != 0, huge = bad && errno == ERANGE;
+    if (bad && !huge)
         return cli_usage_error("estimate", "%s needs an integer, got '%s'", name, v);
+    if (huge ? strchr(v, '-') != NULL : x < min)
+        return cli_usage_error("estimate", "%s must be at least %d, got '%s'", name, min, v);
+    if (huge || x > INT_MAX)
+        return cli_usage_error("estimate", "%s: '%s' is out of range (at most %d)", name, v,
+                               INT_MAX);
     *out = (int)x;
     return 0;
 }
@@ -93,8 +103,9 @@ static int print_estimates(const est_args *a)
     if (!all && (mem_source_from_estimator(a->estimator, &src) || !estimator_computes(src)))
         return cli_usage_error("estimate", "unknown estimator '%s' (gpumemnet, horus, carma, all)",
                                a->estimator);
-    if (a->batch < 1)
-        return cli_usage_error("estimate", "--batch must be at least 1 (got %d)", a->batch);
+    if (a->optimizer && !all && src != MEM_CARMA) /* it would be ignored */
+        return cli_usage_error("estimate", "--optimizer counts for the carma estimator only, not "
+                                           "%s", mem_source_estimator_name(src));
     estimator e;
     estimator_init(&e);
     if (a->optimizer && carma_optimizer_from_name(a->optimizer, &e.optimizer)) {
@@ -108,6 +119,13 @@ static int print_estimates(const est_args *a)
         summary_load(path, &s, &err)) {
         estimator_free(&e);
         return cli_fail("estimate", &err);
+    }
+    if (a->seq_len > 0 && s.format != SUMMARY_MODULE_REPR) { /* a table gives its own sizes */
+        int rc = cli_usage_error("estimate", "--seq-len is for module printouts; %s is a %s "
+                                 "table", a->summary, summary_format_name(s.format));
+        summary_free(&s);
+        estimator_free(&e);
+        return rc;
     }
     int seq = a->seq_len > 0 ? a->seq_len : estimate_seq_len_from_name(path);
     const mem_source srcs[] = {MEM_GPUMEMNET, MEM_HORUS, MEM_CARMA};
@@ -362,7 +380,7 @@ int cmd_estimate(int argc, char **argv)
         switch (opt) {
         case 's': a.summary = optarg; break;
         case 'b':
-            if (parse_int_opt("--batch", optarg, &a.batch))
+            if (parse_int_opt("--batch", optarg, 1, &a.batch))
                 return EXIT_USAGE;
             a.batch_set = true;
             given |= O_BATCH;
@@ -372,10 +390,8 @@ int cmd_estimate(int argc, char **argv)
             given |= O_ESTIMATOR;
             break;
         case 'L':
-            if (parse_int_opt("--seq-len", optarg, &a.seq_len))
+            if (parse_int_opt("--seq-len", optarg, 1, &a.seq_len))
                 return EXIT_USAGE;
-            if (a.seq_len < 1)
-                return cli_usage_error("estimate", "--seq-len must be at least 1");
             given |= O_SEQ_LEN;
             break;
         case 'O':
@@ -389,16 +405,14 @@ int cmd_estimate(int argc, char **argv)
         case 'E': a.eval = true; break;
         case 'T': a.train = true; break;
         case 'k':
-            if (parse_int_opt("--folds", optarg, &a.folds))
+            if (parse_int_opt("--folds", optarg, INT_MIN, &a.folds))
                 return EXIT_USAGE;
             a.folds_set = true;
             given |= O_FOLDS;
             break;
         case 'n':
-            if (parse_int_opt("--epochs", optarg, &a.epochs))
+            if (parse_int_opt("--epochs", optarg, 1, &a.epochs))
                 return EXIT_USAGE;
-            if (a.epochs < 1)
-                return cli_usage_error("estimate", "--epochs must be at least 1");
             given |= O_EPOCHS;
             break;
         case 'o':
@@ -408,10 +422,8 @@ int cmd_estimate(int argc, char **argv)
         case 'F': a.fit = true; break;
         case 'R': a.run = true; break;
         case 'I':
-            if (parse_int_opt("--iterations", optarg, &a.iterations))
+            if (parse_int_opt("--iterations", optarg, 1, &a.iterations))
                 return EXIT_USAGE;
-            if (a.iterations < 1)
-                return cli_usage_error("estimate", "--iterations must be at least 1");
             given |= O_ITERATIONS;
             break;
         case 't': a.trace = optarg; break;
@@ -425,6 +437,11 @@ int cmd_estimate(int argc, char **argv)
         default: return cli_bad_option("estimate", argv, optopt, opt);
         }
     }
+    const char *const paths[][2] = {{"--summary", a.summary}, {"--out", a.out},
+                                    {"--trace", a.trace}, {"--fit-xmem", a.fit_xmem}};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        if (paths[i][1] && cli_path_arg("estimate", paths[i][0], paths[i][1]))
+            return EXIT_USAGE;
     if (a.eval + a.train + a.fit + (a.summary != NULL) + a.run + (a.trace != NULL) +
             (a.fit_xmem != NULL) > 1)
         return cli_usage_error("estimate", "--summary, --eval, --train-gpumemnet, --fit-carma, "
@@ -463,9 +480,8 @@ int cmd_estimate(int argc, char **argv)
         return run_train(&a);
     if (a.fit)
         return run_fit();
-    if (!a.summary || !*a.summary) /* "": a variable left unset in a script */
-        return cli_usage_error("estimate", "--summary FILE is required%s",
-                               a.summary ? " (it was given empty)" : "");
+    if (!a.summary)
+        return cli_usage_error("estimate", "--summary FILE is required");
     if (!a.batch_set)
         return cli_usage_error("estimate", "--batch N is required");
     return print_estimates(&a);

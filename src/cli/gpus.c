@@ -254,6 +254,8 @@ static int run(request_args *a)
             d.backend = a->arg;
             break;
         case 'L':
+            if (cli_path_arg("gpus", "--library", a->arg))
+                return EXIT_USAGE;
             d.library = a->arg;
             direct_only = true;
             break;

@@ -57,12 +57,16 @@ int request_next_option(request_args *a)
         a->arg = optarg;
         switch (opt) {
         case OPT_SOCKET:
+            if ((a->status = cli_path_arg(a->cmd, "--socket", optarg)) != 0)
+                return -1;
             a->opts.socket = optarg;
             continue;
         case OPT_JSON:
             a->opts.json = true;
             continue;
         case OPT_CONFIG:
+            if ((a->status = cli_path_arg(a->cmd, "--config", optarg)) != 0)
+                return -1;
             a->opts.config.path = optarg;
             continue;
         case OPT_SET:

@@ -102,6 +102,8 @@ static bool read_options(request_args *a, run_opts *o, int *status)
             o->sim_gpus = a->arg;
             break;
         case OPT_OUTPUT_DIR:
+            if ((*status = cli_path_arg("run", "--output-dir", a->arg)) != 0)
+                return true;
             o->output_dir = a->arg;
             break;
         case OPT_TIMEOUT:
@@ -162,7 +164,7 @@ static bool wants_private(const request_args *a, const run_opts *o)
 {
     if (o->private_daemon)
         return true;
-    bool named = (a->opts.socket && *a->opts.socket) ||
+    bool named = a->opts.socket ||
                  (getenv("CARMA_SOCKET") && *getenv("CARMA_SOCKET"));
     const char *job = getenv("SLURM_JOB_ID");
     if (!named && job && *job)
@@ -193,8 +195,8 @@ static int keep_attempt(const request_args *a, const run_opts *o, long long id, 
         json_object_set_new(into, "stderr_file", json_string(errp));
         return 0;
     }
-    fprintf(stderr, "carma run: task %lld's output%s is not kept: %s\n", id,
-            which ? " of an earlier attempt" : "", err.msg);
+    cli_warn("run", "task %lld's output%s is not kept: %s", id,
+             which ? " of an earlier attempt" : "", err.msg);
     return -1;
 }
 
@@ -426,8 +428,8 @@ static int run(request_args *a)
         a->opts.socket = pd.socket;
         o.keep_logs = true;
     } else if (o.gpu_backend || o.sim_gpus) {
-        fprintf(stderr, "carma run: warning: --gpu-backend and --sim-gpus are for a private "
-                        "daemon; a daemon already answers (--private starts one anyway)\n");
+        cli_warn("run", "--gpu-backend and --sim-gpus are for a private daemon; a daemon "
+                        "already answers (--private starts one anyway)");
     }
     rc = submit_and_wait(a, &o, tasks);
     json_decref(tasks);

@@ -193,15 +193,12 @@ static int parse_args(int argc, char **argv, sim_cli *a)
         case 'g': a->gpus = optarg; break;
         case 'p': a->policy = optarg; break;
         case 'e': a->estimator = optarg; break;
-        case 's': {
-            char *end;
-            a->startup_s = strtod(optarg, &end);
-            if (end == optarg || *end || !isfinite(a->startup_s) || a->startup_s < 0)
+        case 's':
+            if (parse_double(optarg, &a->startup_s) || a->startup_s < 0)
                 return cli_usage_error("simulate", "--startup-s: expected seconds >= 0, got '%s'",
                                        optarg);
             a->startup_set = true;
             break;
-        }
         case 'I': a->no_interference = true; break;
         case 'C': a->compare = true; break;
         case 'o': a->out_dir = optarg; break;
@@ -220,6 +217,12 @@ static int parse_args(int argc, char **argv, sim_cli *a)
     }
     if (optind < argc)
         return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
+    const char *const paths[][2] = {{"--trace", a->trace_path}, {"--out", a->out_dir},
+                                    {"--plot", a->plot_dir},    {"--catalog", a->catalog_path},
+                                    {"--config", a->cargs.path}};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        if (paths[i][1] && cli_path_arg("simulate", paths[i][0], paths[i][1]))
+            return EXIT_USAGE;
     if (a->validate && (a->compare || a->out_dir || a->plot_dir || a->policy || a->estimator ||
                         a->gpus || a->startup_set || a->no_interference || a->trace_path ||
                         a->catalog_path))

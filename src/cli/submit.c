@@ -158,7 +158,7 @@ static void estimate_xmem(submission *sub, char **words, int nwords)
             XMEM_DEFAULT_ITERATIONS);
     if (xmem_cached_estimate(words, nwords, sub->env, sub->nenv, XMEM_DEFAULT_ITERATIONS, &e,
                              &hit, &err)) {
-        fprintf(stderr, "carma submit: warning: no xmem estimate (%s)\n", err.msg);
+        cli_warn("submit", "no xmem estimate (%s)", err.msg);
         return;
     }
     mem_figures_set(&sub->mem, MEM_XMEM, (uint64_t)e.total_mib);
@@ -210,11 +210,8 @@ static int add_environment(submission *sub, bool clean, carma_err *err)
         if (submission_env_reserved(*e) || (clean && (klen != 4 || strncmp(*e, "PATH", 4))))
             continue;
         if (!str_utf8_valid(*e)) { /* JSON, and so the daemon, cannot carry it */
-            char *k = str_escape_controls_text(*e);
-            fprintf(stderr, "carma submit: warning: %.*s is not valid UTF-8: not passed to the "
-                    "task (give it with --env in UTF-8)\n", k ? (int)strcspn(k, "=") : 0,
-                    k ? k : "");
-            free(k);
+            cli_warn("submit", "%.*s is not valid UTF-8: not passed to the task (give it with "
+                     "--env in UTF-8)", (int)klen, *e);
             continue;
         }
         bool set = false;
@@ -305,7 +302,7 @@ int submit_task_file_json(const char *path, json_t **out, carma_err *err)
     }
     carma_err why;
     if (sub.summary && sub.batch > 0 && estimate_summary(&sub, &why))
-        fprintf(stderr, "carma: warning: %s: no estimates (%s)\n", path, why.msg);
+        cli_warn(NULL, "%s: no estimates (%s)", path, why.msg);
     if (prepare_submission(&sub, err)) {
         submission_free(&sub);
         return carma_err_prefix(err, "%s", path);
@@ -351,6 +348,8 @@ static int run(request_args *a)
             have_mem = true;
             break;
         case 'S':
+            if ((rc = cli_path_arg("submit", "--summary", arg)) != 0)
+                break;
             free(sub.summary);
             sub.summary = realpath(arg, NULL);
             if (!sub.summary) {
@@ -361,8 +360,7 @@ static int run(request_args *a)
             break;
         case 'b':
             if (parse_i64(arg, &v) || v < 1 || v > (1 << 30)) {
-                rc = cli_usage_error("submit", "--batch: expected a positive integer, got '%s'",
-                                     arg);
+                rc = cli_usage_error("submit", "--batch: expected 1..%d, got '%s'", 1 << 30, arg);
                 break;
             }
             sub.batch = (int)v;
@@ -452,7 +450,7 @@ static int run(request_args *a)
             submission_free(&sub);
             return cli_fail("submit", &err);
         }
-        fprintf(stderr, "carma submit: warning: no estimates (%s)\n", err.msg);
+        cli_warn("submit", "no estimates (%s)", err.msg);
     }
     if (rc == 0)
         rc = queue_ctl_apply(&qc, &sub, &err);

@@ -67,6 +67,11 @@ static int synth(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("trace synth", "unexpected argument '%s'", argv[optind]);
+    const char *const paths[][2] = {{"--out", out}, {"--catalog", catalog},
+                                    {"--arrivals", arrivals}};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        if (paths[i][1] && cli_path_arg("trace synth", paths[i][0], paths[i][1]))
+            return EXIT_USAGE;
     if (jobs < 0)
         return cli_usage_error("trace synth", "--jobs N is required");
     carma_err err = {{0}};

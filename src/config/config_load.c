@@ -78,9 +78,10 @@ static size_t culprit_line(const config_row *culprit, const size_t *set_on)
 int config_load_file(carma_config *cfg, const char *path, carma_err *err)
 {
     size_t len, nul;
-    char *text = read_file(path, &len);
+    carma_err why;
+    char *text = read_file(path, &len, &why);
     if (!text)
-        return carma_err_set(err, "config %s: %s", path, strerror(errno));
+        return carma_err_set(err, "config %s", why.msg);
     if ((nul = text_nul_line(text, len)) != 0) {
         free(text);
         return carma_err_set(err, "%s:%zu: contains a NUL byte", path, nul);

@@ -21,9 +21,11 @@
 
 /* ---- parsing ---- */
 
+/* What a method is made of (RFC 9110's tchar) */
 static bool is_token_char(char c)
 {
-    return c >= 'A' && c <= 'Z';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
 http_parse_rc http_parse(const char *buf, size_t len, http_request *req)
@@ -37,7 +39,7 @@ http_parse_rc http_parse(const char *buf, size_t len, http_request *req)
     if (line > 0 && buf[line - 1] == '\r')
         line--;
     const char *sp1 = memchr(buf, ' ', line);
-    if (!sp1 || sp1 == buf || (size_t)(sp1 - buf) >= sizeof req->method)
+    if (!sp1 || sp1 == buf)
         return HTTP_BAD;
     for (const char *c = buf; c < sp1; c++)
         if (!is_token_char(*c))
@@ -65,13 +67,30 @@ http_parse_rc http_parse(const char *buf, size_t len, http_request *req)
                                   (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n'));
     if (!done)
         return len >= HTTP_REQ_MAX ? HTTP_BAD : HTTP_INCOMPLETE;
-    memcpy(req->method, buf, (size_t)(sp1 - buf));
+    /* a longer method is none this server knows: cut short, it stays unknown (501) */
+    size_t mlen = (size_t)(sp1 - buf);
+    memcpy(req->method, buf, mlen < sizeof req->method ? mlen : sizeof req->method - 1);
     memcpy(req->path, target, plen);
     return HTTP_REQUEST;
 }
 
+/* The methods HTTP defines (RFC 9110, and PATCH); they are case-sensitive: `get` is none. */
+static bool is_known_method(const char *m)
+{
+    static const char *const known[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                        "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (!strcmp(m, known[i]))
+            return true;
+    return false;
+}
+
 int http_route(const http_request *req, http_page *page)
 {
+    if (!is_known_method(req->method)) {
+        *page = HTTP_PAGE_NONE;
+        return 501;
+    }
     *page = !strcmp(req->path, "/metrics") ? HTTP_PAGE_METRICS
             : !strcmp(req->path, "/")      ? HTTP_PAGE_INDEX
                                            : HTTP_PAGE_NONE;
@@ -248,6 +267,7 @@ static const char *reason(int status)
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 501: return "Not Implemented";
     default: return "Internal Server Error";
     }
 }

@@ -1,7 +1,8 @@
 /* http.h — the daemon's read-only HTTP endpoint (`metrics_listen`): a tiny HTTP/1.1 server
  * that lives in the daemon's poll loop, never blocks it and starts no thread. It answers
  * `GET /metrics` (and HEAD) with a body its caller renders, `GET /` with a link to it, 404 for
- * any other path, 405 for another method, 400 for anything that is not a request; every reply
+ * any other path, 405 for another method HTTP defines, 501 for a method it does not (methods
+ * are case-sensitive: `get` is not GET), 400 for anything that is not a request; every reply
  * closes its connection. A remote peer cannot stall or exhaust the daemon: a request is at
  * most HTTP_REQ_MAX bytes, a connection lives at most HTTP_DEADLINE_S seconds, and at most
  * HTTP_MAX_CONNS are open (a new one pushes out the oldest that has not sent its request). */
@@ -37,7 +38,7 @@ typedef struct http_request {
 http_parse_rc http_parse(const char *buf, size_t len, http_request *req);
 
 typedef enum http_page { HTTP_PAGE_NONE, HTTP_PAGE_INDEX, HTTP_PAGE_METRICS } http_page;
-/* The status a parsed request gets (200, 404, 405) and, for 200, which page. */
+/* The status a parsed request gets (200, 404, 405, 501) and, for 200, which page. */
 int http_route(const http_request *req, http_page *page);
 
 /* ---- the server ---- */

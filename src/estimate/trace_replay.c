@@ -180,9 +180,10 @@ static int read_line(FILE *f, char *buf, size_t cap, size_t *n)
 int mtrace_load(const char *path, mtrace_events *t, carma_err *err)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "r");
+    carma_err why;
+    FILE *f = fopen_regular(path, &why);
     if (!f)
-        return carma_err_set(err, "cannot open trace %s: %s", path, strerror(errno));
+        return carma_err_set(err, "cannot open trace %s", why.msg);
     char line[TRACE_MAX_LINE + 2]; /* a CR more */
     size_t lineno = 0, n;
     int got;

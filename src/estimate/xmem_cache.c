@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "estimate/xmem_run.h"
+#include "util/strutil.h"
 
 extern char **environ;
 
@@ -53,7 +54,7 @@ static void hash_script(uint64_t *h, char *const argv[], int argc)
     int i = argc > 0 && is_interpreter(argv[0]) ? 1 : 0;
     if (i >= argc || argv[i][0] == '-')
         return; /* -m MODULE (its name is in the words) */
-    FILE *f = fopen(argv[i], "rb");
+    FILE *f = fopen_regular(argv[i], NULL); /* never a FIFO's wait */
     if (!f)
         return;
     char buf[8192];

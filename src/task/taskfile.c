@@ -377,10 +377,10 @@ int taskfile_parse(const char *name, const char *text, size_t len, task_spec *ou
 int taskfile_load(const char *path, task_spec *out, carma_err *err)
 {
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = read_file(path, &len, err);
     if (!text) {
         task_spec_init(out);
-        return carma_err_set(err, "%s: %s", path, strerror(errno));
+        return -1;
     }
     int rc = taskfile_parse(path, text, len, out, err);
     free(text);

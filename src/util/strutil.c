@@ -3,11 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/array.h"
 
@@ -41,11 +44,14 @@ static int trimmed_copy(const char *s, char *buf, size_t cap)
 int parse_i64(const char *s, int64_t *out)
 {
     char buf[64], *end;
+    errno = EINVAL;
     if (trimmed_copy(s, buf, sizeof buf))
         return -1;
     errno = 0;
     long long v = strtoll(buf, &end, 10);
-    if (errno || *end)
+    if (*end) /* not a whole number, whatever its size */
+        errno = EINVAL;
+    if (errno)
         return -1;
     *out = v;
     return 0;
@@ -64,6 +70,8 @@ int parse_double(const char *s, double *out)
 {
     char buf[64], *end;
     if (trimmed_copy(s, buf, sizeof buf))
+        return -1;
+    if (strpbrk(buf, "xX")) /* decimal only: strtod also reads hex (0x10, 0x1p3) */
         return -1;
     errno = 0;
     double v = strtod(buf, &end);
@@ -183,9 +191,30 @@ char *str_dup(const char *s)
     return d;
 }
 
-char *read_file(const char *path, size_t *len_out)
+FILE *fopen_regular(const char *path, carma_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    /* O_NONBLOCK: a FIFO's open would wait for a writer; the file opened is the one checked */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        carma_err_set(err, "%s: %s", path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        carma_err_set(err, "%s: %s", path,
+                      S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+    } else {
+        FILE *f = fdopen(fd, "rb");
+        if (f)
+            return f;
+        carma_err_set(err, "%s: %s", path, strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+char *read_file(const char *path, size_t *len_out, carma_err *err)
+{
+    FILE *f = fopen_regular(path, err);
     if (!f)
         return NULL;
     size_t cap = 0, len = 0;
@@ -195,7 +224,7 @@ char *read_file(const char *path, size_t *len_out)
         if (!nb) {
             free(buf);
             fclose(f);
-            errno = ENOMEM;
+            carma_err_set(err, "%s: out of memory", path);
             return NULL;
         }
         buf = nb;
@@ -205,12 +234,11 @@ char *read_file(const char *path, size_t *len_out)
         if (got == 0)
             break;
     }
-    /* read's own errno (EISDIR for a directory, which fopen opens) says what went wrong */
-    int failed = ferror(f) ? (errno ? errno : EIO) : 0;
+    int failed = ferror(f) ? (errno ? errno : EIO) : 0; /* read's own errno */
     fclose(f);
     if (failed) {
         free(buf);
-        errno = failed;
+        carma_err_set(err, "%s: %s", path, strerror(failed));
         return NULL;
     }
     buf[len] = '\0';
@@ -233,11 +261,9 @@ size_t text_nul_line(const char *text, size_t len)
 char *read_text_file(const char *path, size_t *len_out, carma_err *err)
 {
     size_t len, nul;
-    char *text = read_file(path, &len);
-    if (!text) {
-        carma_err_set(err, "%s: %s", path, strerror(errno));
+    char *text = read_file(path, &len, err);
+    if (!text)
         return NULL;
-    }
     if ((nul = text_nul_line(text, len)) != 0) {
         free(text);
         carma_err_set(err, "%s:%zu: contains a NUL byte", path, nul);

@@ -6,16 +6,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/err.h"
 
 /* Trims ASCII whitespace at both ends in place; returns s. */
 char *str_trim(char *s);
 
-/* Strict parsers: the whole string (after trimming) must be the number. Return 0 or -1. */
+/* Strict parsers: the whole string (after trimming) must be the number. Return 0 or -1;
+ * parse_i64's -1 leaves errno ERANGE for a whole number past int64's range, else EINVAL, so
+ * that a message can say "out of range" rather than "not a number". */
 int parse_i64(const char *s, int64_t *out);
 int parse_u64(const char *s, uint64_t *out);
-int parse_double(const char *s, double *out);
+int parse_double(const char *s, double *out); /* decimal only: no hex, inf or nan */
 /* A yes/no word: on/off, yes/no, true/false, 1/0. */
 int parse_bool(const char *s, bool *out);
 
@@ -30,8 +33,17 @@ void fmt_double(char *buf, size_t size, double v);
 /* strdup that returns NULL only on allocation failure (NULL in -> NULL out). */
 char *str_dup(const char *s);
 
-/* Reads a whole file into a NUL-terminated heap buffer. Returns NULL and sets errno on failure. */
-char *read_file(const char *path, size_t *len_out);
+/* Opens path for reading ("rb") when it is a regular file, without ever waiting: a FIFO's
+ * open would block until a writer came, and a device such as /dev/zero would be read for
+ * ever. The descriptor opened is the one checked (fstat), so a name swapped in between is
+ * no way around it. Every file carma reads for a user (config, task files, traces, catalogs,
+ * summaries) comes through here. NULL with err "PATH: why" ("Is a directory", "not a regular
+ * file", ...). */
+FILE *fopen_regular(const char *path, carma_err *err);
+
+/* Reads a whole regular file (fopen_regular) into a NUL-terminated heap buffer. NULL with err
+ * "PATH: why" on failure. */
+char *read_file(const char *path, size_t *len_out, carma_err *err);
 
 /* 0 when text[0..len) holds no NUL byte, else the 1-based line of the first one: a parser
  * that reads read_file's text as a C string would silently stop there, so it refuses such a

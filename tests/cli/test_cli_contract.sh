@@ -49,5 +49,44 @@ for cmd in $("$CARMA" help | awk '/^Commands:/{on=1; next} on && !NF {exit} on {
     [ -z "$wide" ] || { echo "FAIL: $cmd --help has lines over 95 columns: $wide"; fails=$((fails + 1)); }
 done
 
+# An empty path (a variable left unset in a script) is a usage error naming its option, not
+# taken as no option (the default socket, config or catalog) or as the current directory.
+empty_path() { # empty_path OPTION COMMAND [ARGS...]: refused with COMMAND ARGS OPTION ""
+    local opt=$1
+    shift
+    check "$* $opt ''" 2 timeout 20 "$CARMA" "$@" "$opt" ""
+    expect_text "$* $opt '' names it" "$opt: empty path"
+}
+for cmd in queue submit gpus run; do
+    empty_path --socket "$cmd"
+    empty_path --config "$cmd"
+done
+for opt in --socket --state --config; do empty_path "$opt" daemon; done
+empty_path --config config
+empty_path --library gpus --gpu-backend sim
+empty_path --output-dir run
+empty_path --summary submit --batch 2
+empty_path --summary estimate --batch 2
+empty_path --out estimate --train-gpumemnet
+for opt in --trace --fit-xmem; do empty_path "$opt" estimate; done
+for opt in --trace --out --plot --catalog --config; do empty_path "$opt" simulate; done
+for opt in --out --catalog --arrivals; do empty_path "$opt" trace synth --jobs 2; done
+
+# Every other file carma reads for a user is refused too when it is a FIFO (its open would wait
+# for a writer) or a device.
+fifo=$(mktemp -u --suffix=.yaml) # a task file by its name
+mkfifo "$fifo" && trap 'rm -f "$fifo"' EXIT
+not_regular() { # not_regular ARGS...: carma ARGS, naming $fifo, fails at once saying so
+    check "$* on a FIFO" 1 timeout 20 "$CARMA" "$@"
+    expect_text "$* on a FIFO" "$fifo: not a regular file"
+}
+not_regular task check "$fifo"
+not_regular simulate --trace "$fifo"
+not_regular simulate --catalog "$fifo"
+not_regular trace synth --jobs 2 --catalog "$fifo"
+not_regular trace synth --jobs 2 --arrivals "$fifo"
+not_regular estimate --summary "$fifo" --batch 2
+not_regular estimate --trace "$fifo"
+
 [ "$fails" -eq 0 ] && echo "cli contract: all checks passed"
 exit "$fails"

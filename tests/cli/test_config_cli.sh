@@ -98,6 +98,8 @@ bad "relative mps_log_dir" "--set: mps_log_dir: 'log' is not an absolute path" \
 bad "bad metrics_listen" "--set: metrics_listen" --set metrics_listen=localhost
 bad "unknown sim_server model" "--set: sim_server '4xB300': unknown GPU model 'B300'" \
     --set sim_server=4xB300
+bad "a hexadecimal number" "--set: grace_s: expected 0..86400 seconds, got '0x1p3'" \
+    --set grace_s=0x1p3
 want=1
 # From a file, the same checks name its line, and the key rather than an option never given.
 printf 'window = 3\nsim_server = 0xA100-40GB\n' >"$tmp/server.conf"
@@ -117,6 +119,14 @@ out=$("$CARMA" config --config "$tmp/empty.conf") && grep -qx "sim_server = 4xA1
     || fail "an empty sim_server is the default: $out"
 bad "missing file" "nope.conf" --config "$tmp/nope.conf"
 bad "a directory" "config $tmp: Is a directory" --config "$tmp"
+# Nor anything else that is not a regular file: a FIFO's open would wait for a writer, a device
+# such as /dev/zero would be read for ever.
+mkfifo "$tmp/fifo"
+for f in "$tmp/fifo" /dev/null; do
+    msg=$(timeout 20 "$CARMA" config --config "$f" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 1 ] && grep -qF "config $f: not a regular file" <<<"$msg" \
+        || fail "--config $f: exit $rc: $msg"
+done
 printf 'policy = oracle-ff\nthis line is wrong\n' >"$tmp/bad.conf"
 bad "bad line" "bad.conf:2: expected \`key = value\`" --config "$tmp/bad.conf"
 printf 'estimator = magic\n' >"$tmp/bad2.conf"

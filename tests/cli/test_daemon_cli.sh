@@ -20,12 +20,22 @@ done
 "$CARMA" submit >/dev/null 2>&1; [ $? -eq 2 ] || fail "submit without a command should exit 2"
 "$CARMA" submit --gpus 0 -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gpus 0 should exit 2"
 "$CARMA" submit --mem lots -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--mem lots should exit 2"
+out=$("$CARMA" submit --batch 99999999999 -- true 2>&1)
+[ $? -eq 2 ] && grep -q -- "--batch: expected 1..1073741824, got '99999999999'" <<<"$out" \
+    || fail "--batch too large: $out"
 out=$("$CARMA" queue 2>&1); [ $? -eq 1 ] || fail "no daemon: exit 1"
 grep -q "cannot reach the daemon at $SOCK" <<<"$out" || fail "no daemon message: $out"
 "$CARMA" daemon --gpu-backend nope --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "unknown GPU backend 'nope' (available: sim" "$tmp/err" || fail "bad backend"
 "$CARMA" daemon --gpu-backend sim --sim-gpus 2xA100 --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "expected COUNTxNAME-<N>GB" "$tmp/err" || fail "bad --sim-gpus"
+# --sim-gpus with another backend (named, or the config's nvml) would be ignored: refused
+for backend in "--gpu-backend nvml" ""; do
+    CARMA_CONFIG= timeout 20 "$CARMA" daemon $backend --sim-gpus 2xA100-40GB --socket "$tmp/x" \
+        --state "$tmp/xs" 2>"$tmp/err"
+    [ $? -eq 2 ] && grep -q -- "--sim-gpus goes with the sim GPU backend .*, not 'nvml'" \
+        "$tmp/err" || fail "--sim-gpus with '$backend': $(cat "$tmp/err")"
+done
 
 start_daemon --sim-gpus 2xA100-40GB --set sample_interval_s=0.2
 # --config and --set are checked whatever names the socket ($CARMA_SOCKET here, or --socket),

@@ -4,7 +4,7 @@
 # free port (127.0.0.1:0, the port read from the log) a collocated placement and an
 # out-of-memory crash with its recovery show in the counters, the GPU memory matches the sim
 # GPUs, the scrape passes `promtool check metrics` with nothing to say, bad requests get 400,
-# 404, 405 while the Unix socket keeps serving; and every metric the Grafana dashboard
+# 404, 405, 501 while the Unix socket keeps serving; and every metric the Grafana dashboard
 # (contrib/grafana/carma-dashboard.json) queries is one the daemon exports; a restart while a
 # task runs takes the same port again.
 # Exits 77 (skipped) after every other check when promtool is not installed.
@@ -105,6 +105,11 @@ grep -q 'href="/metrics"' <<<"$($PROBE "$PORT" /)" || fail "/ does not link /met
 [ "$(status 'POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n')" = "HTTP/1.1 405 Method Not Allowed" ] \
     || fail "POST /metrics: $(status 'POST /metrics HTTP/1.1\r\n\r\n')"
 [ "$(status /nope)" = "HTTP/1.1 404 Not Found" ] || fail "GET /nope: $(status /nope)"
+# methods are case-sensitive: `get` is a method HTTP does not define, as FOO is
+for m in get FOO; do
+    [ "$(status "$m /metrics HTTP/1.1\r\n\r\n")" = "HTTP/1.1 501 Not Implemented" ] \
+        || fail "$m /metrics: $(status "$m /metrics HTTP/1.1\r\n\r\n")"
+done
 [ "$(status 'hello\r\n\r\n')" = "HTTP/1.1 400 Bad Request" ] || fail "garbage: $(status 'hello\r\n\r\n')"
 big="GET /metrics HTTP/1.1\r\nX-Pad: $(head -c 20000 /dev/zero | tr '\0' a)\r\n\r\n"
 [ "$(status "$big")" = "HTTP/1.1 400 Bad Request" ] || fail "20 kB of headers: $(status "$big")"

@@ -19,7 +19,7 @@ expect 2 "--json does not go with --fit-carma" "$CARMA" estimate --fit-carma --j
 expect 2 "--iterations does not go with --trace" "$CARMA" estimate --trace x --iterations 2
 expect 2 "--folds does not go with --summary" "$CARMA" estimate --summary x --batch 2 --folds 3
 expect 0 "usage: carma estimate" "$CARMA" estimate --help
-expect 2 "given empty" "$CARMA" estimate --summary "" --batch 32
+expect 2 "--summary: empty path" "$CARMA" estimate --summary "" --batch 32
 expect 1 "$SRC/data: Is a directory" "$CARMA" estimate --summary "$SRC/data" --batch 32
 expect 0 '"class": 1' "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet --json
 expect 0 '"mib": 16000' "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet --json
@@ -63,6 +63,23 @@ expect 2 "unknown estimator 'foo'" "$CARMA" estimate --summary vgg_32.model --ba
 expect 2 "at least 1" "$CARMA" estimate --summary vgg_32.model --batch 0
 expect 2 "at least 1" "$CARMA" estimate --summary vgg_32.model --batch -3
 expect 2 "needs an integer" "$CARMA" estimate --summary vgg_32.model --batch lots
+# a whole number too large is out of range, not "no integer"
+for n in 99999999999 99999999999999999999999; do
+    expect 2 "--batch: '$n' is out of range (at most 2147483647)" \
+        "$CARMA" estimate --summary vgg_32.model --batch "$n"
+done
+expect 2 "--seq-len: '3000000000' is out of range" "$CARMA" estimate --summary vgg_32.model \
+    --batch 2 --seq-len 3000000000
+# an option the estimator or the summary would ignore is refused, naming why
+expect 2 "--seq-len is for module printouts; vgg_32.model is a torchsummary table" \
+    "$CARMA" estimate --summary vgg_32.model --batch 32 --seq-len 128
+for est in horus gpumemnet; do
+    expect 2 "--optimizer counts for the carma estimator only, not $est" \
+        "$CARMA" estimate --summary vgg_32.model --batch 32 --optimizer sgd --estimator "$est"
+done
+expect 0 "carma" "$CARMA" estimate --summary vgg_32.model --batch 32 --optimizer sgd --estimator all
+expect 0 "horus" "$CARMA" estimate --summary "BERT_base_bs:32_sl:512.txt" --batch 2 --seq-len 128 \
+    --estimator horus
 expect 2 "--batch N is required" "$CARMA" estimate --summary vgg_32.model
 expect 2 "unknown option '--bogus'" "$CARMA" estimate --bogus
 expect 2 "do not go together" "$CARMA" estimate --eval --summary vgg_32.model

@@ -70,5 +70,10 @@ out=$("$CARMA" simulate --trace "$trace" --set sim_startup_s=0 --json) \
     && [ "$out" = "$("$CARMA" simulate --trace "$trace" --startup-s 0 --json)" ] \
     || fail "sim_startup_s and --startup-s are the same setting"
 
+# numbers are decimal: strtod's hexadecimal is refused, as everywhere else
+out=$("$CARMA" simulate --trace "$trace" --startup-s 0x10 2>&1)
+[ $? -eq 2 ] && grep -qF -- "--startup-s: expected seconds >= 0, got '0x10'" <<<"$out" \
+    || fail "--startup-s 0x10: $out"
+
 [ "$fails" -eq 0 ] && echo "simulate edges: all checks passed"
 exit $((fails > 0))

@@ -103,6 +103,14 @@ done
 mkdir "$tmp/dir.yaml"
 out=$("$carma" task check "$tmp/dir.yaml" 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "dir.yaml: Is a directory" <<<"$out" || fail "a directory: exit $rc, $out"
+# A warning quotes what the file named as an error would: escaped, never obeyed by the terminal
+printf 'command: "true"\nsummary: "x\\e[31mred.model"\nbatch_size: 4\n' >"$tmp/warn.yaml"
+for cmd in "task check" submit; do
+    CARMA_SOCKET=$tmp/none.sock "$carma" $cmd "$tmp/warn.yaml" >/dev/null 2>"$tmp/err"
+    grep -qF 'warning: ' "$tmp/err" && grep -qF 'no estimates' "$tmp/err" \
+        && grep -qF "model summary 'x\x1b[31mred.model' not found" "$tmp/err" \
+        && ! grep -q $'\e' "$tmp/err" || fail "$cmd: a warning not escaped: $(cat -v "$tmp/err")"
+done
 "$carma" task --help | grep -q "carma task check FILE" || fail "--help"
 "$carma" help task | grep -q "carma task show" || fail "help task"
 

@@ -1,6 +1,7 @@
 /* test_config.c — the config option table (config/config_table.c), the reader, checks and writer
  * that walk it (config/config.c), and the strict number, size and word parsers of util/strutil.c
  * that they rest on. */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,10 +80,15 @@ static void test_parse_integers(void **state)
     assert_int_equal(i, -7);
     assert_int_equal(parse_i64("9223372036854775807", &i), 0);
     assert_int_equal(parse_i64("9223372036854775808", &i), -1); /* overflow */
+    assert_int_equal(errno, ERANGE); /* a message can say "out of range" */
+    assert_int_equal(parse_i64("-9223372036854775809", &i), -1);
+    assert_int_equal(errno, ERANGE);
+    assert_int_equal(parse_i64("99999999999999999999x", &i), -1);
+    assert_int_equal(errno, EINVAL);
     const char *bad[] = {"", "  ", "4x", "x4", "1.0", "1e3", "4 2", NULL};
     for (const char **b = bad; *b; b++)
-        if (parse_i64(*b, &i) == 0)
-            fail_msg("parse_i64 accepted '%s'", *b);
+        if (parse_i64(*b, &i) == 0 || errno != EINVAL)
+            fail_msg("parse_i64 accepted '%s', or not with EINVAL", *b);
     assert_int_equal(parse_i64(NULL, &i), -1);
     assert_int_equal(parse_u64("0", &u), 0);
     assert_int_equal(u, 0);
@@ -102,7 +108,10 @@ static void test_parse_double_bool(void **state)
     assert_true(d == 0.45);
     assert_int_equal(parse_double(" -2.5e1 ", &d), 0);
     assert_true(d == -25);
-    const char *bad[] = {"", "abc", "1.5x", "nan", "inf", "1e999", "0.5 0.5", NULL};
+    assert_int_equal(parse_double("1e3", &d), 0);
+    assert_true(d == 1000);
+    const char *bad[] = {"",     "abc",   "1.5x",   "nan",     "inf", "1e999",
+                         "0x10", "0x1p3", "-0X1.8", "0.5 0.5", NULL};
     for (const char **s = bad; *s; s++)
         if (parse_double(*s, &d) == 0)
             fail_msg("parse_double accepted '%s'", *s);
@@ -157,7 +166,7 @@ static void test_str_helpers(void **state)
     assert_false(str_ends_with("rad", ".rad"));
     assert_null(str_dup(NULL));
     size_t len;
-    assert_null(read_file("/nonexistent/file", &len));
+    assert_null(read_file("/nonexistent/file", &len, NULL));
 }
 
 static void test_config_set(void **state)
@@ -369,7 +378,7 @@ static void test_row_defaults_load(void **state)
     free(p);
 
     /* data/carma.conf is exactly `carma config` (regenerate it with `carma config`). */
-    char *shipped = read_file(CARMA_DATA_DIR "/carma.conf", NULL);
+    char *shipped = read_file(CARMA_DATA_DIR "/carma.conf", NULL, NULL);
     assert_non_null(shipped);
     if (strcmp(shipped, text))
         fail_msg("data/carma.conf differs from `carma config`: regenerate it");

@@ -295,15 +295,25 @@ static void requests_parse_and_route(void **state)
     assert_int_equal(http_route(&r, &page), 404);
     assert_int_equal(parse("GET /metricsx HTTP/1.1\r\n\r\n", &r), HTTP_REQUEST);
     assert_int_equal(http_route(&r, &page), 404);
+    /* a method HTTP does not define, on any path, is not implemented: methods are
+     * case-sensitive, so `get` is one */
+    const char *unknown[] = {"get /metrics HTTP/1.1\r\n\r\n", "FOO / HTTP/1.1\r\n\r\n",
+                             "Get /nope HTTP/1.1\r\n\r\n",
+                             "VERYLONGMETHODNAME / HTTP/1.1\r\n\r\n"};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        assert_int_equal(parse(unknown[i], &r), HTTP_REQUEST);
+        assert_int_equal(http_route(&r, &page), 501);
+        assert_int_equal(page, HTTP_PAGE_NONE);
+    }
     /* partial: the request line, or the headers, not yet whole */
     assert_int_equal(parse("GET /metr", &r), HTTP_INCOMPLETE);
     assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n", &r), HTTP_INCOMPLETE);
     assert_int_equal(parse("", &r), HTTP_INCOMPLETE);
     /* not a request: judged as soon as the first line is whole */
-    const char *bad[] = {"garbage\r\n", "get /metrics HTTP/1.1\r\n", "GET metrics HTTP/1.1\r\n",
+    const char *bad[] = {"garbage\r\n", "G(T /metrics HTTP/1.1\r\n", "GET metrics HTTP/1.1\r\n",
                          "GET /metrics HTTP/2\r\n", "GET /metrics\r\n", " / HTTP/1.1\r\n",
                          "GET  /metrics HTTP/1.1\r\n", "GET /a\x01 HTTP/1.1\r\n",
-                         "GET /metrics HTTP/1.1 x\r\n", "VERYLONGMETHODNAME / HTTP/1.1\r\n"};
+                         "GET /metrics HTTP/1.1 x\r\n", "G\x01T / HTTP/1.1\r\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(parse(bad[i], &r), HTTP_BAD);
     /* oversized: a path longer than kept, or headers that never end within HTTP_REQ_MAX */
@@ -399,6 +409,10 @@ static void the_server_answers_bounds_and_drops(void **state)
     assert_non_null(strstr(exchange(s, post, strlen(post), out, sizeof out),
                            "HTTP/1.1 405 Method Not Allowed\r\n"));
     assert_non_null(strstr(out, "Allow: GET, HEAD\r\n"));
+    const char *lower = "get /metrics HTTP/1.1\r\n\r\n";
+    assert_non_null(strstr(exchange(s, lower, strlen(lower), out, sizeof out),
+                           "HTTP/1.1 501 Not Implemented\r\n"));
+    assert_null(strstr(out, "Allow:"));
     const char *nf = "GET /x HTTP/1.1\r\n\r\n";
     assert_non_null(strstr(exchange(s, nf, strlen(nf), out, sizeof out), "HTTP/1.1 404 "));
     const char *head = "HEAD /metrics HTTP/1.1\r\n\r\n";

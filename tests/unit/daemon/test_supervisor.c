@@ -591,7 +591,7 @@ static void launch_with_stdin_closed(void **state)
     free(r);
     char path[300];
     snprintf(path, sizeof path, "%s/stdout", dir);
-    char *out = read_file(path, NULL);
+    char *out = read_file(path, NULL, NULL);
     assert_non_null(out);
     assert_string_equal(out, "hi\n");
     free(out);

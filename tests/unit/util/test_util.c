@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -153,7 +154,7 @@ static void read_file_past_its_first_buffer(void **state)
     text[n] = '\0';
     char *path = write_tmp(text);
     size_t len;
-    char *got = read_file(path, &len);
+    char *got = read_file(path, &len, NULL);
     assert_non_null(got);
     assert_int_equal(len, n);
     assert_string_equal(got, text);
@@ -161,19 +162,44 @@ static void read_file_past_its_first_buffer(void **state)
     unlink(path);
     free(path);
     char *empty = write_tmp("");
-    got = read_file(empty, &len);
+    got = read_file(empty, &len, NULL);
     assert_non_null(got);
     assert_int_equal(len, 0);
     assert_string_equal(got, "");
     free(got);
     unlink(empty);
     free(empty);
-    assert_null(read_file("/nonexistent/carma", &len));
-    assert_int_equal(errno, ENOENT);
-    /* fopen opens a directory; reading it fails with EISDIR, which must reach the message */
-    assert_null(read_file("/", &len));
-    assert_int_equal(errno, EISDIR);
+    carma_err err;
+    assert_null(read_file("/nonexistent/carma", &len, &err));
+    assert_string_equal(err.msg, "/nonexistent/carma: No such file or directory");
+    assert_null(read_file("/", &len, &err));
+    assert_string_equal(err.msg, "/: Is a directory");
     free(text);
+}
+
+/* What is not a regular file is refused at once: a FIFO's open would wait for a writer, a
+ * device such as /dev/zero would be read for ever. */
+static void read_file_refuses_what_is_not_a_regular_file(void **state)
+{
+    (void)state;
+    alarm(20); /* a wait on the FIFO fails the test rather than hanging it */
+    char dir[] = "/tmp/carma-fifo-XXXXXX", fifo[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *paths[] = {fifo, "/dev/null"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        carma_err err;
+        char want[128];
+        size_t len;
+        snprintf(want, sizeof want, "%s: not a regular file", paths[i]);
+        assert_null(read_file(paths[i], &len, &err));
+        assert_string_equal(err.msg, want);
+        assert_null(fopen_regular(paths[i], NULL));
+    }
+    unlink(fifo);
+    rmdir(dir);
+    alarm(0);
 }
 
 static void data_defaults_follow_the_data_dir(void **state)
@@ -259,6 +285,7 @@ int main(void)
         cmocka_unit_test(controls_are_escaped_for_terminals),
         cmocka_unit_test(doubles_print_short_and_exact),
         cmocka_unit_test(read_file_past_its_first_buffer),
+        cmocka_unit_test(read_file_refuses_what_is_not_a_regular_file),
         cmocka_unit_test(data_defaults_follow_the_data_dir),
         cmocka_unit_test(free_space_against_a_floor),
         cmocka_unit_test(utf8_checks_and_cuts),
