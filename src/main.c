@@ -1,9 +1,11 @@
 /* main.c — the `carma` binary: a git-style table of subcommands. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/strutil.h"
 
 /* {name, summary, flags, run or request}. The commands flagged CMD_TALKS_TO_DAEMON have no run:
  * their common options are read for them (cli/request.h), then their request_cmd runs. */
@@ -65,7 +67,10 @@ int main(int argc, char **argv)
         return cmd_help(1, argv);
     const carma_command *c = find_command(name);
     if (!c) {
-        fprintf(stderr, "carma: '%s' is not a carma command. See 'carma help'.\n", name);
+        char *safe = str_escape_controls(name); /* what was typed is shown, not obeyed */
+        fprintf(stderr, "carma: '%s' is not a carma command. See 'carma help'.\n",
+                safe ? safe : "?");
+        free(safe);
         return EXIT_USAGE;
     }
     return cli_run_command(c, argc - 1, argv + 1);

@@ -1,10 +1,12 @@
 /* help.c — `carma help [COMMAND]`: the command list, and the files and environment every
  * command shares (the man page is made from this text: scripts/gen-man.sh). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/strutil.h"
 
 int cmd_help(int argc, char **argv)
 {
@@ -15,7 +17,9 @@ int cmd_help(int argc, char **argv)
                 return cli_run_command(c, 2, sub);
             }
         }
-        fprintf(stderr, "carma help: '%s' is not a carma command.\n", argv[1]);
+        char *safe = str_escape_controls(argv[1]);
+        fprintf(stderr, "carma help: '%s' is not a carma command.\n", safe ? safe : "?");
+        free(safe);
         return EXIT_USAGE;
     }
     if (argc >= 2)

@@ -162,8 +162,20 @@ static char *escape_controls(const char *s, bool keep_lines)
         } else if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
             o += sprintf(o, "\\u%04x", p[1]);
             p++;
-        } else {
+        } else if (c < 0x80) {
             *o++ = (char)c;
+        } else {
+            /* a byte that starts no UTF-8 character is no text: shown, as a lone 0x9b is CSI
+             * to a terminal that reads 8-bit controls; a whole character is copied whole */
+            const char *at = (const char *)p;
+            size_t n = str_utf8_seq(at, len - (size_t)(at - s));
+            if (!n) {
+                o += sprintf(o, "\\x%02x", c);
+                continue;
+            }
+            memcpy(o, p, n);
+            o += n;
+            p += n - 1;
         }
     }
     *o = '\0';

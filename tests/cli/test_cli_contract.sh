@@ -30,6 +30,11 @@ expect_text "--version" "carma "
 check "unknown command" 2 "$CARMA" frobnicate
 expect_text "unknown command names it" "'frobnicate' is not a carma command"
 check "help of unknown command" 2 "$CARMA" help frobnicate
+# what was typed is shown, not obeyed by the terminal
+check "unknown command with an escape" 2 "$CARMA" $'fro\e[2Jb'
+expect_text "unknown command escaped" "'fro\\x1b[2Jb' is not a carma command"
+check "help of unknown command with an escape" 2 "$CARMA" help $'fro\e[2Jb'
+expect_text "help's unknown command escaped" "'fro\\x1b[2Jb' is not a carma command"
 check "unknown long option" 2 "$CARMA" config --bogus
 expect_text "unknown option names it" "unknown option '--bogus'"
 check "unknown short option" 2 "$CARMA" config -z

@@ -110,6 +110,13 @@ static void controls_are_escaped_for_terminals(void **state)
     char *e = str_escape_controls("a\x1b[2Jb\nc\td\re\x7f \xc2\x9b" "1m \xc3\xa9 \\x");
     assert_string_equal(e, "a\\x1b[2Jb\\nc\\td\\re\\x7f \\u009b1m \xc3\xa9 \\x");
     free(e);
+    /* bytes that start no UTF-8 character are shown; a whole character holding 0x9b is not */
+    e = str_escape_controls("a\x9b" "2J \xc4\x9b \xe2\x82\xac \xff \xc3");
+    assert_string_equal(e, "a\\x9b2J \xc4\x9b \xe2\x82\xac \\xff \\xc3");
+    free(e);
+    e = str_escape_controls_text("x\x9b" "31m\n");
+    assert_string_equal(e, "x\\x9b31m\n");
+    free(e);
     e = str_escape_controls("plain name");
     assert_string_equal(e, "plain name");
     free(e);
