@@ -66,3 +66,12 @@ char *column_text(const char *s, size_t width)
     free(escaped);
     return col;
 }
+
+void fput_escaped(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    char *safe = str_escape_controls(s);
+    fputs(safe ? safe : "?", f);
+    free(safe);
+}

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util/timefmt.h"
 
@@ -25,5 +26,8 @@ const char *fmt_ints(const json_t *a, char *buf, size_t cap);
  * controls escaped (str_escape_controls), cut between UTF-8 characters and padded. A new heap
  * string; NULL for NULL or out of memory. */
 char *column_text(const char *s, size_t width);
+/* Writes s to f with its controls escaped (str_escape_controls): a file name or path quoted
+ * in a message ("?" when out of memory; nothing for NULL). */
+void fput_escaped(FILE *f, const char *s);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/fmt.h"
 #include "cli/logs.h"
 #include "cli/private_daemon.h"
 #include "cli/request.h"
@@ -228,15 +229,19 @@ static void print_end(const request_args *a, const run_opts *o, json_t *t)
     if (o->keep_logs && json_integer_value(json_object_get(t, "attempts")) > 0)
         keep_logs(a, o, t);
     FILE *f = a->opts.json ? stderr : stdout;
-    fprintf(f, "task %lld %s %s", (long long)json_integer_value(json_object_get(t, "id")),
-            task_state(t), json_string_value(json_object_get(t, "file")));
+    /* file names are shown, not obeyed by the terminal */
+    fprintf(f, "task %lld %s ", (long long)json_integer_value(json_object_get(t, "id")),
+            task_state(t));
+    fput_escaped(f, json_string_value(json_object_get(t, "file")));
     if (json_object_get(t, "stdout_file")) {
-        fprintf(f, " (output: %s", json_string_value(json_object_get(t, "stdout_file")));
+        fputs(" (output: ", f);
+        fput_escaped(f, json_string_value(json_object_get(t, "stdout_file")));
         size_t k;
         json_t *e;
-        json_array_foreach(json_object_get(t, "earlier_attempts"), k, e)
-            fprintf(f, "%s%s", k ? " " : "; earlier attempts: ",
-                    json_string_value(json_object_get(e, "stdout_file")));
+        json_array_foreach(json_object_get(t, "earlier_attempts"), k, e) {
+            fputs(k ? " " : "; earlier attempts: ", f);
+            fput_escaped(f, json_string_value(json_object_get(e, "stdout_file")));
+        }
         fputc(')', f);
     }
     fputc('\n', f);
@@ -343,8 +348,9 @@ static void print_report(const request_args *a, json_t *tasks)
         if (json_object_get(t, "task")) { /* never sent: said, not left out */
             json_object_del(t, "task");
             json_object_set_new(t, "state", json_string("unsubmitted"));
-            fprintf(stderr, "carma run: %s: not submitted\n",
-                    json_string_value(json_object_get(t, "file")));
+            fputs("carma run: ", stderr);
+            fput_escaped(stderr, json_string_value(json_object_get(t, "file")));
+            fputs(": not submitted\n", stderr);
         }
     }
     if (a->opts.json)

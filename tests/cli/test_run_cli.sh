@@ -159,7 +159,10 @@ no_leftovers "relaunch"
 # none of them started (no attempt, no output kept): nothing is half-done.
 printf 'name: big\ncommand: sleep 1\ngpus: 3\nmemory: 1000\n' >big.yaml
 rm -f "$tmp/long.pid"
-"$CARMA" run --gpu-backend sim long.yaml big.yaml quick.yaml >"$tmp/out" 2>"$tmp/err"
+# file names with a terminal escape are shown escaped, in the report and the refusal
+cp quick.yaml $'q\e[1m.yaml' && cp quick.yaml $'r\e[1m.yaml'
+"$CARMA" run --gpu-backend sim $'q\e[1m.yaml' long.yaml big.yaml quick.yaml $'r\e[1m.yaml' \
+    >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || fail "refused submission: exit $rc"
 grep -qx 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "refused submission: $(cat "$tmp/out")"
@@ -168,6 +171,11 @@ grep -qx 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "refused submissio
 grep -q 'asks for 3 GPUs but this server has 2' "$tmp/err" || fail "no reason: $(cat "$tmp/err")"
 grep -q 'big.yaml: not submitted' "$tmp/err" && grep -q 'quick.yaml: not submitted' "$tmp/err" \
     || fail "unsubmitted files not named: $(cat "$tmp/err")"
+grep -qxF 'carma run: r\x1b[1m.yaml: not submitted' "$tmp/err" \
+    || fail "an unsubmitted file's name not escaped: $(cat -v "$tmp/err")"
+grep -qx 'task [0-9]* cancelled q\\x1b\[1m.yaml' "$tmp/out" \
+    || fail "a cancelled file's name not escaped: $(cat -v "$tmp/out")"
+rm -f $'q\e[1m.yaml' $'r\e[1m.yaml'
 no_leftovers "refused submission"
 
 # --timeout: the tasks still live are cancelled; 124.
