@@ -266,8 +266,10 @@ void sched_place(sched *s, sched_task *t, const int *gpus, place_rule rule, uint
     out->rule = rule;
     out->from_recovery = from_recovery;
     out->requirement_mib = rule == PLACE_POLICY ? requirement : 0;
+    /* shared: busy in the last sample, or holding a task placed since (its process not on
+     * the GPU yet, or one that never uses it), which only the ledger shows */
     for (int k = 0; k < t->ngpus; k++)
-        if (!views[gpus[k]].idle)
+        if (!views[gpus[k]].idle || s->ledger.gpu[gpus[k]].ntasks > 1)
             out->collocated = true;
     assert(sched_check(s));
 }

@@ -281,7 +281,7 @@ typedef struct sched_decision {
     int gpus[SCHED_MAX_TASK_GPUS];
     place_rule rule;
     bool from_recovery;
-    bool collocated;          /* at least one chosen GPU was not idle */
+    bool collocated;          /* a chosen GPU was not idle, or holds another placed task */
     uint64_t requirement_mib; /* the figure the policy used (0 when none) */
 } sched_decision;
 

@@ -77,6 +77,25 @@ static void ledger_places_during_launch_and_counts_commitments(void **state)
     sched_destroy(s);
 }
 
+/* A task placed beside one that has not reached the GPU yet (the sample still shows it idle)
+ * shares it: the decision says collocated, as the MPS cap, the log and the metric need. */
+static void placement_beside_a_starting_task_is_collocated(void **state)
+{
+    (void)state;
+    gpu_view v[1] = {idle_gpu()};
+    sched *s = carma_sched(1, NULL);
+    sched_task a = ctask(1, 10 * GB, 100, LIGHT), b = ctask(2, 10 * GB, 100, LIGHT);
+    sched_submit(s, &a, NULL);
+    sched_submit(s, &b, NULL);
+    sched_decision d;
+    assert_true(sched_next(s, 0, v, &d));
+    assert_false(d.collocated);
+    assert_true(sched_next(s, 0, v, &d));
+    assert_int_equal(d.task->id, 2);
+    assert_true(d.collocated);
+    sched_destroy(s);
+}
+
 static void ledger_never_gives_more_than_measured(void **state)
 {
     (void)state;
@@ -466,6 +485,7 @@ int main(void)
         cmocka_unit_test(collocates_only_where_progress_rises_most),
         cmocka_unit_test(oom_alone_on_the_largest_gpu_is_not_retried),
         cmocka_unit_test(oom_alone_seen_low_grows_and_retries),
+        cmocka_unit_test(placement_beside_a_starting_task_is_collocated),
         cmocka_unit_test(collocated_oom_retries_with_the_peak_seen),
         cmocka_unit_test(an_unseen_crash_is_not_doubled_past_the_largest_gpu),
         cmocka_unit_test(a_figure_above_every_gpu_is_not_lowered),
