@@ -92,15 +92,22 @@ int parse_array_spec(const char *s, int *idx, size_t max, size_t *n, carma_err *
     const char *p = s;
     *n = 0;
     do {
-        int64_t lo = digits(&p), hi = lo;
+        int64_t lo = digits(&p), hi = lo, step = 1;
         if (lo >= 0 && *p == '-') {
             p++;
             hi = digits(&p);
+            if (hi >= 0 && *p == ':') { /* Slurm's 1-7:2, every second index */
+                p++;
+                step = digits(&p);
+            }
         }
-        if (lo < 0 || hi < lo || hi > 1000000 || (*p && *p != ','))
-            return carma_err_set(err, "'%s': expected indices as 1-8, 1,2,5 or 0-3,10 "
+        if (*p == '%') /* Slurm's limit on how many run at once: carma has none per array */
+            return carma_err_set(err, "'%s': a %%N limit on the tasks running at once is not "
+                                 "supported", s);
+        if (lo < 0 || hi < lo || hi > 1000000 || step < 1 || (*p && *p != ','))
+            return carma_err_set(err, "'%s': expected indices as 1-8, 1-7:2, 1,2,5 or 0-3,10 "
                                  "(0..1000000)", s);
-        for (int64_t i = lo; i <= hi; i++) {
+        for (int64_t i = lo; i <= hi; i += step) {
             for (size_t k = 0; k < *n; k++)
                 if (idx[k] == i)
                     return carma_err_set(err, "'%s': index %lld given twice", s, (long long)i);

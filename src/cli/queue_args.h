@@ -16,8 +16,8 @@ int parse_duration_s(const char *s, int64_t max_s, int64_t *out, carma_err *err)
 /* "ID[,ID...]": appends up to max ids to ids[*n]. */
 int parse_id_list(const char *s, uint64_t *ids, size_t max, size_t *n, carma_err *err);
 
-/* Slurm's --array: "1-8", "1,2,5", "0-3,10": the indices in order, each 0..1000000, no
- * repeats, at most max of them. */
+/* Slurm's --array: "1-8", "1-7:2" (a step), "1,2,5", "0-3,10": the indices in order, each
+ * 0..1000000, no repeats, at most max of them. */
 int parse_array_spec(const char *s, int *idx, size_t max, size_t *n, carma_err *err);
 
 #endif

@@ -38,11 +38,34 @@ int submit_send(const request_args *a, json_t *task, json_int_t *id)
     return 0;
 }
 
+/* Cancels the array's tasks taken before one was refused (they were held): all or none. */
+static void cancel_taken(const request_args *a, json_t *ids)
+{
+    size_t i;
+    json_t *id, *reply;
+    int left = 0;
+    json_array_foreach(ids, i, id) {
+        if (request_send(a, json_pack("{sssO}", "verb", "cancel", "id", id), &reply) == 0)
+            json_decref(reply);
+        else
+            left++;
+    }
+    if (left)
+        fprintf(stderr, "carma submit: %d task(s) of the array could not be cancelled\n", left);
+    else if (json_array_size(ids))
+        fprintf(stderr, "carma submit: the array's %zu task(s) already queued were cancelled\n",
+                json_array_size(ids));
+}
+
 int submit_send_all(const request_args *a, json_t *task, const int *array, size_t narray)
 {
     size_t n = narray ? narray : 1;
     json_t *ids = json_array();
     int rc = 0;
+    /* An array is queued as Slurm's is, all or none: its tasks go held, and are released once
+     * the daemon has taken every one (a refusal, say max_tasks_per_user, cancels the others
+     * before any started). */
+    bool held = json_is_true(json_object_get(task, "hold"));
     for (size_t i = 0; i < n && rc == 0; i++) {
         json_t *t = json_deep_copy(task);
         if (narray) {
@@ -53,6 +76,8 @@ int submit_send_all(const request_args *a, json_t *task, const int *array, size_
             snprintf(name, sizeof name, "%.*s[%d]", (int)str_utf8_fit(base, 140), base,
                      array[i]);
             json_object_set_new(t, "name", json_string(name));
+            if (n > 1)
+                json_object_set_new(t, "hold", json_true());
         }
         json_int_t id;
         rc = submit_send(a, t, &id);
@@ -60,20 +85,34 @@ int submit_send_all(const request_args *a, json_t *task, const int *array, size_
         if (rc == 0)
             json_array_append_new(ids, json_integer(id));
     }
+    size_t i;
+    json_t *id, *reply;
+    if (rc) {
+        cancel_taken(a, ids);
+        json_decref(ids);
+        return rc;
+    }
+    if (n > 1 && !held) {
+        json_array_foreach(ids, i, id) {
+            if ((rc = request_send(a, json_pack("{sssO}", "verb", "release", "id", id),
+                                   &reply)) != 0) {
+                cancel_taken(a, ids);
+                json_decref(ids);
+                return rc;
+            }
+            json_decref(reply);
+        }
+    }
     if (a->opts.json) {
         json_t *out = narray ? json_pack("{sO}", "ids", ids)
                              : json_pack("{sO}", "id", json_array_get(ids, 0));
-        if (json_array_size(ids) == n)
-            cli_print_json(out);
+        cli_print_json(out);
         json_decref(out);
     } else {
-        size_t i;
-        json_t *id;
         json_array_foreach(ids, i, id)
             printf("%s%lld", i ? " " : "", (long long)json_integer_value(id));
-        if (json_array_size(ids))
-            printf("\n");
+        printf("\n");
     }
     json_decref(ids);
-    return rc;
+    return 0;
 }

@@ -63,7 +63,14 @@ static void array_ranges(void **state)
     assert_int_equal(idx[4], 10);
     assert_int_equal(parse_array_spec("1,2,5", idx, 8, &n, &err), 0);
     assert_int_equal(n, 3);
-    const char *bad[] = {"", "3-1", "1-", "a", "1,,2", "1,1", "0-8", "1000001", "1;2"};
+    /* Slurm's step: 1-7:2 is 1, 3, 5, 7 */
+    assert_int_equal(parse_array_spec("1-7:2,10", idx, 8, &n, &err), 0);
+    assert_int_equal(n, 5);
+    assert_int_equal(idx[0], 1);
+    assert_int_equal(idx[3], 7);
+    assert_int_equal(idx[4], 10);
+    const char *bad[] = {"", "3-1", "1-", "a", "1,,2", "1,1", "0-8", "1000001", "1;2",
+                         "1-7:0", "1-7:", "3:2", "1-7:2:2", "1-4%2", "1-3:1,3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(parse_array_spec(bad[i], idx, 8, &n, &err), -1);
 }
