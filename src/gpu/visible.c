@@ -113,6 +113,11 @@ static int select_cuda(const gpu_ident *all, int n, const char *list, bool *keep
             return carma_err_set(err, "CUDA_VISIBLE_DEVICES=%s: '%s' is a MIG instance; carma "
                                       "manages whole GPUs only",
                                  list, e);
+        } else if (!strcmp(e, "NoDevFiles") || !strcmp(e, "-1")) {
+            /* Slurm's word for a job without GPUs, and CUDA's idiom for none */
+            return carma_err_set(err, "CUDA_VISIBLE_DEVICES=%s: '%s' makes no GPU visible "
+                                      "(the job holds no GPU)",
+                                 list, e);
         } else {
             long v = parse_index(e);
             if (v < 0)

@@ -141,7 +141,9 @@ static void cuda_integers_are_nvml_indices(void **state)
     o = run(NULL, "0,4", true);
     assert_error_has(&o, "no GPU has index 4");
     o = run(NULL, "-1", true); /* CUDA's "no device" idiom: here, a daemon with nothing to do */
-    assert_error_has(&o, "'-1' is neither a GPU index nor a GPU UUID");
+    assert_error_has(&o, "'-1' makes no GPU visible (the job holds no GPU)");
+    o = run(NULL, "x1", true);
+    assert_error_has(&o, "'x1' is neither a GPU index nor a GPU UUID");
 }
 
 static void cuda_empty_mig_or_junk_is_an_error(void **state)
@@ -152,7 +154,7 @@ static void cuda_empty_mig_or_junk_is_an_error(void **state)
     o = run(NULL, "MIG-aaaa-1111/1/0", true);
     assert_error_has(&o, "MIG instance");
     o = run(NULL, "NoDevFiles", true);
-    assert_error_has(&o, "'NoDevFiles' is neither");
+    assert_error_has(&o, "'NoDevFiles' makes no GPU visible (the job holds no GPU)");
 }
 
 /* ---- the nvml backend over the fake library ---- */
