@@ -36,8 +36,9 @@ wait_until 20 task_is "$a1" done || fail "task $a1 did not end done: $(task_stat
 a2=$(job 1G 2 --smact 0.8 --drama 0.3)
 js=$("$CARMA" show "$a2" --json)
 [ "$(jq -r .runtime_source <<<"$js")" = history ] || fail "a2 should be planned with a1's run: $js"
-# (at least its 2 s; a loaded machine may stretch start-up and end well past them)
-in_range "$(jq .runtime_est_s <<<"$js")" 2 20 || fail "a2's runtime estimate should be a1's ~2 s run: $js"
+# (about its 2 s: the daemon times the run from when it saw it start, which can come a few
+# ms after the job's own clock began; a loaded machine may stretch start-up and end well past)
+in_range "$(jq .runtime_est_s <<<"$js")" 1.5 20 || fail "a2's runtime estimate should be a1's ~2 s run: $js"
 # the samples before the job registers read 0: the mean is below 0.8, never above
 in_range "$(jq .solo_smact <<<"$js")" 0.3 0.8001 || fail "a2's solo SM activity from a1's run: $js"
 in_range "$(jq .solo_drama <<<"$js")" 0.1 0.3001 || fail "a2's solo DRAM activity from a1's run: $js"
