@@ -2,11 +2,9 @@
  * request each on one connection; a task that cannot be cancelled does not stop the others. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/request.h"
-#include "daemon/connect.h"
 #include "util/strutil.h"
 
 static const char usage[] =
@@ -19,74 +17,20 @@ static const char usage[] =
     "{id, ok: false, error}.\n\n"
     REQUEST_USAGE;
 
-/* Cancels one task on *fd (connecting again when an earlier request lost the connection):
- * the daemon's reply, or NULL with err. */
-static json_t *cancel_one(const request_args *a, int *fd, long long id, carma_err *err)
+static void cancel_done(const request_args *a, long long id, const json_t *reply,
+                        const void *ctx)
 {
-    if (*fd < 0 && (*fd = request_connect(a, err)) < 0)
-        return NULL;
-    bool answered;
-    json_t *reply = daemon_call_answered(
-        *fd, json_pack("{sssI}", "verb", "cancel", "id", (json_int_t)id), &answered, err);
-    if (!answered) {
-        close(*fd);
-        *fd = -1;
-    }
-    return reply;
+    (void)ctx;
+    if (a->opts.json)
+        return;
+    char *state = str_escape_controls(json_string_value(json_object_get(reply, "state")));
+    printf("task %lld %s\n", id, state ? state : "?");
+    free(state);
 }
 
 static int run(request_args *a)
 {
-    if (request_next_option(a) != 0) /* none of its own: --help or a usage error */
-        return a->status;
-    int n = a->argc - a->operands, rc;
-    if (n < 1)
-        return cli_usage_error("cancel", "expected one or more task ids");
-    long long *ids = calloc((size_t)n, sizeof *ids);
-    if (!ids) {
-        fprintf(stderr, "carma cancel: out of memory\n");
-        return 1;
-    }
-    int kept = 0;
-    for (int i = 0; i < n; i++) { /* every id is read before any is cancelled */
-        if ((rc = request_task_id(a, a->argv[a->operands + i], &ids[kept])) != 0) {
-            free(ids);
-            return rc;
-        }
-        bool again = false; /* `cancel 5 5`: once (the second would say it is cancelled) */
-        for (int k = 0; k < kept && !again; k++)
-            again = ids[k] == ids[kept];
-        kept += !again;
-    }
-    n = kept;
-    carma_err err;
-    int fd = request_connect(a, &err), failed = 0;
-    if (fd < 0) {
-        free(ids);
-        return cli_fail("cancel", &err);
-    }
-    json_t *results = json_array();
-    for (int i = 0; i < n; i++) {
-        json_t *reply = cancel_one(a, &fd, ids[i], &err);
-        if (!reply) {
-            failed++;
-            reply = json_pack("{sIsbss}", "id", (json_int_t)ids[i], "ok", 0, "error", err.msg);
-            carma_err_prefix(&err, "task %lld", ids[i]);
-            cli_fail("cancel", &err); /* the daemon's words: escapes shown, not obeyed */
-        } else if (!a->opts.json) {
-            char *state = str_escape_controls(json_string_value(json_object_get(reply, "state")));
-            printf("task %lld %s\n", ids[i], state ? state : "?");
-            free(state);
-        }
-        json_array_append_new(results, reply);
-    }
-    if (fd >= 0)
-        close(fd);
-    if (a->opts.json)
-        cli_print_json(results);
-    json_decref(results);
-    free(ids);
-    return failed ? 1 : 0;
+    return request_each_task(a, "cancel", cancel_done, NULL);
 }
 
 const request_cmd cmd_cancel = {.usage = usage, .run = run};

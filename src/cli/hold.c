@@ -1,12 +1,15 @@
-/* hold.c — `carma hold ID`: keep a queued task from starting (its owner or root). */
+/* hold.c — `carma hold ID...`: keep queued tasks from starting (their owner or root). */
 #include "cli/commands.h"
 #include "cli/request.h"
 
 static const char usage[] =
-    "usage: carma hold [--socket PATH] [--json] ID\n\n"
-    "Holds a queued task: it stays queued but does not start until `carma release ID`\n"
+    "usage: carma hold [--socket PATH] [--json] ID...\n\n"
+    "Holds each queued task: it stays queued but does not start until `carma release ID`\n"
     "(a running or ended task cannot be held; one held already stays so, with a note).\n"
-    "Only the task's owner or root may hold it.\n\n"
+    "Only the task's owner or root may hold it. A task that cannot be held is named on\n"
+    "stderr, the others are still held, and the exit status is 1. --json prints an array,\n"
+    "one object per ID in order (a repeated ID once): {id, ok: true, task, unchanged: true\n"
+    "when it was held already} or {id, ok: false, error}; the notes go to stderr.\n\n"
     REQUEST_USAGE;
 
 static int run(request_args *a)

@@ -1,12 +1,16 @@
-/* release.c — `carma release ID`: let a held task start again (its owner or root). */
+/* release.c — `carma release ID...`: let held tasks start again (their owner or root). */
 #include "cli/commands.h"
 #include "cli/request.h"
 
 static const char usage[] =
-    "usage: carma release [--socket PATH] [--json] ID\n\n"
-    "Releases a held task: it may start again, once its dependencies allow. A queued task\n"
-    "that is not held is left as it is, with a note (as scontrol does); a running or ended\n"
-    "task is an error, as for hold. Only the task's owner or root may release it.\n\n"
+    "usage: carma release [--socket PATH] [--json] ID...\n\n"
+    "Releases each held task: it may start again, once its dependencies allow. A queued\n"
+    "task that is not held is left as it is, with a note (as scontrol does); a running or\n"
+    "ended task is an error, as for hold. Only the task's owner or root may release it. A\n"
+    "task that cannot be released is named on stderr, the others are still released, and\n"
+    "the exit status is 1. --json prints an array, as hold's: one object per ID in order\n"
+    "(a repeated ID once), {id, ok: true, task, unchanged: true when it was not held} or\n"
+    "{id, ok: false, error}; the notes go to stderr.\n\n"
     REQUEST_USAGE;
 
 static int run(request_args *a)

@@ -201,22 +201,3 @@ int request_task_verb(request_args *a, const char *verb, long long *id, json_t *
         return rc;
     return request_send(a, json_pack("{sssI}", "verb", verb, "id", (json_int_t)*id), reply);
 }
-
-int request_hold_release(request_args *a, const char *verb, const char *done,
-                         const char *unchanged)
-{
-    long long id;
-    json_t *reply;
-    int rc = request_task_verb(a, verb, &id, &reply);
-    if (!reply)
-        return rc;
-    bool noop = json_is_true(json_object_get(reply, "unchanged"));
-    if (a->opts.json)
-        cli_print_json(json_object_get(reply, "task"));
-    if (noop) /* the command's answer, on stdout, unless stdout is JSON */
-        fprintf(a->opts.json ? stderr : stdout, "note: task %lld %s\n", id, unchanged);
-    else if (!a->opts.json)
-        printf("task %lld %s\n", id, done);
-    json_decref(reply);
-    return 0;
-}

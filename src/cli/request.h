@@ -106,16 +106,35 @@ int request_send(const request_args *a, json_t *req, json_t **reply);
  * with a short pause between. */
 int request_send_retrying(const request_args *a, json_t *req, int tries, json_t **reply);
 
-/* The whole work of a command that takes the common options and one task id (show, hold)
+/* The whole work of a command that takes the common options and one task id (show)
  * but printing the reply: reads its command line, sends {"verb": verb, "id": ID}. Sets *reply
  * (and *id) when the command goes on to print it; else *reply is NULL and the exit status is
  * returned (0 after --help). */
 int request_task_verb(request_args *a, const char *verb, long long *id, json_t **reply);
 
-/* The whole of `carma hold` and `carma release` (verb): the task id, the request, and what
- * was done: "task ID held" (done), or, when the daemon left the task as it was ("unchanged"),
- * "task ID is already held" (unchanged) as a note, as scontrol takes a hold of a held job;
- * with --json the task, and the note on stderr. Returns the exit status. */
+/* The operands of a command that takes one or more task ids (cancel, hold, release, wait),
+ * every one read before anything is done and a repeated one kept once: 0 with *ids (to free)
+ * and *n set, or the exit status after a usage error (or out of memory) was printed. */
+int request_task_ids(const request_args *a, long long **ids, int *n);
+
+/* Called by request_each_task for each task the daemon did `verb` to, with its reply: prints
+ * what was done (nothing on stdout with --json). */
+typedef void (*request_done_fn)(const request_args *a, long long id, const json_t *reply,
+                                const void *ctx);
+
+/* The whole of a command that sends `verb` to each of its task ids (cancel, hold, release):
+ * reads its command line (none of its own options) and ids (request_task_ids), then sends one
+ * request per task on one connection; a task the daemon refuses is named on stderr
+ * ("carma CMD: task ID: why") and the others are still done. With --json prints an array, one
+ * object per id in order: {id, ok: true, ...the daemon's reply} or {id, ok: false, error}.
+ * Returns the exit status: 1 when any failed. */
+int request_each_task(request_args *a, const char *verb, request_done_fn done, const void *ctx);
+
+/* The whole of `carma hold` and `carma release` (verb), request_each_task's: for each task,
+ * what was done: "task ID held" (done), or, when the daemon left the task as it was
+ * ("unchanged"), "note: task ID is already held" (unchanged), as scontrol takes a hold of a
+ * held job; with --json the array (each {id, ok, task, unchanged}), and the notes on stderr.
+ * Returns the exit status. */
 int request_hold_release(request_args *a, const char *verb, const char *done,
                          const char *unchanged);
 

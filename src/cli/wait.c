@@ -81,17 +81,17 @@ static int run(request_args *a)
             return cli_usage_error("wait", "--timeout: expected seconds, got '%s'", a->arg);
     if (opt < 0)
         return a->status;
-    int n = a->argc - a->operands;
-    if (n < 1 || n > MAX_IDS)
+    if (a->argc - a->operands > MAX_IDS)
         return cli_usage_error("wait", "expected 1 to %d task ids", MAX_IDS);
+    long long *ids;
+    int n, rc = request_task_ids(a, &ids, &n); /* `wait 5 5` waits for 5, shown once */
+    if (rc)
+        return rc;
     json_t *tasks = json_array();
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        int64_t v;
-        if (parse_i64(a->argv[a->operands + i], &v) || v < 1)
-            rc = cli_usage_error("wait", "expected a task id, got '%s'", a->argv[a->operands + i]);
-        json_array_append_new(tasks, json_pack("{sIss}", "id", (json_int_t)v, "state", "queued"));
-    }
+    for (int i = 0; i < n; i++)
+        json_array_append_new(tasks, json_pack("{sIss}", "id", (json_int_t)ids[i], "state",
+                                               "queued"));
+    free(ids);
     double deadline = clock_mono_s() + timeout;
     int left = n, worst = 0;
     while (rc == 0 && left > 0) {

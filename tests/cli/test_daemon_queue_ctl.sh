@@ -42,13 +42,15 @@ task_is "$c" queued || fail "held c started"
 [ "$(first_launch)" = "$a $e $b $d " ] || fail "launch order should be a e b d, got: $(first_launch)"
 # released, a task with no dependencies joins the queue at once: not "waiting" for them
 r=$("$CARMA" release --json "$c") || fail "release c"
-jq -e '.queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
+jq -e '.[0].task | .queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
     || fail "release's reply: c waits for dependencies it does not have: $r"
 "$CARMA" wait --timeout 20 "$c" >/dev/null || fail "released c did not run"
+out=$("$CARMA" wait "$c" "$c") || fail "wait c c" # a repeated id: once, as cancel takes it
+[ "$out" = "task $c done" ] || fail "wait c c should print c once: $out"
 # so does one whose dependencies have all ended (a is done)
 m=$(job 1 --hold --after "$a") || fail "submit m"
 r=$("$CARMA" release --json "$m") || fail "release m"
-jq -e '.queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
+jq -e '.[0].task | .queue != "waiting" and .reason_code != "dependency"' <<<"$r" >/dev/null \
     || fail "release's reply: m waits for a dependency that has ended: $r"
 "$CARMA" wait --timeout 20 "$m" >/dev/null || fail "released m did not run"
 [ "$(sqlite3 "$STATE/carma.db" "SELECT group_concat(kind) FROM (SELECT kind FROM events
@@ -81,14 +83,29 @@ j=$(job 1 --after "$i") || fail "submit j"
 out=$("$CARMA" release "$j" 2>&1) || fail "release of a task not held: $out"
 [ "$out" = "note: task $j is not held: nothing to release" ] || fail "release note: $out"
 out=$("$CARMA" release --json "$j" 2>"$tmp/err") || fail "release --json of a task not held"
-jq -e '.held == false and .state == "queued"' <<<"$out" >/dev/null || fail "release --json: $out"
+jq -e --argjson j "$j" '. == [{"id": $j, "ok": true, "task": .[0].task, "unchanged": true}] and
+    .[0].task.held == false and .[0].task.state == "queued"' <<<"$out" >/dev/null \
+    || fail "release --json: $out"
 [ "$(cat "$tmp/err")" = "note: task $j is not held: nothing to release" ] \
     || fail "release --json note: $(cat "$tmp/err")"
 [ "$("$CARMA" hold "$j")" = "task $j held" ] || fail "hold j"
 out=$("$CARMA" hold "$j" 2>&1) || fail "hold of a held task: $out"
 [ "$out" = "note: task $j is already held" ] || fail "hold note: $out"
 [ "$("$CARMA" show --json "$j" | jq -c '[.state, .held]')" = '["queued",true]' ] || fail "j held"
-"$CARMA" cancel "$j" >/dev/null
+# several ids, as scontrol hold/release take them: each done, a repeated one once, one that
+# cannot be named on stderr while the others still are, and the exit status 1
+p=$(job 1 --after "$i") || fail "submit p"
+out=$("$CARMA" hold "$p" "$j" "$p" 999 2>"$tmp/err"); rc=$?
+[ $rc -eq 1 ] && [ "$out" = "task $p held
+note: task $j is already held" ] || fail "hold p j p 999: exit $rc: $out"
+[ "$(cat "$tmp/err")" = "carma hold: task 999: no task 999" ] || fail "hold 999: $(cat "$tmp/err")"
+out=$("$CARMA" release --json "$p" "$a" "$j" 2>/dev/null); rc=$?
+[ $rc -eq 1 ] && jq -e --argjson p "$p" --argjson j "$j" --argjson a "$a" 'length == 3 and
+    .[0].id == $p and .[0].ok and .[0].task.held == false and .[0].unchanged == null and
+    .[1] == {"id": $a, "ok": false, "error": "task \($a) is already done"} and
+    .[2].id == $j and .[2].task.held == false' <<<"$out" >/dev/null \
+    || fail "release --json p a j: exit $rc: $out"
+"$CARMA" cancel "$j" "$p" >/dev/null
 [ "$("$CARMA" release "$i")" = "task $i released" ] || fail "release i"
 
 # --- time limit: cancelled past it, ends timeout, not retried
