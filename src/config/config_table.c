@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "config/config.h"
+#include "gpu/backend.h"
 #include "util/hostport.h"
 
 /* ---- the daemon's defaults and bounds (the daemon has no checks of its own) ------------------ */
@@ -88,6 +89,15 @@ static int check_mps_pipe_dir(const carma_config *cfg, carma_err *err)
 static int check_mps_log_dir(const carma_config *cfg, carma_err *err)
 {
     return check_mps_dir("mps_log_dir", cfg->daemon.mps_log_dir, err);
+}
+
+/* A backend carma does not have would stop the daemon only once it started: refused here, with
+ * the rest of the file. */
+static int check_gpu_backend(const carma_config *cfg, carma_err *err)
+{
+    if (gpu_backend_check(cfg->daemon.gpu_backend, err))
+        return carma_err_prefix(err, "gpu_backend");
+    return 0;
 }
 
 /* The metrics endpoint's address is checked with the rest of the file, so that a bad one
@@ -225,7 +235,8 @@ const config_row config_rows[] = {
     {OPT_STRING("state_dir", DAEMON, state_dir,
                 "daemon state directory: database and task logs (empty: /var/lib/carma as root, "
                 "else ~/.local/state/carma, or /tmp/carma-state-UID without $HOME)")},
-    {OPT_STRING("gpu_backend", DAEMON, gpu_backend, "daemon GPU backend: sim or nvml")},
+    {OPT_STRING("gpu_backend", DAEMON, gpu_backend, "daemon GPU backend: sim or nvml"),
+     .check = check_gpu_backend},
     {OPT_STRING("sim_gpus", DAEMON, sim_gpus,
                 "GPUs of the sim backend, e.g. 2xA100-40GB or 1xA100-40GB,1xV100-16GB")},
     {OPT_DOUBLE("sample_interval_s", DAEMON, sample_interval_s,

@@ -151,9 +151,10 @@ static int start(daemon_state *d, carma_err *err)
 {
     char path[4400];
     /* The GPUs first, so a daemon that cannot read them (no libnvidia-ml) leaves nothing
-     * behind; only the fake-GPU backend (`sim`) keeps its GPUs in the state directory. */
+     * behind; the fake-GPU backend (`sim`) keeps its GPUs in the state directory, so only its
+     * specification is checked before (then the socket, by d_statedir_open). */
     bool fakegpu = d->opts->backend && !strcmp(d->opts->backend, "sim");
-    if (!fakegpu && d_monitor_open(d, err))
+    if (fakegpu ? d_monitor_check(d, err) : d_monitor_open(d, err))
         return -1;
     if (d_statedir_open(d, err))
         return -1;

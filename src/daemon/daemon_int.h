@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/un.h>
 
 #include "daemon/daemon.h"
 #include "daemon/oomclass.h"
@@ -219,6 +220,9 @@ typedef struct daemon_state {
 } daemon_state;
 
 /* monitor.c */
+/* What can be known of the GPU backend before it is opened: its name, and the sim backend's
+ * specification (its state file lives in the state directory, opened later). */
+int d_monitor_check(const daemon_state *d, carma_err *err);
 int d_monitor_open(daemon_state *d, carma_err *err);
 void d_monitor_close(daemon_state *d);
 void d_monitor_tick(daemon_state *d);
@@ -236,8 +240,8 @@ int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err
 /* Asks the MPS servers to end a task's clients cleanly before it is signalled. */
 void d_mps_terminate(daemon_state *d, const dtask *t);
 
-/* statedir.c: opens, checks and locks the state directory, makes sure the database file is
- * a private regular file of ours, and checks the socket's directory. */
+/* statedir.c: checks the socket's path and directory, then opens, checks and locks the state
+ * directory and makes sure the database file is a private regular file of ours. */
 int d_statedir_open(daemon_state *d, carma_err *err);
 void d_statedir_close(daemon_state *d);
 /* Looks at the state directory's free space (each monitor tick): below state_min_free_mib,
@@ -252,6 +256,8 @@ int d_state_space_refuses(const daemon_state *d, carma_err *err);
 void d_purge_logs(daemon_state *d, double now_mono);
 
 /* server.c */
+/* The address of the socket at path: 0, or -1 with err when the path is too long for one. */
+int d_socket_addr(struct sockaddr_un *sa, const char *path, carma_err *err);
 int d_listen(daemon_state *d, carma_err *err);
 /* When the socket file the daemon serves is gone (its directory removed: a login session's
  * $XDG_RUNTIME_DIR ends at logout), serves again: at the default path chosen afresh when none

@@ -11,16 +11,30 @@
 #include "daemon/journal.h"
 #include "daemon/tasks.h"
 #include "gpu/dcgm.h"
+#include "gpu/fakegpu_state.h"
 #include "gpu/nvml_backend.h"
 #include "gpu/print.h"
 #include "gpu/procs.h"
 
+int d_monitor_check(const daemon_state *d, carma_err *err)
+{
+    if (gpu_backend_check(d->opts->backend, err))
+        return -1;
+    if (strcmp(d->opts->backend, "sim"))
+        return 0;
+    fakegpu_state *st = malloc(sizeof *st); /* the spec's GPUs, read and dropped */
+    if (!st)
+        return carma_err_set(err, "out of memory");
+    int rc = fakegpu_parse_spec(d->opts->fakegpu_spec, st, err);
+    free(st);
+    return rc ? carma_err_prefix(err, "GPU backend sim") : 0;
+}
+
 int d_monitor_open(daemon_state *d, carma_err *err)
 {
+    if (d_monitor_check(d, err))
+        return -1;
     d->ops = gpu_backend_find(d->opts->backend);
-    if (!d->ops)
-        return carma_err_set(err, "unknown GPU backend '%s' (available: %s)", d->opts->backend,
-                             gpu_backend_names());
     /* DCGM (the nvml backend's, for GPUs without GPM) logs what happens after it opened: a
      * move from its embedded engine to a host engine started later */
     dcgm_set_log(d->opts->log);

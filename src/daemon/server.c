@@ -45,7 +45,7 @@
 #define OUTPUT_BACKLOG (1u << 20) /* pending replies above which a peer's requests wait */
 #define MAX_REQUESTS_PER_TURN 512
 
-static int fill_addr(struct sockaddr_un *sa, const char *path, carma_err *err)
+int d_socket_addr(struct sockaddr_un *sa, const char *path, carma_err *err)
 {
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
@@ -83,7 +83,7 @@ static int listen_on(daemon_state *d, carma_err *err)
 {
     const char *path = d->sock_path;
     struct sockaddr_un sa;
-    if (fill_addr(&sa, path, err))
+    if (d_socket_addr(&sa, path, err))
         return -1;
     /* In a sticky directory (/tmp) another user can take the name first: say so, rather than
      * "address in use" or "another daemon is serving" it. */

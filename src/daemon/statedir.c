@@ -101,6 +101,11 @@ static int check_socket_dir(const char *socket_path, carma_err *err)
 int d_statedir_open(daemon_state *d, carma_err *err)
 {
     const char *dir = d->opts->state_dir;
+    /* the socket first: one refused leaves no state directory behind */
+    struct sockaddr_un sa;
+    if (d_socket_addr(&sa, d->opts->socket_path, err) ||
+        check_socket_dir(d->opts->socket_path, err))
+        return -1;
     if ((d->state_fd = private_dir(AT_FDCWD, dir, "state directory", err)) < 0)
         return -1;
     if (lock_state(d, err))
@@ -111,7 +116,7 @@ int d_statedir_open(daemon_state *d, carma_err *err)
     snprintf(path, sizeof path, "%s/carma.db", dir);
     if (safefs_private_file(d->state_fd, "carma.db", path, err))
         return carma_err_prefix(err, "state database");
-    return check_socket_dir(d->opts->socket_path, err);
+    return 0;
 }
 
 void d_statedir_close(daemon_state *d)

@@ -34,6 +34,14 @@ const char *gpu_backend_names(void)
     return names;
 }
 
+int gpu_backend_check(const char *name, carma_err *err)
+{
+    if (gpu_backend_find(name))
+        return 0;
+    return carma_err_set(err, "unknown GPU backend '%s' (available: %s)", name ? name : "",
+                         gpu_backend_names());
+}
+
 const char *metric_source_name(metric_source s)
 {
     switch (s) {

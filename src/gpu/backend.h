@@ -72,5 +72,8 @@ typedef struct gpu_backend_ops {
 const gpu_backend_ops *gpu_backend_find(const char *name);
 /* Names of all backends, for help and errors: "sim, nvml". */
 const char *gpu_backend_names(void);
+/* 0 when name is a backend's, else -1 with err naming it and the backends (the config's
+ * gpu_backend, --gpu-backend and the daemon's start all say it so). */
+int gpu_backend_check(const char *name, carma_err *err);
 
 #endif

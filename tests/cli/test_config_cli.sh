@@ -96,6 +96,9 @@ bad "relative mps_pipe_dir" "--set: mps_pipe_dir: 'mps/pipe' is not an absolute 
 bad "relative mps_log_dir" "--set: mps_log_dir: 'log' is not an absolute path" \
     --set mps_log_dir=log
 bad "bad metrics_listen" "--set: metrics_listen" --set metrics_listen=localhost
+# a GPU backend carma does not have would stop the daemon only once started
+bad "unknown gpu_backend" "--set: gpu_backend: unknown GPU backend 'foo' (available: sim, nvml)" \
+    --set gpu_backend=foo
 bad "unknown sim_server model" "--set: sim_server '4xB300': unknown GPU model 'B300'" \
     --set sim_server=4xB300
 bad "a hexadecimal number" "--set: grace_s: expected 0..86400 seconds, got '0x1p3'" \
@@ -110,6 +113,9 @@ bad "sim_server in a file" "server.conf:2: sim_server '0xA100-40GB': GPU count m
 printf 'sim_power_busy_frac = 1.9\n' >"$tmp/power.conf"
 bad "power fractions in a file" "power.conf:1: sim_power_busy_frac, sim_power_util_frac" \
     --config "$tmp/power.conf"
+printf 'gpu_backend = foo\n' >"$tmp/backend.conf"
+bad "unknown gpu_backend in a file" "backend.conf:1: gpu_backend: unknown GPU backend 'foo'" \
+    --config "$tmp/backend.conf"
 printf '# hook\non_finish = rel\n' >"$tmp/hook.conf"
 bad "relative on_finish in a file" "hook.conf:2: on_finish: 'rel' is not an absolute path" \
     --config "$tmp/hook.conf"

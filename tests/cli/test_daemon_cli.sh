@@ -29,6 +29,16 @@ grep -q "cannot reach the daemon at $SOCK" <<<"$out" || fail "no daemon message:
 [ $? -eq 1 ] && grep -q "unknown GPU backend 'nope' (available: sim" "$tmp/err" || fail "bad backend"
 "$CARMA" daemon --gpu-backend sim --sim-gpus 2xA100 --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "expected COUNTxNAME-<N>GB" "$tmp/err" || fail "bad --sim-gpus"
+# what can be checked is, before anything is created: a bad --sim-gpus, a socket directory
+# that cannot be one or a socket path too long leave no state directory behind
+[ ! -e "$tmp/xs" ] || fail "a daemon refusing --sim-gpus 2xA100 created its state directory"
+touch "$tmp/file"
+for sock in "$tmp/file/s" "$tmp/$(printf 's%.0s' {1..120})"; do
+    "$CARMA" daemon --gpu-backend sim --socket "$sock" --state "$tmp/xs" 2>"$tmp/err"
+    [ $? -eq 1 ] && grep -Eq "socket directory: $tmp/file: Not a directory|is longer than" \
+        "$tmp/err" || fail "socket $sock: $(cat "$tmp/err")"
+    [ ! -e "$tmp/xs" ] || fail "a daemon refusing socket $sock created its state directory"
+done
 # --sim-gpus with another backend (named, or the config's nvml) would be ignored: refused
 for backend in "--gpu-backend nvml" ""; do
     CARMA_CONFIG= timeout 20 "$CARMA" daemon $backend --sim-gpus 2xA100-40GB --socket "$tmp/x" \
