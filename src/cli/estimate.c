@@ -66,7 +66,8 @@ static const char *const usage =
     "                    row i in fold i mod K (default 5; 0: none)\n"
     "  --ws-band W       with --fit-xmem, to compare: fit with the workspace rule's band\n"
     "                    W x the input wide (default 1, the estimator's; 0: one size)\n"
-    "Data files are read from $CARMA_DATA_DIR, else the source tree's data/.\n";
+    "Data files are read from $CARMA_DATA_DIR, else PREFIX/share/carma of an installed\n"
+    "carma (" CARMA_INSTALL_DATADIR "), or the source tree's data/ (`carma --help`).\n";
 
 typedef struct est_args {
     const char *summary, *estimator, *out, *optimizer, *trace, *fit_xmem;

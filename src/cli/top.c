@@ -1,6 +1,7 @@
 /* top.c — `carma top`: a live view of the daemon in the terminal, as nvtop or htop give: each
  * GPU with its memory, activity and the tasks it holds, then the queue with each task's
  * reason, redrawn every N seconds with plain ANSI sequences (home, clear) until q or Ctrl-C.
+ * Into a pipe or a file, frames follow one another with no escape sequence, as `top -b`'s.
  * --once prints one frame and exits (for scripts and tests). The tables are `gpus`' and
  * `queue`'s own (views.h), which escape what users chose. */
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/request.h"
 #include "cli/views.h"
+#include "util/clock.h"
 #include "util/strutil.h"
 #include "util/timefmt.h"
 
@@ -25,7 +27,10 @@ static const char usage[] =
     "in detail (memory, activity, power, grace state, what the carma ledger has committed,\n"
     "and the tasks on it, one line each); then the queued and running tasks with the reason\n"
     "each queued one waits. Redrawn every SECONDS (2) until q or Ctrl-C; the queue is cut\n"
-    "to the terminal's height.\n\n"
+    "to the terminal's height. When stdout is not a terminal (a pipe, a file), frames\n"
+    "follow one another whole, each after a blank line, with no escape sequence (as\n"
+    "top -b), until Ctrl-C or SIGTERM, or the reader goes. q is read from the terminal\n"
+    "while the view is on it, and from a piped input always (its end does not stop top).\n\n"
     "  --interval S    seconds between frames (0.2..3600)\n"
     "  --once          print one frame and exit (with --json: {\"gpus\", \"tasks\"})\n"
     REQUEST_USAGE;
@@ -76,8 +81,15 @@ static void print_bars(const json_t *gpus)
     putchar('\n');
 }
 
+/* How frames are shown: live (again and again) on a terminal (clear: at its top, the queue
+ * cut to its height) or not; keys: q is read from the terminal, the header says so. */
+typedef struct view {
+    bool live, clear, keys;
+    double interval;
+} view;
+
 /* One frame: the GPUs, then as much of the queue as fits. */
-static int frame(request_args *a, bool live, double interval)
+static int frame(request_args *a, const view *v)
 {
     json_t *gpus, *queue, *tasks;
     int rc = request_send(a, json_pack("{ss}", "verb", "gpus"), &gpus);
@@ -89,7 +101,7 @@ static int frame(request_args *a, bool live, double interval)
     json_t *g;
     json_array_foreach(json_object_get(gpus, "gpus"), i, g) used +=
         2 + (int)json_array_size(json_object_get(g, "holds"));
-    if (live && rows > used + 2) { /* one more than fits: to know whether the queue was cut */
+    if (v->clear && rows > used + 2) { /* one more than fits: to know whether the queue was cut */
         fit = (size_t)(rows - used - 2);
         json_object_set_new(req, "limit", json_integer((json_int_t)fit + 1));
     }
@@ -106,13 +118,13 @@ static int frame(request_args *a, bool live, double interval)
     } else {
         char now[32];
         time_local_text((double)time(NULL), now, sizeof now);
-        if (live)
+        if (v->clear)
             fputs("\033[H\033[2J", stdout); /* home, clear */
         char *backend = str_escape_controls(json_string_value(json_object_get(gpus, "backend")));
         printf("carma top   %s   backend %s", now, backend ? backend : "?");
         free(backend);
-        if (live)
-            printf("   every %gs, q quits", interval);
+        if (v->live)
+            printf("   every %gs%s", v->interval, v->keys ? ", q quits" : "");
         printf("\n\n");
         print_bars(json_object_get(gpus, "gpus"));
         gpus_print_table(json_object_get(gpus, "gpus"));
@@ -138,16 +150,21 @@ static int frame(request_args *a, bool live, double interval)
     return 0;
 }
 
-/* Waits up to `seconds` for q on a terminal's input (or a signal); true when it is time to
- * stop. */
-static bool wait_key(double seconds, bool keys)
+/* Waits up to `seconds` for q on the input when *keys (or a signal); true when it is time to
+ * stop. An input that ended is not read again (*keys false): the wait goes on. */
+static bool wait_key(double seconds, bool *keys)
 {
     struct pollfd p = {STDIN_FILENO, POLLIN, 0};
-    char c = 0;
-    if (poll(&p, keys ? 1 : 0, (int)(seconds * 1000)) > 0 && read(STDIN_FILENO, &c, 1) == 1 &&
-        (c == 'q' || c == 'Q'))
-        return true;
-    return stop; /* another key redraws at once */
+    double end = clock_mono_s() + seconds;
+    for (;;) {
+        double left = end - clock_mono_s();
+        char c = 0;
+        if (stop || left <= 0 || poll(&p, *keys ? 1 : 0, (int)(left * 1000)) <= 0)
+            return stop;
+        if (read(STDIN_FILENO, &c, 1) == 1)
+            return c == 'q' || c == 'Q' || stop; /* another key redraws at once */
+        *keys = false;
+    }
 }
 
 static const struct option longopts[] = {
@@ -174,23 +191,29 @@ static int run(request_args *a)
         return rc;
     if (a->opts.json && !once)
         return cli_usage_error("top", "--json needs --once (a live view is for a terminal)");
+    view v = {.live = !once, .clear = !once && isatty(STDOUT_FILENO), .interval = interval};
     if (once)
-        return frame(a, false, interval);
+        return frame(a, &v);
     struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll wakes up */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     struct termios saved, raw;
-    bool keys = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
-    if (keys) { /* q without Enter, and not echoed */
+    /* q from a terminal only while the view is on it (else a pager may be reading it too);
+     * from a pipe or a file, always */
+    bool tty_in = isatty(STDIN_FILENO), input;
+    if ((v.keys = tty_in && v.clear && tcgetattr(STDIN_FILENO, &saved) == 0)) {
+        /* q without Enter, and not echoed */
         raw = saved;
         raw.c_lflag &= (tcflag_t)~(ICANON | ECHO);
         raw.c_cc[VMIN] = 0;
         raw.c_cc[VTIME] = 0;
         tcsetattr(STDIN_FILENO, TCSANOW, &raw);
     }
-    while (!(rc = frame(a, true, interval)) && !wait_key(interval, keys))
-        ;
-    if (keys)
+    input = v.keys || !tty_in;
+    while (!(rc = frame(a, &v)) && !wait_key(interval, &input))
+        if (!v.clear)
+            putchar('\n'); /* between frames that follow one another */
+    if (v.keys)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved);
     return rc;
 }

@@ -68,7 +68,14 @@ sleep 1
 kill -INT "$top_pid"
 wait "$top_pid" || fail "top did not end cleanly on SIGINT"
 [ "$(grep -c "carma top " "$tmp/top")" -ge 2 ] || fail "top redraws: $(cat -v "$tmp/top" | head)"
-grep -q $'\033\[H\033\[2J' "$tmp/top" || fail "top clears the screen between frames"
+# into a file or a pipe, as top -b: whole frames after a blank line, no escape sequence, and
+# the header promises no q (the input is not a terminal); q on a piped input quits
+grep -q $'\033' "$tmp/top" && fail "top into a file: escape sequences: $(cat -v "$tmp/top" | head)"
+grep -B1 "^carma top " "$tmp/top" | sed -n 3p | grep -qx "" \
+    || fail "top into a file: no blank line between frames: $(head -20 "$tmp/top")"
+grep -q "q quits" "$tmp/top" && fail "top into a file says q quits"
+(sleep 0.5; printf q) | timeout 10 "$CARMA" top --interval 0.2 >"$tmp/top_q"
+[ $? -eq 0 ] || fail "q on a piped input did not end top: $(head -3 "$tmp/top_q")"
 # on a terminal too short for the queue (11 rows: the header, GPU 0 with its task, one row of
 # the queue), top says that it cut the queue and counts only what it shows (q quits)
 # (script(1) is util-linux's, in every Debian)
@@ -76,6 +83,8 @@ short_tty="stty rows 11 cols 150; $(printf '%q' "$CARMA") top --interval 0.2"
 (sleep 1; printf q) | timeout 20 script -qec "$short_tty" /dev/null >"$tmp/top_tty" 2>&1 \
     || fail "top on a short terminal: $(cat -v "$tmp/top_tty")"
 last=$(tr -d '\r' <"$tmp/top_tty" | grep -a "queued, " | tail -1)
+grep -aq $'\033\[H\033\[2J' "$tmp/top_tty" || fail "top clears the terminal between frames"
+grep -aq "every 0.2s, q quits" "$tmp/top_tty" || fail "top on a terminal: the header names q"
 [ "$last" = "1 queued, 0 running shown (cut to the terminal)" ] \
     || fail "top on a short terminal: '$last': $(cat -v "$tmp/top_tty" | tail -5)"
 

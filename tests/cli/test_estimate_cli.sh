@@ -19,6 +19,8 @@ expect 2 "--json does not go with --fit-carma" "$CARMA" estimate --fit-carma --j
 expect 2 "--iterations does not go with --trace" "$CARMA" estimate --trace x --iterations 2
 expect 2 "--folds does not go with --summary" "$CARMA" estimate --summary x --batch 2 --folds 3
 expect 0 "usage: carma estimate" "$CARMA" estimate --help
+# where the data comes from, as carma --help and util/datadir.h say: an installed carma's too
+expect 0 "else PREFIX/share/carma of an installed" "$CARMA" estimate --help
 expect 2 "--summary: empty path" "$CARMA" estimate --summary "" --batch 32
 expect 1 "$SRC/data: Is a directory" "$CARMA" estimate --summary "$SRC/data" --batch 32
 expect 0 '"class": 1' "$CARMA" estimate --summary vgg_32.model --batch 32 --estimator gpumemnet --json
