@@ -53,6 +53,26 @@ static inline void fake_nvml_replace(const char *path, const char *text)
         abort();
 }
 
+/* The environment a test of the nvml backend starts from: DCGM absent, every GPU (the
+ * allocation filter has its own tests), no library path or DCGM host engine of the caller's. */
+static inline void fake_nvml_clean_env(void)
+{
+    setenv("CARMA_DCGM_LIBRARY", "/nonexistent/libdcgm.so.4", 1);
+    unsetenv("CARMA_NVML_LIBRARY");
+    unsetenv("SLURM_JOB_GPUS");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("CARMA_DCGM_HOSTENGINE"); /* nv-hostengine's default address, where none answers */
+    unsetenv("FAKE_DCGM_HOSTENGINE");
+}
+
+/* A test's end, after its backend was closed: its scenario file (NULL: none) removed. */
+static inline void fake_nvml_cleanup(const char *scenario)
+{
+    if (scenario)
+        unlink(scenario);
+    unsetenv("FAKE_NVML_SCENARIO");
+}
+
 static inline void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

@@ -170,10 +170,7 @@ static const char *scenario;
 static int setup(void **state)
 {
     (void)state;
-    setenv("CARMA_DCGM_LIBRARY", "/nonexistent/libdcgm.so.4", 1);
-    unsetenv("CARMA_NVML_LIBRARY");
-    unsetenv("SLURM_JOB_GPUS");
-    unsetenv("CUDA_VISIBLE_DEVICES");
+    fake_nvml_clean_env();
     scenario = fake_nvml_scenario(four_fake);
     return 0;
 }
@@ -181,8 +178,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    unlink(scenario);
-    unsetenv("FAKE_NVML_SCENARIO");
+    fake_nvml_cleanup(scenario);
     unsetenv("SLURM_JOB_GPUS");
     unsetenv("CUDA_VISIBLE_DEVICES");
     return 0;

@@ -39,12 +39,7 @@ static int setup(void **state)
 {
     (void)state;
     memset(&F, 0, sizeof F);
-    setenv("CARMA_DCGM_LIBRARY", "/nonexistent/libdcgm.so.4", 1); /* DCGM absent, always */
-    unsetenv("CARMA_NVML_LIBRARY");
-    unsetenv("SLURM_JOB_GPUS"); /* every GPU: the allocation filter has its own tests */
-    unsetenv("CUDA_VISIBLE_DEVICES");
-    unsetenv("CARMA_DCGM_HOSTENGINE"); /* nv-hostengine's default address, where none answers */
-    unsetenv("FAKE_DCGM_HOSTENGINE");
+    fake_nvml_clean_env();
     return 0;
 }
 
@@ -53,9 +48,7 @@ static int teardown(void **state)
     (void)state;
     if (F.b)
         gpu_backend_nvml.close(F.b);
-    if (F.scenario)
-        unlink(F.scenario);
-    unsetenv("FAKE_NVML_SCENARIO");
+    fake_nvml_cleanup(F.scenario);
     return 0;
 }
 

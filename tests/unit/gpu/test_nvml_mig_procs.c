@@ -21,11 +21,7 @@ static gpu_reading r[2];
 static int setup(void **state)
 {
     (void)state;
-    setenv("CARMA_DCGM_LIBRARY", "/nonexistent/libdcgm.so.4", 1); /* DCGM absent */
-    unsetenv("CARMA_NVML_LIBRARY");
-    unsetenv("SLURM_JOB_GPUS");
-    unsetenv("CUDA_VISIBLE_DEVICES");
-    unsetenv("CARMA_DCGM_HOSTENGINE");
+    fake_nvml_clean_env();
     backend = NULL;
     scenario_path = NULL;
     return 0;
@@ -36,9 +32,7 @@ static int teardown(void **state)
     (void)state;
     if (backend)
         gpu_backend_nvml.close(backend);
-    if (scenario_path)
-        unlink(scenario_path);
-    unsetenv("FAKE_NVML_SCENARIO");
+    fake_nvml_cleanup(scenario_path);
     return 0;
 }
 
