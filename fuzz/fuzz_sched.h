@@ -288,7 +288,7 @@ static void check_decision(world *w, const sched_decision *d, const gpu_grace *b
         CHECK(gr.state == GPU_LAUNCHING && gr.task == t);
         if (grace)
             CHECK(before[g].state == GPU_AVAILABLE);
-        collocated |= !w->v[g].idle;
+        collocated |= !w->v[g].idle || load_before[g].ntasks > 0; /* or one placed since */
         all_idle &= w->v[g].idle;
         sched_gpu_load L = sched_gpu_ledger(w->s, g);
         CHECK(L.ntasks == load_before[g].ntasks + 1);
