@@ -76,19 +76,20 @@ typedef struct est_args {
     bool batch_set, folds_set, json, eval, train, fit, run;
 } est_args;
 
-/* An int option of at least `min`: a whole number past that or an int's range is said to be
- * out of range, not to be no integer. */
+/* An int option of at least `min` (INT_MIN: its mode checks it): a whole number past that or
+ * an int's range is said to be out of range, not to be no integer. */
 static int parse_int_opt(const char *name, const char *v, int min, int *out)
 {
     int64_t x = 0;
     bool bad = parse_i64(v, &x) != 0, huge = bad && errno == ERANGE;
     if (bad && !huge)
         return cli_usage_error("estimate", "%s needs an integer, got '%s'", name, v);
-    if (huge ? strchr(v, '-') != NULL : x < min)
+    bool neg = huge ? strchr(v, '-') != NULL : x < 0;
+    if (min > INT_MIN && (huge ? neg : x < min))
         return cli_usage_error("estimate", "%s must be at least %d, got '%s'", name, min, v);
-    if (huge || x > INT_MAX)
-        return cli_usage_error("estimate", "%s: '%s' is out of range (at most %d)", name, v,
-                               INT_MAX);
+    if (huge || x < INT_MIN || x > INT_MAX) /* not "at least INT_MIN", a bound of no mode */
+        return cli_usage_error("estimate", "%s: '%s' is out of range (%s %d)", name, v,
+                               neg ? "at least" : "at most", neg ? INT_MIN : INT_MAX);
     *out = (int)x;
     return 0;
 }

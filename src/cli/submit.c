@@ -64,8 +64,9 @@ static const char usage[] =
     "  --array LIST       a sweep: one task per index (1-8, 1-7:2 for every second, 1,2,5,\n"
     "                     0-3,10; at most 1000), each with CARMA_ARRAY_INDEX in its\n"
     "                     environment (a command reads it as sh -c '... $CARMA_ARRAY_INDEX');\n"
-    "                     queued all or none, as Slurm's (one refused: none is); prints the\n"
-    "                     ids on one line (--json: {\"ids\": [...]}, else {\"id\": N})\n"
+    "                     queued all or none, as Slurm's (one refused, or Ctrl-C while\n"
+    "                     they are sent: none is); prints the ids on one line (--json:\n"
+    "                     {\"ids\": [...]}, else {\"id\": N})\n"
     REQUEST_USAGE;
 
 /* Fills the submission from a task file (task/taskload.h); options given on the command

@@ -1,6 +1,7 @@
 /* submit_send.c — `carma submit`'s (and `carma run`'s) way of sending a submission to the
  * daemon: each with a random idempotency key, sent again when the reply is lost; an --array's
  * tasks one by one, their ids printed on one line. */
+#include <signal.h>
 #include <stdio.h>
 #include <sys/random.h>
 
@@ -57,16 +58,76 @@ static void cancel_taken(const request_args *a, json_t *ids)
                 json_array_size(ids));
 }
 
+/* A signal that came while an array was being queued (0: none) */
+static volatile sig_atomic_t array_signal;
+
+static void on_array_signal(int sig)
+{
+    array_signal = sig;
+}
+
+static const int array_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* While an array is queued, Ctrl-C (or SIGTERM, SIGHUP) is noted rather than obeyed at once:
+ * obeyed, it would leave the tasks taken so far held for good. SA_RESTART lets the request in
+ * flight finish, so that a task the daemon took is known, and cancelled. A signal ignored
+ * (nohup) stays ignored. */
+static void catch_array_signals(struct sigaction *old)
+{
+    struct sigaction sa = {.sa_handler = on_array_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    array_signal = 0;
+    for (size_t k = 0; k < sizeof array_signals / sizeof *array_signals; k++) {
+        sigaction(array_signals[k], NULL, &old[k]);
+        if (old[k].sa_handler != SIG_IGN)
+            sigaction(array_signals[k], &sa, NULL);
+    }
+}
+
+/* Puts the handlers back and, when a signal came, ends as that signal would have. */
+static void restore_array_signals(const struct sigaction *old)
+{
+    for (size_t k = 0; k < sizeof array_signals / sizeof *array_signals; k++)
+        sigaction(array_signals[k], &old[k], NULL);
+    if (array_signal)
+        raise(array_signal);
+}
+
+static int send_array(const request_args *a, json_t *task, const int *array, size_t narray);
+
 int submit_send_all(const request_args *a, json_t *task, const int *array, size_t narray)
+{
+    if (narray <= 1)
+        return send_array(a, task, array, narray);
+    struct sigaction old[sizeof array_signals / sizeof *array_signals];
+    catch_array_signals(old);
+    int rc = send_array(a, task, array, narray);
+    restore_array_signals(old);
+    return rc;
+}
+
+/* The tasks taken so far are cancelled (ids freed): the exit status rc, or after a signal
+ * 128 + its number. */
+static int give_up(const request_args *a, json_t *ids, int rc)
+{
+    if (array_signal)
+        fprintf(stderr, "carma submit: signal %d\n", (int)array_signal);
+    cancel_taken(a, ids);
+    json_decref(ids);
+    return rc ? rc : 128 + array_signal;
+}
+
+/* submit_send_all's work, with a signal (array_signal) noted rather than obeyed */
+static int send_array(const request_args *a, json_t *task, const int *array, size_t narray)
 {
     size_t n = narray ? narray : 1;
     json_t *ids = json_array();
     int rc = 0;
     /* An array is queued as Slurm's is, all or none: its tasks go held, and are released once
-     * the daemon has taken every one (a refusal, say max_tasks_per_user, cancels the others
-     * before any started). */
+     * the daemon has taken every one (a refusal, say max_tasks_per_user, or a signal cancels
+     * the others before any started). */
     bool held = json_is_true(json_object_get(task, "hold"));
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    for (size_t i = 0; i < n && rc == 0 && !array_signal; i++) {
         json_t *t = json_deep_copy(task);
         if (narray) {
             json_object_set_new(t, "array_index", json_integer(array[i]));
@@ -87,19 +148,15 @@ int submit_send_all(const request_args *a, json_t *task, const int *array, size_
     }
     size_t i;
     json_t *id, *reply;
-    if (rc) {
-        cancel_taken(a, ids);
-        json_decref(ids);
-        return rc;
-    }
+    if (rc || array_signal)
+        return give_up(a, ids, rc);
     if (n > 1 && !held) {
         json_array_foreach(ids, i, id) {
+            if (array_signal)
+                return give_up(a, ids, 0);
             if ((rc = request_send(a, json_pack("{sssO}", "verb", "release", "id", id),
-                                   &reply)) != 0) {
-                cancel_taken(a, ids);
-                json_decref(ids);
-                return rc;
-            }
+                                   &reply)) != 0)
+                return give_up(a, ids, rc);
             json_decref(reply);
         }
     }

@@ -151,8 +151,10 @@ static int frame(request_args *a, const view *v)
 }
 
 /* Waits up to `seconds` for q on the input when *keys (or a signal); true when it is time to
- * stop. An input that ended is not read again (*keys false): the wait goes on. */
-static bool wait_key(double seconds, bool *keys)
+ * stop. An input that ended is not read again (*keys false): the wait goes on. Another key
+ * on a terminal (tty) redraws at once; a pipe's other bytes are no keys, and are passed over:
+ * each would otherwise draw a frame at once, and a piped file flood the daemon with them. */
+static bool wait_key(double seconds, bool *keys, bool tty)
 {
     struct pollfd p = {STDIN_FILENO, POLLIN, 0};
     double end = clock_mono_s() + seconds;
@@ -161,9 +163,10 @@ static bool wait_key(double seconds, bool *keys)
         char c = 0;
         if (stop || left <= 0 || poll(&p, *keys ? 1 : 0, (int)(left * 1000)) <= 0)
             return stop;
-        if (read(STDIN_FILENO, &c, 1) == 1)
-            return c == 'q' || c == 'Q' || stop; /* another key redraws at once */
-        *keys = false;
+        if (read(STDIN_FILENO, &c, 1) != 1)
+            *keys = false;
+        else if (c == 'q' || c == 'Q' || tty)
+            return c == 'q' || c == 'Q' || stop;
     }
 }
 
@@ -210,7 +213,7 @@ static int run(request_args *a)
         tcsetattr(STDIN_FILENO, TCSANOW, &raw);
     }
     input = v.keys || !tty_in;
-    while (!(rc = frame(a, &v)) && !wait_key(interval, &input))
+    while (!(rc = frame(a, &v)) && !wait_key(interval, &input, tty_in))
         if (!v.clear)
             putchar('\n'); /* between frames that follow one another */
     if (v.keys)

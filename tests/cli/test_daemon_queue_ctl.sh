@@ -144,6 +144,23 @@ set -- $ids
 [ "$("$CARMA" logs "$3")" = i=5 ] && [ "$("$CARMA" show --json "$3" | jq -r .name)" = "sweep[5]" ] \
     || fail "array element 5: $("$CARMA" logs "$3"), $("$CARMA" show --json "$3" | jq -r .name)"
 "$CARMA" submit --array 3-1 -- true >/dev/null 2>&1 && fail "--array 3-1 accepted"
+# all or none when interrupted too: a signal while the array is queued (SIGTERM here: a
+# background job's SIGINT is ignored) cancels the tasks taken, rather than leaving them held
+intr() { "$CARMA" queue --json | jq '[.[] | select(.name | startswith("intr["))] | length'; }
+"$CARMA" submit --array 0-999 --name intr -- true >/dev/null 2>"$tmp/intr.err" &
+sp=$!
+until [ "$(intr)" -gt 0 ] || ! kill -0 "$sp" 2>/dev/null; do :; done
+if kill -TERM "$sp" 2>/dev/null; then
+    wait "$sp"; st=$?
+    [ $st -eq 143 ] || fail "an array interrupted: exit $st, not SIGTERM's: $(cat "$tmp/intr.err")"
+    grep -q "task(s) already queued were cancelled" "$tmp/intr.err" \
+        || fail "an array interrupted: $(cat "$tmp/intr.err")"
+    [ "$(intr)" = 0 ] || fail "an array interrupted left $(intr) tasks behind"
+else
+    echo "note: the array was queued before the signal; its interruption is not tested"
+    left=$("$CARMA" queue --json | jq -r '.[] | select(.name | startswith("intr[")) | .id')
+    [ -z "$left" ] || "$CARMA" cancel $left >/dev/null
+fi
 
 # --- who may: nobody may not hold root's task, nor raise a priority above 0
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then

@@ -76,6 +76,11 @@ grep -B1 "^carma top " "$tmp/top" | sed -n 3p | grep -qx "" \
 grep -q "q quits" "$tmp/top" && fail "top into a file says q quits"
 (sleep 0.5; printf q) | timeout 10 "$CARMA" top --interval 0.2 >"$tmp/top_q"
 [ $? -eq 0 ] || fail "q on a piped input did not end top: $(head -3 "$tmp/top_q")"
+# a piped input's other bytes are no keys: each does not draw a frame at once (a piped file
+# would flood the daemon with requests), the interval still holds
+(head -c 500 /dev/zero | tr '\0' x; sleep 3) | timeout 1.5 "$CARMA" top --interval 1 >"$tmp/top_x"
+n=$(grep -c "carma top " "$tmp/top_x")
+[ "$n" -le 3 ] || fail "top drew $n frames in 1.5 s at --interval 1 from a piped input's bytes"
 # on a terminal too short for the queue (11 rows: the header, GPU 0 with its task, one row of
 # the queue), top says that it cut the queue and counts only what it shows (q quits)
 # (script(1) is util-linux's, in every Debian)

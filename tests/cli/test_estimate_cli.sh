@@ -72,6 +72,11 @@ for n in 99999999999 99999999999999999999999; do
 done
 expect 2 "--seq-len: '3000000000' is out of range" "$CARMA" estimate --summary vgg_32.model \
     --batch 2 --seq-len 3000000000
+# --folds has no bound of its own here (its mode checks it): past an int's, out of range
+for n in -99999999999 -99999999999999999999999; do
+    expect 2 "--folds: '$n' is out of range (at least -2147483648)" \
+        "$CARMA" estimate --train-gpumemnet --folds "$n"
+done
 # an option the estimator or the summary would ignore is refused, naming why
 expect 2 "--seq-len is for module printouts; vgg_32.model is a torchsummary table" \
     "$CARMA" estimate --summary vgg_32.model --batch 32 --seq-len 128
