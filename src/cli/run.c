@@ -53,7 +53,8 @@ static const char usage[] =
     "  --private           always start a private daemon\n"
     "  --gpu-backend NAME  a private daemon's GPU backend: sim or nvml (default: the config's\n"
     "                      `gpu_backend`, nvml)\n"
-    "  --sim-gpus SPEC     a private sim daemon's GPUs, e.g. 2xA100-40GB (config `sim_gpus`)\n"
+    "  --sim-gpus SPEC     a private sim daemon's GPUs, e.g. 2xA100-40GB (config `sim_gpus`);\n"
+    "                      refused with another backend\n"
     "  --output-dir DIR    where a private daemon's task output is kept (default: the\n"
     "                      current directory, as Slurm's slurm-JOBID.out)\n"
     "  --timeout SECONDS   cancel the tasks still live after this long, and exit 124\n"
@@ -85,6 +86,29 @@ typedef struct run_opts {
     char run_id[32];        /* names the kept files: the Slurm job's id, else our pid */
     double timeout_s;
 } run_opts;
+
+/* --sim-gpus with a private daemon whose backend (--gpu-backend, else the config's) is not
+ * sim: refused here, as `carma daemon` would refuse it, rather than after that daemon failed.
+ * True with *status set when refused (or the config cannot be read). */
+static bool sim_gpus_refused(const request_args *a, const run_opts *o, int *status)
+{
+    const char *backend = o->gpu_backend;
+    carma_config cfg;
+    carma_err err;
+    if (!backend) {
+        int rc = cli_load_config(&cfg, &a->opts.config, &err);
+        if (rc) {
+            *status = cli_config_fail("run", rc, &err);
+            return true;
+        }
+        backend = cfg.daemon.gpu_backend;
+    }
+    if (!strcmp(backend, "sim"))
+        return false;
+    *status = cli_usage_error("run", "--sim-gpus goes with the sim GPU backend (--gpu-backend "
+                                     "sim), not '%s'", backend);
+    return true;
+}
 
 /* Reads the options; true when the command ends now with *status (--help, usage error). */
 static bool read_options(request_args *a, run_opts *o, int *status)
@@ -118,6 +142,8 @@ static bool read_options(request_args *a, run_opts *o, int *status)
     }
     *status = a->status;
     if (opt < 0)
+        return true;
+    if (o->sim_gpus && sim_gpus_refused(a, o, status))
         return true;
     int n = a->argc - a->operands;
     if (n < 1 || n > MAX_FILES) {

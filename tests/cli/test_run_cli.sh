@@ -207,6 +207,17 @@ for i in $(seq 40); do sets+=(--set sample_interval_s=0.5); done
     || fail "the 41st --set did not reach the private daemon: $(cat "$tmp/err")"
 no_leftovers "many --set"
 
+# --sim-gpus with a backend other than sim (given, or the config's) is refused by run itself,
+# before a private daemon is started (it used to be the daemon's refusal, pointing at
+# `carma daemon --help`).
+out=$(CARMA_CONFIG= "$CARMA" run --private --sim-gpus 1xA100-40GB quick.yaml 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "^carma run: --sim-gpus goes with the sim GPU backend" <<<"$out" \
+    && grep -q "Try 'carma run --help'" <<<"$out" || fail "--sim-gpus with nvml: exit $rc: $out"
+out=$("$CARMA" run --private --gpu-backend nvml --sim-gpus 1xA100-40GB quick.yaml 2>&1)
+[ $? -eq 2 ] && grep -q "not 'nvml'" <<<"$out" || fail "--sim-gpus with --gpu-backend nvml: $out"
+no_leftovers "--sim-gpus refused"
+
 # An invalid task file: an error naming it and the problem, nothing submitted.
 before=$("$CARMA" queue --all --json | jq length)
 out=$("$CARMA" run quick.yaml bad.yaml nothere.yaml 2>&1)
