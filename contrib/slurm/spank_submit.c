@@ -117,7 +117,7 @@ static int split_wrap(const char *wrap, char ***argv, carma_err *err)
 /* True when the file's first line is a #! line naming python. */
 static bool is_python_script(const char *path)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen_regular(path, NULL); /* a FIFO would block the job's submission */
     if (!f)
         return false;
     char line[256] = "";

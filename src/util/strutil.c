@@ -205,10 +205,14 @@ char *str_dup(const char *s)
 
 FILE *fopen_regular(const char *path, carma_err *err)
 {
-    /* O_NONBLOCK: a FIFO's open would wait for a writer; the file opened is the one checked */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    /* The type is looked at before the open too: opening a device may act alone (a tape
+     * rewinds, a watchdog arms). O_NONBLOCK: a FIFO's open would wait for a writer. The file
+     * opened is the one checked (fstat): a name swapped in between is no way around it. */
     struct stat st;
-    if (fd < 0 || fstat(fd, &st)) {
+    int fd = stat(path, &st) == 0 && !S_ISREG(st.st_mode)
+                 ? -2 /* not opened: refused below by its type */
+                 : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd == -1 || (fd >= 0 && fstat(fd, &st))) {
         carma_err_set(err, "%s: %s", path, strerror(errno));
     } else if (!S_ISREG(st.st_mode)) {
         carma_err_set(err, "%s: %s", path,
