@@ -97,6 +97,26 @@ int cli_add_set(const char *cmd, cli_config_args *a, const char *pair)
     return 0;
 }
 
+int cli_int_arg(const char *cmd, const char *opt, const char *v, int64_t min, int64_t max,
+                int64_t *out)
+{
+    int64_t x = 0;
+    bool bad = parse_i64(v, &x) != 0, huge = bad && errno == ERANGE;
+    if (bad && !huge)
+        return cli_usage_error(cmd, "%s needs an integer, got '%s'", opt, v);
+    bool neg = huge ? strchr(v, '-') != NULL : x < 0;
+    if (huge ? neg : x < min) /* a bound of an int's own is no limit the option sets */
+        return min <= INT_MIN ? cli_usage_error(cmd, "%s: '%s' is out of range (at least %lld)",
+                                                opt, v, (long long)min)
+                              : cli_usage_error(cmd, "%s must be at least %lld, got '%s'", opt,
+                                                (long long)min, v);
+    if (huge || x > max)
+        return cli_usage_error(cmd, "%s: '%s' is out of range (at most %lld)", opt, v,
+                               (long long)max);
+    *out = x;
+    return 0;
+}
+
 int cli_load_config(carma_config *cfg, const cli_config_args *a, carma_err *err)
 {
     config_defaults(cfg);

@@ -4,6 +4,7 @@
 #define CARMA_CLI_CLI_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "config/config.h"
 #include "util/err.h"
@@ -48,6 +49,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * variable left unset in a script, would be taken as no option or as the current directory,
  * so it is a usage error, "OPT: empty path". Returns 0, else EXIT_USAGE. */
 int cli_path_arg(const char *cmd, const char *opt, const char *path);
+/* An integer option's value (opt: "--seed") in min..max, into *out. A usage error otherwise:
+ * "OPT needs an integer, got 'V'", "OPT must be at least MIN, got 'V'", or, for a whole number
+ * past max (or past int64's range, however long), "OPT: 'V' is out of range (at most MAX)",
+ * never that it is no integer; a min of INT_MIN or less (a type's bound, the option's own
+ * checked later) is said as "out of range (at least MIN)". Returns 0, else EXIT_USAGE. */
+int cli_int_arg(const char *cmd, const char *opt, const char *v, int64_t min, int64_t max,
+                int64_t *out);
 /* For getopt_long's '?' and ':' results (opterr = 0): names the unknown or incomplete option. */
 int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result);
 

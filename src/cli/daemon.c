@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "daemon/daemon.h"
+#include "gpu/backend.h"
 
 static const char *const usage =
     "usage: carma daemon [--socket PATH] [--state DIR] [--config FILE] [--set KEY=VALUE]...\n"
@@ -81,6 +82,7 @@ int cmd_daemon(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
     };
     cli_config_args cargs = {.trusted = true};
+    carma_err err;
     const char *socket_opt = NULL, *state_opt = NULL, *backend_opt = NULL, *fake_gpus_opt = NULL;
     int opt;
     opterr = 0;
@@ -106,7 +108,9 @@ int cmd_daemon(int argc, char **argv)
             if (cli_add_set("daemon", &cargs, optarg))
                 return EXIT_USAGE;
             break;
-        case 'b':
+        case 'b': /* a typo on the command line is bad usage, as for `carma gpus` */
+            if (gpu_backend_check(optarg, &err))
+                return cli_usage_error("daemon", "%s", err.msg);
             backend_opt = optarg;
             break;
         case 'g':
@@ -122,7 +126,6 @@ int cmd_daemon(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error("daemon", "unexpected argument '%s'", argv[optind]);
     daemon_options o = {0};
-    carma_err err;
     int rc = cli_load_config(&o.cfg, &cargs, &err);
     if (rc)
         return cli_config_fail("daemon", rc, &err);
@@ -132,8 +135,10 @@ int cmd_daemon(int argc, char **argv)
         snprintf(state_dir, sizeof state_dir, "%s", state_opt);
     else if (o.cfg.daemon.state_dir[0])
         snprintf(state_dir, sizeof state_dir, "%s", o.cfg.daemon.state_dir);
-    else
+    else {
         daemon_default_state_dir(state_dir, sizeof state_dir);
+        o.state_default = true;
+    }
     /* the attempt directories the daemon names to clients must read from anywhere */
     if (state_dir[0] != '/' && make_absolute(state_dir, sizeof state_dir, &err))
         return cli_fail("daemon", &err);

@@ -1,7 +1,6 @@
 /* estimate.c — `carma estimate`: its options and modes; memory estimates from a model summary,
  * the evaluation of every estimator on measured peaks, GPUMemNet training and the carma
  * estimator's fit (the xmem modes: estimate_xmem.c). */
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -76,20 +75,12 @@ typedef struct est_args {
     bool batch_set, folds_set, json, eval, train, fit, run;
 } est_args;
 
-/* An int option of at least `min` (INT_MIN: its mode checks it): a whole number past that or
- * an int's range is said to be out of range, not to be no integer. */
+/* An int option of at least `min` (cli_int_arg; INT_MIN: its mode checks it). */
 static int parse_int_opt(const char *name, const char *v, int min, int *out)
 {
-    int64_t x = 0;
-    bool bad = parse_i64(v, &x) != 0, huge = bad && errno == ERANGE;
-    if (bad && !huge)
-        return cli_usage_error("estimate", "%s needs an integer, got '%s'", name, v);
-    bool neg = huge ? strchr(v, '-') != NULL : x < 0;
-    if (min > INT_MIN && (huge ? neg : x < min))
-        return cli_usage_error("estimate", "%s must be at least %d, got '%s'", name, min, v);
-    if (huge || x < INT_MIN || x > INT_MAX) /* not "at least INT_MIN", a bound of no mode */
-        return cli_usage_error("estimate", "%s: '%s' is out of range (%s %d)", name, v,
-                               neg ? "at least" : "at most", neg ? INT_MIN : INT_MAX);
+    int64_t x;
+    if (cli_int_arg("estimate", name, v, min, INT_MAX, &x))
+        return EXIT_USAGE;
     *out = (int)x;
     return 0;
 }

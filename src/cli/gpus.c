@@ -59,14 +59,13 @@ typedef struct direct_opts {
 /* Reads the GPUs through the backend, no daemon involved. */
 static int gpus_direct(const direct_opts *o)
 {
+    carma_err err;
+    if (gpu_backend_check(o->backend, &err))
+        return cli_usage_error("gpus", "%s", err.msg);
     const gpu_backend_ops *ops = gpu_backend_find(o->backend);
-    if (!ops)
-        return cli_usage_error("gpus", "unknown GPU backend '%s' (available: %s)", o->backend,
-                               gpu_backend_names());
     if (ops != &gpu_backend_nvml)
         return cli_usage_error("gpus", "the %s backend's GPUs live in the daemon; run `carma "
                                        "gpus` without --gpu-backend", ops->name);
-    carma_err err;
     gpu_backend *b;
     /* every GPU, those in MIG mode too (marked), which the daemon's open leaves out */
     if (nvml_backend_open_all(&b, o->library, &err))

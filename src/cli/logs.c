@@ -133,9 +133,8 @@ static int run(request_args *a)
     int64_t which = 0;
     while ((opt = request_next_option(a)) > 0) {
         follow |= opt == 'f';
-        if (opt == 'n' && (parse_i64(a->arg, &which) || which < 1 || which > INT32_MAX))
-            return cli_usage_error("logs", "--attempt: expected an attempt number (1, 2, ...), "
-                                           "got '%s'", a->arg);
+        if (opt == 'n' && cli_int_arg("logs", "--attempt", a->arg, 1, INT32_MAX, &which))
+            return EXIT_USAGE;
     }
     if (opt < 0)
         return a->status;

@@ -21,6 +21,7 @@
 #include "cli/submit.h"
 #include "cli/wait.h"
 #include "daemon/connect.h"
+#include "gpu/backend.h"
 #include "util/clock.h"
 #include "util/strutil.h"
 
@@ -120,9 +121,15 @@ static bool read_options(request_args *a, run_opts *o, int *status)
         case OPT_PRIVATE:
             o->private_daemon = true;
             break;
-        case OPT_GPU_BACKEND:
+        case OPT_GPU_BACKEND: { /* refused here, not by the private daemon as its own usage */
+            carma_err err;
+            if (gpu_backend_check(a->arg, &err)) {
+                *status = cli_usage_error("run", "%s", err.msg);
+                return true;
+            }
             o->gpu_backend = a->arg;
             break;
+        }
         case OPT_SIM_GPUS:
             o->sim_gpus = a->arg;
             break;

@@ -49,9 +49,8 @@ static int synth(int argc, char **argv)
                                        optarg);
             break;
         case 's':
-            if (parse_i64(optarg, &seed) || seed < 0)
-                return cli_usage_error("trace synth", "--seed: expected an integer >= 0, got '%s'",
-                                       optarg);
+            if (cli_int_arg("trace synth", "--seed", optarg, 0, INT64_MAX, &seed))
+                return EXIT_USAGE;
             break;
         case 'r':
             if (parse_double(optarg, &rate) || !(rate > 0) || rate > 1e9)

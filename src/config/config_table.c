@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "gpu/backend.h"
+#include "gpu/fakegpu_state.h"
 #include "util/hostport.h"
 
 /* ---- the daemon's defaults and bounds (the daemon has no checks of its own) ------------------ */
@@ -97,6 +98,14 @@ static int check_gpu_backend(const carma_config *cfg, carma_err *err)
 {
     if (gpu_backend_check(cfg->daemon.gpu_backend, err))
         return carma_err_prefix(err, "gpu_backend");
+    return 0;
+}
+
+/* The sim backend's GPUs too, whichever backend is chosen: a config is not half right. */
+static int check_sim_gpus(const carma_config *cfg, carma_err *err)
+{
+    if (fakegpu_check_spec(cfg->daemon.sim_gpus, err))
+        return carma_err_prefix(err, "sim_gpus");
     return 0;
 }
 
@@ -238,7 +247,8 @@ const config_row config_rows[] = {
     {OPT_STRING("gpu_backend", DAEMON, gpu_backend, "daemon GPU backend: sim or nvml"),
      .check = check_gpu_backend},
     {OPT_STRING("sim_gpus", DAEMON, sim_gpus,
-                "GPUs of the sim backend, e.g. 2xA100-40GB or 1xA100-40GB,1xV100-16GB")},
+                "GPUs of the sim backend, e.g. 2xA100-40GB or 1xA100-40GB,1xV100-16GB"),
+     .check = check_sim_gpus},
     {OPT_DOUBLE("sample_interval_s", DAEMON, sample_interval_s,
                 "daemon monitoring tick in seconds")},
     {OPT_DOUBLE("kill_grace_s", DAEMON, kill_grace_s,

@@ -22,6 +22,7 @@ typedef struct daemon_options {
     const char *socket_path; /* resolved */
     bool socket_default;     /* socket_path is daemon_default_socket's (none was named) */
     const char *state_dir;   /* resolved */
+    bool state_default;      /* state_dir is daemon_default_state_dir's (none was named) */
     const char *backend;     /* "sim" (the fake-GPU backend), "nvml" */
     const char *fakegpu_spec; /* the fake-GPU backend's GPUs, e.g. "2xA100-40GB" (`sim_gpus`) */
     volatile sig_atomic_t *stop; /* the loop ends when *stop becomes non-zero */

@@ -22,12 +22,9 @@ int d_monitor_check(const daemon_state *d, carma_err *err)
         return -1;
     if (strcmp(d->opts->backend, "sim"))
         return 0;
-    fakegpu_state *st = malloc(sizeof *st); /* the spec's GPUs, read and dropped */
-    if (!st)
-        return carma_err_set(err, "out of memory");
-    int rc = fakegpu_parse_spec(d->opts->fakegpu_spec, st, err);
-    free(st);
-    return rc ? carma_err_prefix(err, "GPU backend sim") : 0;
+    if (fakegpu_check_spec(d->opts->fakegpu_spec, err))
+        return carma_err_prefix(err, "GPU backend sim");
+    return 0;
 }
 
 int d_monitor_open(daemon_state *d, carma_err *err)

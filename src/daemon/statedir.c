@@ -106,7 +106,12 @@ int d_statedir_open(daemon_state *d, carma_err *err)
     if (d_socket_addr(&sa, d->opts->socket_path, err) ||
         check_socket_dir(d->opts->socket_path, err))
         return -1;
-    if ((d->state_fd = private_dir(AT_FDCWD, dir, "state directory", err)) < 0)
+    /* one nobody named (from $HOME, say): the error says so, and how to name another */
+    const char *what = d->opts->state_default
+                           ? "default state directory (name another with --state DIR or the "
+                             "config's state_dir)"
+                           : "state directory";
+    if ((d->state_fd = private_dir(AT_FDCWD, dir, what, err)) < 0)
         return -1;
     if (lock_state(d, err))
         return -1;

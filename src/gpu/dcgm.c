@@ -14,6 +14,7 @@
 #include "gpu/dcgm_api.h"
 #include "util/clock.h"
 #include "util/rng.h"
+#include "util/strutil.h"
 
 /* "carma-" HOST "-" PID "-" NONCE "-prof" and the NUL fit in DCGM_NAME_CAP, and that in DCGM's
  * names (dcgm.h) */
@@ -96,6 +97,8 @@ static int load_library(dcgm_reader *d, carma_err *err)
     const char *env = getenv(DCGM_LIBRARY_ENV);
     const char *const only_env[] = {env, NULL};
     const char *const *names = env && *env ? only_env : default_libraries;
+    if (names == only_env && library_path_check(env, err))
+        return carma_err_prefix(err, "cannot load DCGM ($%s)", DCGM_LIBRARY_ENV);
     char why[CARMA_ERR_MAX] = "";
     for (int i = 0; names[i]; i++) {
         d->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);

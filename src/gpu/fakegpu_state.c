@@ -95,6 +95,16 @@ int fakegpu_parse_spec(const char *spec, fakegpu_state *out, carma_err *err)
     return rc;
 }
 
+int fakegpu_check_spec(const char *spec, carma_err *err)
+{
+    fakegpu_state *st = malloc(sizeof *st); /* the spec's GPUs, read and dropped */
+    if (!st)
+        return carma_err_set(err, "out of memory");
+    int rc = fakegpu_parse_spec(spec, st, err);
+    free(st);
+    return rc;
+}
+
 static bool pid_alive(pid_t pid)
 {
     return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);

@@ -48,6 +48,9 @@ typedef struct fakegpu_state {
 
 /* Parses "2xA100-40GB" or "2xA100-40GB,1xV100-16GB": COUNTxNAME, NAME ending in -<N>GB. */
 int fakegpu_parse_spec(const char *spec, fakegpu_state *out, carma_err *err);
+/* 0 when the spec parses, else -1 with fakegpu_parse_spec's error: the config's check and the
+ * daemon's, before it starts, without a state of their own (it is large). */
+int fakegpu_check_spec(const char *spec, carma_err *err);
 
 /* Creates (or replaces) the file with these GPUs. When the file already describes the same
  * GPUs, the processes in it are kept (a restarted daemon finds its running fake jobs again). */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strutil.h"
+
 /* The first of `names` (NULL-terminated) the library exports, or NULL; *which gets its index. */
 static void *resolve_first(void *dl, const char *const *names, int *which)
 {
@@ -91,10 +93,12 @@ int nvml_lib_has_gpm(const nvml_lib *lib)
 int nvml_lib_open(nvml_lib *lib, const char *path, carma_err *err)
 {
     memset(lib, 0, sizeof *lib);
-    if (!path) {
-        const char *env = getenv(NVML_LIBRARY_ENV);
+    const char *env = path ? NULL : getenv(NVML_LIBRARY_ENV);
+    if (!path)
         path = env && *env ? env : NVML_DEFAULT_LIBRARY;
-    }
+    if (library_path_check(path, err)) /* dlopen would wait for ever on a FIFO */
+        return carma_err_prefix(err, "NVML library%s",
+                                path == env ? " ($" NVML_LIBRARY_ENV ")" : "");
     snprintf(lib->path, sizeof lib->path, "%s", path);
     lib->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib->dl) {

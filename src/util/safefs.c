@@ -17,7 +17,8 @@ int safefs_openat(int dirfd, const char *name, int flags, mode_t mode)
     return openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
-/* Creates the missing parents of path (not path itself) with mode. */
+/* Creates the missing parents of path (not path itself) with mode. An error names path first:
+ * the parent alone ("/nonexistent: Permission denied") would not say what was wanted there. */
 static int make_parents(const char *path, mode_t mode, carma_err *err)
 {
     char buf[4096];
@@ -28,7 +29,7 @@ static int make_parents(const char *path, mode_t mode, carma_err *err)
             continue;
         *p = '\0';
         if (mkdir(buf, mode) && errno != EEXIST)
-            return carma_err_set(err, "%s: %s", buf, strerror(errno));
+            return carma_err_set(err, "%s: cannot create %s: %s", path, buf, strerror(errno));
         *p = '/';
     }
     return 0;

@@ -43,13 +43,18 @@ static int trimmed_copy(const char *s, char *buf, size_t cap)
 
 int parse_i64(const char *s, int64_t *out)
 {
-    char buf[64], *end;
     errno = EINVAL;
-    if (trimmed_copy(s, buf, sizeof buf))
+    if (!s)
         return -1;
+    /* read in place (strtoll skips leading blanks), never through a bounded copy: a numeral too
+     * long for one is a whole number out of range, not no number */
+    char *end;
     errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (*end) /* not a whole number, whatever its size */
+    long long v = strtoll(s, &end, 10);
+    const char *rest = end;
+    while (isspace((unsigned char)*rest))
+        rest++;
+    if (end == s || *rest) /* no digits, or not a whole number whatever its size */
         errno = EINVAL;
     if (errno)
         return -1;
@@ -203,6 +208,23 @@ char *str_dup(const char *s)
     return d;
 }
 
+/* -1 with err "PATH: why" unless st is a regular file's; else 0. */
+static int check_regular(const char *path, const struct stat *st, carma_err *err)
+{
+    if (S_ISREG(st->st_mode))
+        return 0;
+    return carma_err_set(err, "%s: %s", path,
+                         S_ISDIR(st->st_mode) ? strerror(EISDIR) : "not a regular file");
+}
+
+int library_path_check(const char *name, carma_err *err)
+{
+    struct stat st;
+    if (!strchr(name, '/') || stat(name, &st)) /* followed through links, as dlopen does */
+        return 0;
+    return check_regular(name, &st, err);
+}
+
 FILE *fopen_regular(const char *path, carma_err *err)
 {
     /* The type is looked at before the open too: opening a device may act alone (a tape
@@ -214,10 +236,7 @@ FILE *fopen_regular(const char *path, carma_err *err)
                  : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd == -1 || (fd >= 0 && fstat(fd, &st))) {
         carma_err_set(err, "%s: %s", path, strerror(errno));
-    } else if (!S_ISREG(st.st_mode)) {
-        carma_err_set(err, "%s: %s", path,
-                      S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-    } else {
+    } else if (check_regular(path, &st, err) == 0) {
         FILE *f = fdopen(fd, "rb");
         if (f)
             return f;

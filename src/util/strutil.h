@@ -41,6 +41,13 @@ char *str_dup(const char *s);
  * file", ...). */
 FILE *fopen_regular(const char *path, carma_err *err);
 
+/* Before dlopen of a library a user named (--library, $CARMA_NVML_LIBRARY, $CARMA_DCGM_LIBRARY):
+ * dlopen would wait for ever on a FIFO and says little of a directory. -1 with err "NAME: why"
+ * (as fopen_regular's) when NAME is a path (it has a slash) to something that is not a regular
+ * file; else 0: a bare name is the loader's to search for, and a path that cannot be reached
+ * is dlopen's to report. Checked, then opened, by name: the user names their own library. */
+int library_path_check(const char *name, carma_err *err);
+
 /* Reads a whole regular file (fopen_regular) into a NUL-terminated heap buffer. NULL with err
  * "PATH: why" on failure. */
 char *read_file(const char *path, size_t *len_out, carma_err *err);

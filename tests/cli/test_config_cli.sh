@@ -99,6 +99,9 @@ bad "bad metrics_listen" "--set: metrics_listen" --set metrics_listen=localhost
 # a GPU backend carma does not have would stop the daemon only once started
 bad "unknown gpu_backend" "--set: gpu_backend: unknown GPU backend 'foo' (available: sim, nvml)" \
     --set gpu_backend=foo
+# and so would sim GPUs the sim backend cannot read, whichever backend is chosen
+bad "bad sim_gpus" "--set: sim_gpus: sim GPUs 'bad': expected COUNTxNAME-<N>GB" \
+    --set sim_gpus=bad
 bad "unknown sim_server model" "--set: sim_server '4xB300': unknown GPU model 'B300'" \
     --set sim_server=4xB300
 bad "a hexadecimal number" "--set: grace_s: expected 0..86400 seconds, got '0x1p3'" \
@@ -116,6 +119,9 @@ bad "power fractions in a file" "power.conf:1: sim_power_busy_frac, sim_power_ut
 printf 'gpu_backend = foo\n' >"$tmp/backend.conf"
 bad "unknown gpu_backend in a file" "backend.conf:1: gpu_backend: unknown GPU backend 'foo'" \
     --config "$tmp/backend.conf"
+printf 'gpu_backend = nvml\nsim_gpus = 2xA100\n' >"$tmp/simgpus.conf"
+bad "bad sim_gpus in a file" "simgpus.conf:2: sim_gpus: sim GPUs '2xA100': expected COUNTxNAME" \
+    --config "$tmp/simgpus.conf"
 printf '# hook\non_finish = rel\n' >"$tmp/hook.conf"
 bad "relative on_finish in a file" "hook.conf:2: on_finish: 'rel' is not an absolute path" \
     --config "$tmp/hook.conf"
@@ -123,6 +129,8 @@ bad "relative on_finish in a file" "hook.conf:2: on_finish: 'rel' is not an abso
 printf 'sim_server =\n' >"$tmp/empty.conf"
 out=$("$CARMA" config --config "$tmp/empty.conf") && grep -qx "sim_server = 4xA100-40GB" <<<"$out" \
     || fail "an empty sim_server is the default: $out"
+out=$("$CARMA" config --set sim_gpus=) && grep -qx "sim_gpus = 2xA100-40GB" <<<"$out" \
+    || fail "an empty sim_gpus is the default: $out"
 bad "missing file" "nope.conf" --config "$tmp/nope.conf"
 bad "a directory" "config $tmp: Is a directory" --config "$tmp"
 # Nor anything else that is not a regular file: a FIFO's open would wait for a writer, a device

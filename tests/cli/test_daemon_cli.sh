@@ -17,6 +17,12 @@ for c in show cancel logs; do
     "$CARMA" $c x >/dev/null 2>&1; [ $? -eq 2 ] || fail "$c with a bad id should exit 2"
     "$CARMA" $c >/dev/null 2>&1; [ $? -eq 2 ] || fail "$c without an id should exit 2"
 done
+# an attempt number past an int is out of range, not "no integer", however many digits it has
+for n in 2147483648 "$(printf '9%.0s' {1..70})"; do
+    out=$("$CARMA" logs --attempt "$n" 1 2>&1)
+    [ $? -eq 2 ] && grep -qF -- "--attempt: '$n' is out of range (at most 2147483647)" <<<"$out" \
+        || fail "logs --attempt $n: $out"
+done
 "$CARMA" submit >/dev/null 2>&1; [ $? -eq 2 ] || fail "submit without a command should exit 2"
 "$CARMA" submit --gpus 0 -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gpus 0 should exit 2"
 "$CARMA" submit --mem lots -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--mem lots should exit 2"
@@ -26,7 +32,8 @@ out=$("$CARMA" submit --batch 99999999999 -- true 2>&1)
 out=$("$CARMA" queue 2>&1); [ $? -eq 1 ] || fail "no daemon: exit 1"
 grep -q "cannot reach the daemon at $SOCK" <<<"$out" || fail "no daemon message: $out"
 "$CARMA" daemon --gpu-backend nope --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
-[ $? -eq 1 ] && grep -q "unknown GPU backend 'nope' (available: sim" "$tmp/err" || fail "bad backend"
+[ $? -eq 2 ] && grep -q "unknown GPU backend 'nope' (available: sim" "$tmp/err" \
+    || fail "bad backend: a usage error (exit 2) naming the backends: $(cat "$tmp/err")"
 "$CARMA" daemon --gpu-backend sim --sim-gpus 2xA100 --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "expected COUNTxNAME-<N>GB" "$tmp/err" || fail "bad --sim-gpus"
 # what can be checked is, before anything is created: a bad --sim-gpus, a socket directory

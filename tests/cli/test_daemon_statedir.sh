@@ -4,7 +4,7 @@
 # database, and a database someone else owns; it keeps its state private (directory 0700,
 # database and results 0600, each task's logs its submitter's alone, 0600); and a second
 # daemon on the same state directory is refused, naming the first one's pid; a relative one is
-# made absolute. The attacks need
+# made absolute; one that cannot be made is named, with the parent that failed. The attacks need
 # a second user (uid 65534): as another user, the test skips them and checks the rest.
 set -u
 CARMA=$1
@@ -83,6 +83,24 @@ refused "$tmp/link" "$tmp/link is a symbolic link"
 mkdir -m 0700 "$tmp/db2" && ln -s "$tmp/real/x.db" "$tmp/db2/carma.db"
 refused "$tmp/db2" "carma.db is not a regular file (a symbolic link)"
 [ -e "$tmp/real/x.db" ] && fail "the daemon created a database through a symlink"
+
+# A state directory whose parent cannot be made: the error names the directory wanted, then
+# the parent that failed (not the parent alone); the default one (under a $HOME it cannot be
+# made in) is named as the default, with how to name another.
+touch "$tmp/plain"
+refused "$tmp/plain/sub/state" \
+    "state directory: $tmp/plain/sub/state: cannot create $tmp/plain/sub: Not a directory"
+mkdir -m 0700 "$tmp/hs"
+as_user=()
+[ $root -eq 1 ] && chown 65534:65534 "$tmp/hs" && as_user=(setpriv --reuid=65534 --regid=65534 \
+    --clear-groups)
+if [ $root -eq 1 ] || [ "$(id -u)" -ne 0 ]; then
+    out=$(HOME=/nonexistent timeout 5 "${as_user[@]}" "$CARMA" daemon --socket "$tmp/hs/s" \
+        --gpu-backend sim --config "$tmp/carma.conf" 2>&1 >/dev/null)
+    grep -qF "default state directory (name another with --state DIR or the config's state_dir): \
+/nonexistent/.local/state/carma: cannot create /nonexistent: " <<<"$out" \
+        || fail "a default state directory that cannot be made: $out"
+fi
 
 # Private state, with the umask most systems have.
 umask 022

@@ -77,6 +77,20 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1 '; then
     [ $? -eq 1 ] || fail "no system library: wrong exit"
     grep -q 'libnvidia-ml.so.1' <<<"$err" || fail "default error does not name the library: $err"
 fi
+# a library path that is no file, by --library or $CARMA_NVML_LIBRARY (dlopen would wait for
+# ever on a FIFO), and $CARMA_DCGM_LIBRARY's too: refused naming it, never waited on
+mkfifo "$TMP/fifo"
+err=$(timeout 10 "$CARMA" gpus --gpu-backend nvml --library "$TMP/fifo" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -qF "NVML library: $TMP/fifo: not a regular file" <<<"$err" \
+    || fail "--library FIFO: exit $rc: $err"
+err=$(CARMA_NVML_LIBRARY=$TMP timeout 10 "$CARMA" gpus --gpu-backend nvml 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -qF "NVML library (\$CARMA_NVML_LIBRARY): $TMP: Is a directory" <<<"$err" \
+    || fail "\$CARMA_NVML_LIBRARY directory: exit $rc: $err"
+out=$(FAKE_NVML_SCENARIO=$TMP/scenario CARMA_DCGM_LIBRARY=$TMP/fifo timeout 10 "$CARMA" gpus \
+      --gpu-backend nvml --library "$FAKE_DIR/full/libnvidia-ml.so.1" --samples 1) \
+    || fail "DCGM FIFO: exit $?"
+grep -qF "cannot load DCGM (\$CARMA_DCGM_LIBRARY): $TMP/fifo: not a regular file" <<<"$out" \
+    || fail "DCGM FIFO note: $out"
 
 # a name with terminal escapes (the library's words): shown escaped, --json exact
 printf 'gpu uuid=GPU-cccc-0003 name="evil\033[2Jgpu" total=1024 used=0\n' >"$TMP/evil"

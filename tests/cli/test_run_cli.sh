@@ -266,6 +266,10 @@ no_leftovers "Slurm job"
 "$CARMA" run --help | grep -q 'usage: carma run' || fail "no --help"
 "$CARMA" run >/dev/null 2>&1
 [ $? -eq 2 ] || fail "no task file: not a usage error"
+# an unknown --gpu-backend is run's usage error, not a private daemon's failure to start
+out=$("$CARMA" run --private --gpu-backend nope "$tmp/none.yaml" 2>&1)
+[ $? -eq 2 ] && grep -q "^carma run: unknown GPU backend 'nope' (available: sim" <<<"$out" \
+    || fail "run --gpu-backend nope: $out"
 
 [ $fails -eq 0 ] && echo "all run checks passed"
 exit $((fails > 0))

@@ -31,6 +31,15 @@ err=$("$CARMA" trace synth --jobs 3 --rate 1e-290 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -q "job 2 would be submitted .* s in, past the latest a trace" <<<"$err" \
     && grep -q "1000000000 s (about 31 years): lower --jobs or raise --rate" <<<"$err" \
     || fail "synth past the bound: exit 2 ($rc: $err)"
+# A seed past int64 is out of range, not "no integer", however many digits it has.
+for seed in 9223372036854775808 "$(printf '9%.0s' {1..70})"; do
+    err=$("$CARMA" trace synth --jobs 3 --seed "$seed" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && grep -qF -- "--seed: '$seed' is out of range (at most 9223372036854775807)" \
+        <<<"$err" || fail "--seed $seed: exit 2 saying out of range ($rc: $err)"
+done
+err=$("$CARMA" trace synth --jobs 3 --seed -1 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -qF -- "--seed must be at least 0, got '-1'" <<<"$err" \
+    || fail "--seed -1: exit 2 ($rc: $err)"
 printf 'seq,submit_offset_s,task_file\n1,1e300,BERT_base.rad\n' >huge.csv
 err=$("$CARMA" simulate --trace huge.csv --policy exclusive 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && grep -q "huge.csv:2: submit_offset_s 1e+300 is past the latest" <<<"$err" \

@@ -97,6 +97,18 @@ static void test_parse_integers(void **state)
     memset(longnum, '1', 99);
     longnum[99] = '\0';
     assert_int_equal(parse_i64(longnum, &i), -1);
+    assert_int_equal(errno, ERANGE); /* too long for any buffer: still out of range */
+    longnum[0] = '-';
+    assert_int_equal(parse_i64(longnum, &i), -1);
+    assert_int_equal(errno, ERANGE);
+    longnum[98] = 'x';
+    assert_int_equal(parse_i64(longnum, &i), -1);
+    assert_int_equal(errno, EINVAL);
+    memset(longnum, '0', 98); /* leading zeros, as in 007 */
+    longnum[97] = '7';
+    longnum[98] = ' ';
+    assert_int_equal(parse_i64(longnum, &i), 0);
+    assert_int_equal(i, 7);
 }
 
 static void test_parse_double_bool(void **state)
