@@ -19,6 +19,8 @@ static void job_finished(sim *s, sim_job *j, bool completed)
     r->end_s = s->now;
     r->wait_s = r->end_s - r->submit_s - r->busy_s;
     j->state = completed ? JOB_DONE : JOB_FAILED;
+    if (completed)
+        s->done_t = s->now;
     s->finished++;
     if (s->setup->progress && s->finished % s->progress_step == 0)
         s->setup->progress(s->finished, s->njobs, s->setup->progress_user);
@@ -354,8 +356,10 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     activity_sample idle = {0, 0, 0};
     s->nfree = setup->ngpus;
     s->refreshed_second = NAN;
+    s->done_t = NAN;
     for (size_t g = 0; g < ng; g++) {
         s->gpus[g].agg_second = NAN;
+        s->gpus[g].snap_t = NAN;
         s->gpus[g].last_t = s->t_start;
         gpu_activity_init(&s->gpus[g].activity, idle);
         s->views[g] = (gpu_view){setup->gpu->memory_mib, setup->gpu->memory_mib, true, 0, 0, 0,
@@ -425,9 +429,13 @@ int sim_run(const sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim_
                 t_end = out->jobs[i].end_s;
         s.now = t_end;
         for (int g = 0; g < setup->ngpus; g++) {
-            gpu_account(&s, &s.gpus[g]);
-            util_s += s.gpus[g].smact_s;
-            energy_j += s.gpus[g].energy_j;
+            sim_gpu *gpu = &s.gpus[g];
+            /* one accounted past the makespan (a task failing after the last completion):
+             * its integrals as they were at the makespan's end */
+            bool past = gpu->last_t > t_end && gpu->snap_t == t_end;
+            gpu_account(&s, gpu);
+            util_s += past ? gpu->snap_smact_s : gpu->smact_s;
+            energy_j += past ? gpu->snap_energy_j : gpu->energy_j;
         }
         sim_summarize(out, s.t_start, t_end, setup->ngpus, util_s, energy_j);
     }

@@ -39,6 +39,10 @@ typedef struct sim_gpu {
     double reported_util;  /* GPU utilization now, for power */
     double last_t;       /* integrals below are accumulated up to here */
     double energy_j, smact_s;
+    /* The integrals as they were at snap_t, the latest completion when the GPU was first
+     * accounted past it: a task failing after the last completion keeps the GPU busy past
+     * the makespan, which energy and utilization (figures over the makespan) must not count */
+    double snap_t, snap_energy_j, snap_smact_s;
     gpu_activity activity;
     bool warm;           /* its window is still moving: in the warm list, or parked */
     bool parked;         /* warm but in launch or grace (its window is not read): off the list
@@ -80,6 +84,7 @@ typedef struct sim {
     double refreshed_second;
     const sched_task *refreshed_head;
     double now, t_start;
+    double done_t;       /* the latest completion so far (NaN: none yet) */
     sim_result *out;
     size_t finished;
     size_t progress_step;

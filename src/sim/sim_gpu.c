@@ -10,10 +10,17 @@
 
 void gpu_account(sim *s, sim_gpu *g)
 {
+    double power_w = sim_power_w(&s->setup->params, s->setup->gpu, g->ntasks > 0,
+                                 g->reported_util);
+    if (s->now > s->done_t && g->snap_t != s->done_t) { /* false while done_t is NaN */
+        double d = fmax(0, s->done_t - g->last_t);
+        g->snap_t = s->done_t;
+        g->snap_energy_j = g->energy_j + power_w * d;
+        g->snap_smact_s = g->smact_s + g->reported_smact * d;
+    }
     double dt = s->now - g->last_t;
     if (dt > 0) {
-        g->energy_j += sim_power_w(&s->setup->params, s->setup->gpu, g->ntasks > 0,
-                                   g->reported_util) * dt;
+        g->energy_j += power_w * dt;
         g->smact_s += g->reported_smact * dt;
     }
     g->last_t = s->now;

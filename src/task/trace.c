@@ -185,6 +185,11 @@ int trace_write(const char *path, const trace *t, carma_err *err)
 {
     if (check_entries(t, path, err)) /* before anything is created: the old file stays */
         return -1;
+    /* the rename below would fail on a directory, saying of "." only "Device or resource
+     * busy" */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return carma_err_set(err, "%s: is a directory (expected the trace file to write)", path);
     size_t n = strlen(path);
     char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
     if (!tmp)

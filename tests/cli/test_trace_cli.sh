@@ -45,5 +45,14 @@ err=$("$CARMA" simulate --trace huge.csv --policy exclusive 2>&1 >/dev/null); rc
 [ $rc -eq 1 ] && grep -q "huge.csv:2: submit_offset_s 1e+300 is past the latest" <<<"$err" \
     || fail "a trace past the bound: exit 1 naming the line ($rc: $err)"
 
+# --out a directory: refused naming it as one ("." said "Device or resource busy"), nothing left
+mkdir dir
+for d in . dir; do
+    err=$("$CARMA" trace synth --jobs 3 --out "$d" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 1 ] && grep -qx "carma trace synth: $d: is a directory (expected the trace file \
+to write)" <<<"$err" || fail "synth --out $d: exit 1 saying it is a directory ($rc: $err)"
+done
+[ -z "$(ls -A dir)" ] && ! ls -A | grep -q tmp || fail "synth --out a directory left files"
+
 [ "$fails" -eq 0 ] && echo "trace cli: all checks passed"
 exit "$fails"

@@ -149,6 +149,29 @@ static void energy_and_utilization_integrate_activity(void **state)
     sim_result_free(&r);
 }
 
+/* A task that fails after the last completion runs past the makespan: energy and utilization
+ * are figures over the makespan and count none of it (they counted its idle wait and its
+ * crashing attempts: utilization above 100 %, energy no GPU could draw in the makespan). */
+static void a_failure_after_the_last_completion_is_outside_the_figures(void **state)
+{
+    (void)state;
+    sim_setup s = setup_for(POLICY_EXCLUSIVE, 1, 0);
+    /* B allocates 1000 MiB at 1000 s and grows past the GPU 200 s later, at every attempt */
+    sim_job_spec jobs[2] = {job(0, 100, 1000, 0.5), job(1000, 500, 50000, 0.9)};
+    jobs[1].early_mib = 1000;
+    sim_result r;
+    carma_err err;
+    assert_int_equal(sim_run(&s, jobs, 2, &r, &err), 0);
+    assert_int_equal(r.summary.completed, 1);
+    assert_int_equal(r.summary.failed, 1);
+    assert_true(r.jobs[1].end_s > 1200);
+    assert_float_equal(r.summary.makespan_s, 100, 1e-9);
+    double busy_w = s.gpu->max_w * (s.params.power_busy_frac + s.params.power_util_frac * 0.5);
+    assert_float_equal(r.summary.energy_j, busy_w * 100, 1e-6);
+    assert_float_equal(r.summary.gpu_util_mean, 0.5, 1e-9);
+    sim_result_free(&r);
+}
+
 static void measured_startup_and_memory_ramp(void **state)
 {
     (void)state;
@@ -242,6 +265,7 @@ int main(void)
         cmocka_unit_test(retry_cap_fails_a_task_that_never_fits),
         cmocka_unit_test(interference_stretches_busy_pairs),
         cmocka_unit_test(energy_and_utilization_integrate_activity),
+        cmocka_unit_test(a_failure_after_the_last_completion_is_outside_the_figures),
         cmocka_unit_test(measured_startup_and_memory_ramp),
         cmocka_unit_test(shared_gpu_reads_time_sliced_activity),
         cmocka_unit_test(impossible_jobs_are_refused),
