@@ -61,9 +61,10 @@ static const char *const usage =
     "                      ran, simulated vs real normalized makespan, mean JCT, OOM\n"
     "                      crashes and energy\n"
     "  --json              one JSON object with policy, estimator, tasks, completed,\n"
-    "                      makespan_s, mean_jct_s, p95_jct_s, mean_wait_s, gpu_util_mean,\n"
-    "                      energy_j (joules), oom_crashes, collocated_placements (with\n"
-    "                      --validate: an array, an object per trace and policy)\n"
+    "                      failed, makespan_s, mean_jct_s, median_jct_s, p95_jct_s,\n"
+    "                      mean_wait_s, gpu_util_mean, energy_j (joules), oom_crashes,\n"
+    "                      placements, collocated_placements, events (with --validate: an\n"
+    "                      array, an object per trace and policy)\n"
     "  --catalog FILE      workload catalog (default data/workloads.csv)\n"
     "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
 
