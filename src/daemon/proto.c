@@ -183,7 +183,7 @@ int submission_from_json(const json_t *j, submission *out, carma_err *err)
         get_int(j, "max_retries", &out->max_retries, -1, 1000, err) ||
         get_int(j, "batch", &out->batch, 0, 1 << 30, err) ||
         get_string(j, "conda_env", &out->conda_env, false, err) ||
-        get_int(j, "array_index", &out->array_index, -1, 1000000, err) ||
+        get_int(j, "array_index", &out->array_index, 0, 1000000, err) ||
         get_int(j, "priority", &out->priority, -SUB_MAX_PRIORITY, SUB_MAX_PRIORITY, err) ||
         get_deps(j, "after", false, out, err) || get_deps(j, "afterok", true, out, err) ||
         get_env(j, out, err))

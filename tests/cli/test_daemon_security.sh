@@ -21,12 +21,38 @@ start_daemon --sim-gpus 2xA100-40GB --config "$tmp/carma.conf"
 [ "$(stat -c %a "$SOCK")" = 666 ] || fail "a root daemon's socket should be 0666, is $(stat -c %a "$SOCK")"
 
 # A task of root's, long enough to try to cancel.
-rootjob=$("$CARMA" submit --name rootjob -- sleep 30) || fail "root submit"
+rootjob=$(SECRET=hunter2 "$CARMA" submit --name rootjob -- sleep 30) || fail "root submit"
 out=$(as_nobody "$CARMA" cancel "$rootjob" 2>&1) && fail "nobody cancelled root's task"
 grep -q "permission denied" <<<"$out" || fail "refusal should say permission denied: $out"
 out=$(as_nobody "$CARMA" logs "$rootjob" 2>&1) && fail "nobody read root's logs"
 grep -q "permission denied" <<<"$out" || fail "logs refusal: $out"
 [ "$("$CARMA" show --json "$rootjob" | jq -r .state)" != cancelled ] || fail "task was cancelled"
+
+# Several ids at once (one request each): root's is refused, nobody's own are still done, and
+# the exit status says one failed. Each verb that needs the owner refuses root's task, and the
+# refusal names no more of it than show does (never its environment).
+mine=$(cd /tmp && as_nobody "$CARMA" submit --hold --array 1-2 -- sleep 30) || fail "nobody's array"
+read -r m1 m2 <<<"$mine"
+for verb in hold release cancel; do
+    out=$(as_nobody "$CARMA" "$verb" "$m1" "$rootjob" "$m2" 2>&1) && fail "$verb with root's id: 0"
+    [ "$(grep -c "task $rootjob: permission denied" <<<"$out")" = 1 ] || fail "$verb: $out"
+done
+both_cancelled() { task_is "$m1" cancelled && task_is "$m2" cancelled; }
+wait_until 10 both_cancelled || fail "nobody's own: $(task_state "$m1") $(task_state "$m2")"
+out=$(as_nobody /usr/bin/python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f=s.makefile("rb")
+for v in ("cancel", "hold", "release", "logs"):
+    s.sendall(b"{\"verb\": \"%s\", \"id\": %s}\n" % (v.encode(), sys.argv[2].encode()))
+    print(f.readline().decode(), end="")
+s.sendall(b"{\"verb\": \"priority\", \"id\": %s, \"priority\": -1}\n" % sys.argv[2].encode())
+print(f.readline().decode(), end="")' "$SOCK" "$rootjob")
+[ "$(grep -c "permission denied: task $rootjob belongs to root" <<<"$out")" = 5 ] \
+    || fail "raw refusals: $out"
+grep -q "hunter2\|sleep 30" <<<"$out" && fail "a refusal leaks root's task: $out"
+"$CARMA" show --json "$rootjob" | grep -q hunter2 && fail "show leaks the task's environment"
+"$CARMA" show --json "$rootjob" |
+    jq -e '.state != "cancelled" and .held == false and .priority == 0' >/dev/null ||
+    fail "root's task was changed: $("$CARMA" show --json "$rootjob")"
 
 # nobody's own task runs as nobody, in nobody's directory; the message cannot claim otherwise.
 mkdir "$tmp/work" && chown 65534:65534 "$tmp/work"

@@ -35,6 +35,9 @@ static void refuses_each_bad_field(void **state)
         {"{\"command\":\"x\",\"cwd\":\"/tmp\",\"ngpus\":17}", "task.ngpus"},
         {"{\"command\":\"x\",\"cwd\":\"/tmp\",\"ngpus\":1.5}", "task.ngpus"},
         {"{\"command\":\"x\",\"cwd\":\"/tmp\",\"max_retries\":-2}", "task.max_retries"},
+        /* absent is no index; -1, what absent stands for inside, is not one to send */
+        {"{\"command\":\"x\",\"cwd\":\"/tmp\",\"array_index\":-1}",
+         "task.array_index: expected an integer 0..1000000"},
         {"{\"command\":\"x\",\"cwd\":\"/tmp\",\"colour\":1}", "task.colour: unknown field"},
         {"{\"command\":\"x\",\"cwd\":\"/tmp\",\"mem\":{\"guess\":5}}",
          "task.mem.guess: unknown source"},
