@@ -99,13 +99,13 @@ static int running_in(const char *attempts, orphan_act act, bool lost)
             continue;
         sup_status st = supervisor_poll(dir, &pid, &res);
         if (lost && st == SUP_LOST)
-            supervisor_kill_leftovers(pid);
+            supervisor_kill_leftovers(dir, pid, getuid());
         if (st != SUP_RUNNING)
             continue;
         if (act == ORPHAN_CANCEL)
             supervisor_cancel(dir, &ignored);
         else if (act == ORPHAN_KILL) /* its supervisor, alive, still holds the group */
-            supervisor_kill_leftovers(pid);
+            supervisor_kill_leftovers(dir, pid, getuid());
         n++;
     }
     closedir(d);

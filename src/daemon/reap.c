@@ -180,7 +180,7 @@ static void reap_one(daemon_state *d, dtask *t)
         d_attempt_result(d, t, &r);
     else if (s == SUP_LOST || s == SUP_NEVER_STARTED) {
         if (s == SUP_LOST)
-            supervisor_kill_leftovers(t->att.pid);
+            supervisor_kill_leftovers(t->att.dir, t->att.pid, t->uid);
         d_end_attempt(d, t, t->cancel_requested ? TASK_CANCELLED : TASK_FAILED,
                       "its supervisor died without a result");
     } else {

@@ -276,7 +276,7 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
     dlog(d, "task %llu: attempt %d %s while the daemon was away", (unsigned long long)t->st.id,
          t->att.n, s == SUP_LOST ? "lost its supervisor" : "ended");
     if (s == SUP_LOST) {
-        supervisor_kill_leftovers(t->att.pid);
+        supervisor_kill_leftovers(t->att.dir, t->att.pid, t->uid);
         return push_ended(rc, t, NULL, err);
     }
     sup_result *r = malloc(sizeof *r);

@@ -92,7 +92,11 @@ sup_status supervisor_poll(const char *dir, pid_t *task_pid, sup_result *res);
 int supervisor_cancel(const char *dir, carma_err *err);
 
 /* After SUP_LOST: the task's own process died with its supervisor, but what it started may
- * live on in its process group; this ends them (SIGKILL to the group, if it still exists). */
-void supervisor_kill_leftovers(pid_t task_pid);
+ * live on in its process group; this ends them (SIGKILL to the group, if it still exists).
+ * Not when the attempt directory dir (NULL: not looked at) shows the task started before this
+ * boot (a daemon restarted after a reboot: the id may be another group's now), and, from a
+ * root daemon, sent as the task's owner uid, so that a group id reused by another user's
+ * process is never hit. */
+void supervisor_kill_leftovers(const char *dir, pid_t task_pid, uid_t uid);
 
 #endif

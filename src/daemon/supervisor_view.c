@@ -7,11 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/safefs.h"
@@ -175,8 +177,49 @@ int supervisor_cancel(const char *dir, carma_err *err)
     return 0;
 }
 
-void supervisor_kill_leftovers(pid_t task_pid)
+/* When this machine booted (/proc/stat's btime, Unix seconds); NAN when it cannot tell. */
+static double boot_time(void)
 {
-    if (task_pid > 1)
+    FILE *f = fopen("/proc/stat", "r");
+    char line[256];
+    long long btime = -1;
+    while (f && btime < 0 && fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %lld", &btime) != 1)
+            btime = -1;
+    if (f)
+        fclose(f);
+    return btime > 0 ? (double)btime : NAN;
+}
+
+/* Whether the attempt's task was started before this boot (its `started` file is older): no
+ * process of it can be left, and its pid may name another group now. */
+static bool started_before_boot(const char *dir)
+{
+    int dfd = open_attempt_dir(dir);
+    struct stat sb;
+    bool before = dfd >= 0 && fstatat(dfd, "started", &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                  (double)sb.st_mtim.tv_sec < boot_time();
+    if (dfd >= 0)
+        close(dfd);
+    return before;
+}
+
+void supervisor_kill_leftovers(const char *dir, pid_t task_pid, uid_t uid)
+{
+    if (task_pid <= 1 || (dir && started_before_boot(dir)))
+        return;
+    if (geteuid() != 0 || uid == 0) {
         kill(-task_pid, SIGKILL);
+        return;
+    }
+    /* As the task's owner: were the group gone and its id taken by another's, the kill is
+     * refused (EPERM) rather than ending, say, a login session after a long absence. */
+    pid_t child = fork();
+    if (child == 0) {
+        if (setresuid(uid, uid, uid) == 0)
+            kill(-task_pid, SIGKILL);
+        _exit(0);
+    }
+    while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
 }

@@ -301,7 +301,7 @@ static void never_started_and_lost(void **state)
     }
     assert_true(gone);
     /* What the task started (sh's child `sleep`) is ended with its process group. */
-    supervisor_kill_leftovers(task);
+    supervisor_kill_leftovers(dir, task, getuid());
     int group_gone = 0;
     for (int i = 0; i < 300 && !group_gone; i++) {
         group_gone = kill(-task, 0) != 0;
