@@ -73,7 +73,9 @@ int str_append_shell_word(char **line, size_t *len, const char *arg);
 /* s with its control characters made visible, for a terminal: C0 controls and DEL as \n,
  * \t, \r or \xHH, and the C1 controls (U+0080..U+009F, which some terminals obey as escape
  * sequences) as \u0080..\u009f, a byte that starts no UTF-8 character (a lone 0x9b is CSI to
- * a terminal reading 8-bit controls) as \xHH; everything else, backslashes included, is kept.
+ * a terminal reading 8-bit controls) as \xHH, the bidirectional formatting controls (U+202E
+ * and its kin, which reorder what a terminal shows) as \uXXXX; everything else, backslashes
+ * included, is kept.
  * What other users named (task names, commands) goes through it before a human sees it. A new
  * heap string (NULL in -> NULL out, and NULL when out of memory). */
 char *str_escape_controls(const char *s);

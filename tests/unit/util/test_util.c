@@ -114,6 +114,12 @@ static void controls_are_escaped_for_terminals(void **state)
     e = str_escape_controls("a\x9b" "2J \xc4\x9b \xe2\x82\xac \xff \xc3");
     assert_string_equal(e, "a\\x9b2J \xc4\x9b \xe2\x82\xac \\xff \\xc3");
     free(e);
+    /* bidirectional formatting controls reorder what a terminal shows: made visible; other
+     * three-byte characters (an em dash, CJK) are kept */
+    e = str_escape_controls("ls \xe2\x80\xae" "gpj.exe\xe2\x81\xa6 \xd8\x9c \xe2\x80\x8f"
+                            " \xe2\x80\x94 \xe4\xb8\xad");
+    assert_string_equal(e, "ls \\u202egpj.exe\\u2066 \\u061c \\u200f \xe2\x80\x94 \xe4\xb8\xad");
+    free(e);
     e = str_escape_controls_text("x\x9b" "31m\n");
     assert_string_equal(e, "x\\x9b31m\n");
     free(e);
