@@ -384,7 +384,10 @@ int cmd_simulate(int argc, char **argv)
     if (rc)
         return rc < 0 ? 0 : rc;
     carma_err err = {{0}};
-    char path[4096];
+    char path[4096], source[4200];
+    /* the table says what it was run with: the testbed's settings, or what the user gave */
+    snprintf(source, sizeof source, "%s%s", a.cargs.path ? a.cargs.path : "data/aegis.conf",
+             a.cargs.nsets ? " with --set" : "");
     if (a.validate && !a.cargs.path) {
         if (carma_data_path("aegis.conf", path, sizeof path, &err))
             return cli_fail("simulate", &err);
@@ -394,7 +397,7 @@ int cmd_simulate(int argc, char **argv)
     if ((rc = load_config(&a, &cfg, &err)) != 0)
         return cli_config_fail("simulate", rc, &err);
     if (a.validate)
-        return simulate_validate(&cfg, a.json, &err) ? cli_fail("simulate", &err)
+        return simulate_validate(&cfg, source, a.json, &err) ? cli_fail("simulate", &err)
                                                       : cli_stdout_done("simulate");
     sim_setup setup;
     /* it fails only on a GPU spec it cannot read: --gpus's (a usage error) or the config's */

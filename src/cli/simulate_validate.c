@@ -222,13 +222,15 @@ static void print_cell(char *buf, size_t cap, double sim, double real, bool know
     snprintf(buf, cap, "%7.3f %7.3f %+6.3f%s", sim, real, d, fabs(d) <= TOLERANCE ? "" : "!");
 }
 
-static void print_table(const validate_row *rows, int n)
+static void print_table(const validate_row *rows, int n, const char *source)
 {
     int checked = 0, within = 0, excl_ok = 0, excl_n = 0, unused = 0;
-    printf("carma simulate --validate: data/aegis.conf on data/traces/aegis_*_60.csv; figures "
+    char *shown = str_escape_controls(source); /* a path the user named */
+    printf("carma simulate --validate: %s on data/traces/aegis_*_60.csv; figures "
            "normalized\nto exclusive on the same trace (its own row: seconds), simulated vs real "
            "(AEGIS, 3 x A100\n40 GB); ! = off by more than %.2f (exclusive makespan: %.0f %%). "
-           "venus is held out: no real\nresults.\n\n", TOLERANCE, 100 * EXCL_TOLERANCE);
+           "venus is held out: no real\nresults.\n\n", shown ? shown : "?", TOLERANCE, 100 * EXCL_TOLERANCE);
+    free(shown);
     printf("%-7s %-12s  %-26s  %-26s  %-9s  %s\n", "trace", "policy", "makespan: sim real diff",
            "mean JCT: sim real diff", "OOM s/r", "energy MJ s/r");
     for (int i = 0; i < n; i++) {
@@ -266,7 +268,7 @@ static void print_table(const validate_row *rows, int n)
            "%d of %d traces\n", TOLERANCE, within, checked, 100 * EXCL_TOLERANCE, excl_ok, excl_n);
 }
 
-int simulate_validate(const carma_config *cfg, bool json, carma_err *err)
+int simulate_validate(const carma_config *cfg, const char *source, bool json, carma_err *err)
 {
     real_run real[NTRACES][NRUNS];
     validate_row rows[NTRACES * NRUNS];
@@ -280,6 +282,6 @@ int simulate_validate(const carma_config *cfg, bool json, carma_err *err)
     }
     if (json)
         return emit_json(rows, NTRACES * NRUNS) ? carma_err_set(err, "cannot write JSON") : 0;
-    print_table(rows, NTRACES * NRUNS);
+    print_table(rows, NTRACES * NRUNS, source);
     return 0;
 }

@@ -9,7 +9,8 @@
 
 /* Simulates data/traces/aegis_{philly,saturn,venus}_60.csv under exclusive, oracle-magm,
  * or-magm, est-magm, horus and lucid with `cfg` (normally data/aegis.conf) and prints each
- * figure next to the real run's: a table, or with `json` an array of objects. */
-int simulate_validate(const carma_config *cfg, bool json, carma_err *err);
+ * figure next to the real run's: a table, or with `json` an array of objects. `source` says
+ * in the table's header where cfg came from ("data/aegis.conf", a --config, "... with --set"). */
+int simulate_validate(const carma_config *cfg, const char *source, bool json, carma_err *err);
 
 #endif
