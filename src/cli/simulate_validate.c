@@ -229,7 +229,8 @@ static void print_table(const validate_row *rows, int n, const char *source)
     printf("carma simulate --validate: %s on data/traces/aegis_*_60.csv; figures "
            "normalized\nto exclusive on the same trace (its own row: seconds), simulated vs real "
            "(AEGIS, 3 x A100\n40 GB); ! = off by more than %.2f (exclusive makespan: %.0f %%). "
-           "venus is held out: no real\nresults.\n\n", shown ? shown : "?", TOLERANCE, 100 * EXCL_TOLERANCE);
+           "venus is held out: no real\nresults.\n\n", shown ? shown : "?", TOLERANCE,
+           100 * EXCL_TOLERANCE);
     free(shown);
     printf("%-7s %-12s  %-26s  %-26s  %-9s  %s\n", "trace", "policy", "makespan: sim real diff",
            "mean JCT: sim real diff", "OOM s/r", "energy MJ s/r");
