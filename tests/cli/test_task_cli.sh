@@ -22,8 +22,6 @@ grep -q "resnet18_cifar100_20e_1.rad: ok" <<<"$out" || fail "good file not repor
     grep -q "unknown_key.yaml:3: unknown key 'memroy'" || fail "unknown key message"
 
 # memory 0 is impossible (the daemon refuses it): `task check` says so, naming the line
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 printf 'command: "true"\nmemory: 0\n' >"$tmp/m0.yaml"
 out=$("$carma" task check "$tmp/m0.yaml" 2>&1)
 [ $? -eq 1 ] && grep -q "m0.yaml:2: memory: must be more than 0 MiB" <<<"$out" ||
