@@ -32,8 +32,8 @@ static void print_message(const char *cmd, const char *kind, const char *msg)
     free(safe);
 }
 
-/* fmt's text as a new heap string; NULL when out of memory. */
-static char *vformat(const char *fmt, va_list ap)
+/* print_message of fmt's text (its allocation failing: "(out of memory)"). */
+static void print_formatted(const char *cmd, const char *kind, const char *fmt, va_list ap)
 {
     va_list again;
     va_copy(again, ap);
@@ -42,7 +42,8 @@ static char *vformat(const char *fmt, va_list ap)
     if (msg)
         vsnprintf(msg, (size_t)n + 1, fmt, again);
     va_end(again);
-    return msg;
+    print_message(cmd, kind, msg);
+    free(msg);
 }
 
 int cli_fail(const char *cmd, const carma_err *err)
@@ -55,20 +56,16 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = vformat(fmt, ap);
+    print_formatted(cmd, "warning: ", fmt, ap);
     va_end(ap);
-    print_message(cmd, "warning: ", msg);
-    free(msg);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = vformat(fmt, ap);
+    print_formatted(cmd, "", fmt, ap);
     va_end(ap);
-    print_message(cmd, "", msg);
-    free(msg);
     fprintf(stderr, "Try 'carma %s --help'.\n", cmd);
     return EXIT_USAGE;
 }

@@ -145,17 +145,18 @@ int parse_size_mib(const char *s, uint64_t *out)
     return 0;
 }
 
-/* The code point of the UTF-8 character p[0..n) when it is a bidirectional formatting
- * control (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which makes a terminal
- * show the text around it in another order than it holds ("Trojan Source"); else 0. */
-static unsigned bidi_control(const unsigned char *p, size_t n)
+/* The code point of the UTF-8 character p[0..n) when a terminal must not be handed it: a C1
+ * control (U+0080..U+009F, which some terminals obey as escape sequences) or a bidirectional
+ * formatting control (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which makes a
+ * terminal show the text around it in another order than it holds ("Trojan Source"); else 0. */
+static unsigned hidden_control(const unsigned char *p, size_t n)
 {
     unsigned cp = n == 2   ? (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu)
                   : n == 3 ? (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu)
                            : 0;
-    bool bidi = cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
-                (cp >= 0x2066 && cp <= 0x2069);
-    return bidi ? cp : 0;
+    bool hidden = (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+                  (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+    return hidden ? cp : 0;
 }
 
 /* str_escape_controls, and with keep_lines its variant for multi-line text. */
@@ -177,9 +178,6 @@ static char *escape_controls(const char *s, bool keep_lines)
             *o++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
         } else if (c < 0x20 || c == 0x7f) {
             o += sprintf(o, "\\x%02x", c);
-        } else if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            o += sprintf(o, "\\u%04x", p[1]);
-            p++;
         } else if (c < 0x80) {
             *o++ = (char)c;
         } else {
@@ -191,7 +189,7 @@ static char *escape_controls(const char *s, bool keep_lines)
                 o += sprintf(o, "\\x%02x", c);
                 continue;
             }
-            unsigned cp = bidi_control(p, n);
+            unsigned cp = hidden_control(p, n);
             if (cp) {
                 o += sprintf(o, "\\u%04x", cp);
                 p += n - 1;
