@@ -64,8 +64,8 @@ static const char usage[] =
     "  --array LIST       a sweep: one task per index (1-8, 1-7:2 for every second, 1,2,5,\n"
     "                     0-3,10; at most 1000), each with CARMA_ARRAY_INDEX in its\n"
     "                     environment (a command reads it as sh -c '... $CARMA_ARRAY_INDEX');\n"
-    "                     queued all or none, as Slurm's (one refused, or Ctrl-C while\n"
-    "                     they are sent: none is); prints the ids on one line (--json:\n"
+    "                     named NAME[INDEX]; queued all or none in one request, as Slurm's\n"
+    "                     (one refused: none is); prints the ids on one line (--json:\n"
     "                     {\"ids\": [...]}, else {\"id\": N})\n"
     REQUEST_USAGE;
 
@@ -286,8 +286,6 @@ static int finish_submission(submission *sub, bool clean_env, json_t **out, carm
         json_decref(task);
         return -1;
     }
-    if (!json_object_get(task, "name")) /* the default name, for an array's names */
-        json_object_set_new(task, "name", json_string(check.name));
     submission_free(&check);
     *out = task;
     return 0;

@@ -18,11 +18,9 @@ int submit_task_file_json(const char *path, json_t **task, carma_err *err);
  * 0 with *id set, or the exit status after printing the error. */
 int submit_send(const request_args *a, json_t *task, json_int_t *id);
 
-/* Submits the task once, or once per index of an --array (narray > 0: each with its
- * array_index and "NAME[INDEX]" as its name); prints the ids made on one line (--json:
- * {"id": N}, or {"ids": [...]} for an array). 0, or the exit status of the first that failed:
- * an array is all or none, so the tasks made before it are cancelled (they were held), as
- * they are when SIGINT, SIGTERM or SIGHUP comes while it is sent (then carma ends by it). */
+/* Submits the task once, or once per index of an --array (narray > 0: the daemon gives each
+ * its array_index and "NAME[INDEX]" as its name, and makes all or none); prints the ids made
+ * on one line (--json: {"id": N}, or {"ids": [...]} for an array). 0, or the exit status. */
 int submit_send_all(const request_args *a, json_t *task, const int *array, size_t narray);
 
 #endif

@@ -65,23 +65,61 @@ static bool key_arg(const json_t *req, const char **key)
     return true;
 }
 
+/* The submission's array: absent (one task), or 1..PROTO_MAX_ARRAY distinct indices 0..1000000
+ * into out (*n of them). NULL, or the error reply. */
+static json_t *array_arg(const json_t *req, int *out, size_t *n)
+{
+    json_t *a = json_object_get(req, "array"), *v;
+    *n = 0;
+    if (!a)
+        return NULL;
+    if (!json_is_array(a) || json_array_size(a) < 1 || json_array_size(a) > PROTO_MAX_ARRAY)
+        return proto_error("'array' must be a list of 1 to %d indices", PROTO_MAX_ARRAY);
+    if (json_object_get(json_object_get(req, "task"), "array_index"))
+        return proto_error("'array' and task.array_index: give one (each task of an array "
+                           "gets its index)");
+    size_t i;
+    json_array_foreach(a, i, v) {
+        json_int_t x = json_integer_value(v);
+        if (!json_is_integer(v) || x < 0 || x > 1000000)
+            return proto_error("'array': indices are integers 0..1000000");
+        for (size_t k = 0; k < i; k++)
+            if (out[k] == (int)x)
+                return proto_error("'array': index %d given twice", (int)x);
+        out[i] = (int)x;
+    }
+    *n = i;
+    return NULL;
+}
+
 static json_t *do_submit(daemon_state *d, peer *p, const json_t *req)
 {
     submission sub;
     carma_err err;
     const char *key;
+    static int array[PROTO_MAX_ARRAY]; /* static: large for a stack; one request at a time */
+    static uint64_t ids[PROTO_MAX_ARRAY];
+    size_t narray;
+    json_t *bad = array_arg(req, array, &narray);
+    if (bad)
+        return bad;
     if (!key_arg(req, &key))
         return proto_error("'key' must be a string of 16 to 64 hex digits");
     if (submission_from_json(json_object_get(req, "task"), &sub, &err))
         return proto_error("invalid submission: %s", err.msg);
-    uint64_t id;
     bool repeat;
-    int rc = d_submit(d, p, &sub, key, &id, &repeat, &err);
-    submission_free(&sub); /* a repeat's (a stored task took its own) */
+    int rc = d_submit(d, p, &sub, key, array, narray, ids, &repeat, &err);
+    submission_free(&sub); /* a repeat's, an array's (a stored task took its own) */
     if (rc)
         return proto_error("submission refused: %s", err.msg);
     json_t *r = proto_ok();
-    json_object_set_new(r, "id", json_integer((json_int_t)id));
+    if (narray) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < narray; i++)
+            json_array_append_new(list, json_integer((json_int_t)ids[i]));
+        json_object_set_new(r, "ids", list);
+    } else
+        json_object_set_new(r, "id", json_integer((json_int_t)ids[0]));
     if (repeat)
         json_object_set_new(r, "repeat", json_true());
     return r;

@@ -127,8 +127,9 @@ static int check_controls(daemon_state *d, const peer *p, const submission *sub,
 
 /* A user's tasks not ended live in the daemon's memory, and their specs (a whole environment,
  * a command of up to SUB_MAX_COMMAND bytes each) in its database: at most max_tasks_per_user of
- * them, so that no user fills either for the others (root is not limited). */
-static int check_user_tasks(const daemon_state *d, const peer *p, carma_err *err)
+ * them, so that no user fills either for the others (root is not limited). `adding` is how
+ * many the submission makes (an array's all count). */
+static int check_user_tasks(const daemon_state *d, const peer *p, size_t adding, carma_err *err)
 {
     int max = d->cfg.daemon.max_tasks_per_user;
     if (max == 0 || p->uid == 0)
@@ -138,60 +139,115 @@ static int check_user_tasks(const daemon_state *d, const peer *p, carma_err *err
         const dtask *t = d->tasks[i];
         n += t->uid == p->uid && (t->state == DS_QUEUED || t->state == DS_RUNNING);
     }
-    if (n >= (size_t)max)
+    if (n + adding > (size_t)max) {
+        if (adding > 1)
+            return carma_err_set(err, "you have %zu tasks not ended and the array adds %zu "
+                                 "(max_tasks_per_user = %d): wait for some to end, cancel "
+                                 "some, or submit a smaller array", n, adding, max);
         return carma_err_set(err, "you have %zu tasks not ended (max_tasks_per_user = %d): "
                              "wait for some to end, or cancel some", n, max);
+    }
     return 0;
 }
 
-int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
-             bool *repeat, carma_err *err)
+/* The idempotency key stored with each task of a submission: the client's for a single task,
+ * "KEY.i" for an array's i-th (a '.' is in no client's key, so the two never meet). */
+static void task_key(char *out, size_t cap, const char *key, size_t i, size_t narray)
 {
-    *repeat = false;
-    if (key) {
-        /* Looked up in the iteration's transaction: a repeat in the same batch of requests
-         * sees the first one's row. */
-        if (!d_txn(d))
-            return carma_err_set(err, "%s", d->fatal.msg);
-        int found = store_find_submit_key(d->db, p->uid, key, id, err);
-        if (found < 0) {
-            d_fail(d, err);
-            return -1;
-        }
-        if (found) {
-            *repeat = true;
-            return 0;
-        }
+    if (narray)
+        snprintf(out, cap, "%s.%zu", key, i);
+    else
+        snprintf(out, cap, "%s", key);
+}
+
+/* Whether this uid stored a task with key k (its id in *id): 1, 0, or -1 on a store error. */
+static int key_lookup(daemon_state *d, const peer *p, const char *k, uint64_t *id, carma_err *err)
+{
+    int found = store_find_submit_key(d->db, p->uid, k, id, err);
+    if (found < 0)
+        d_fail(d, err);
+    return found;
+}
+
+/* A submission repeated with its key: the ids of the tasks its first sending stored (1), none
+ * stored (0), or -1 (a store error, or the key used for an array of another size). */
+static int find_repeat(daemon_state *d, const peer *p, const char *key, size_t narray,
+                       uint64_t *ids, carma_err *err)
+{
+    /* Looked up in the iteration's transaction: a repeat in the same batch of requests sees
+     * the first one's rows. */
+    if (!d_txn(d))
+        return carma_err_set(err, "%s", d->fatal.msg);
+    size_t n = narray ? narray : 1, i;
+    char k[96];
+    int found = 0;
+    for (i = 0; i < n; i++) {
+        task_key(k, sizeof k, key, i, narray);
+        if ((found = key_lookup(d, p, k, &ids[i], err)) <= 0)
+            break;
     }
-    if (sub->ngpus > d->ngpus)
-        return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
-                             d->ngpus);
-    if (submission_check_new(sub, err) || check_user_tasks(d, p, err) ||
-        check_controls(d, p, sub, err) || d_state_space_refuses(d, err))
-        return -1;
-    json_t *spec = submission_to_json(sub);
-    char *spec_text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
-    json_decref(spec);
-    dtask *t = spec_text ? new_submitted(p, sub) : NULL;
+    if (found < 0 || i == 0)
+        return found;
+    if (i < n)
+        return carma_err_set(err, "key: already used for a smaller array");
+    uint64_t more;
+    task_key(k, sizeof k, key, n, narray);
+    if (narray && (found = key_lookup(d, p, k, &more, err)) != 0)
+        return found < 0 ? -1 : carma_err_set(err, "key: already used for a larger array");
+    return 1;
+}
+
+/* The i-th task of an array: the submission with its index and the name NAME[INDEX]. */
+static int array_member(const submission *sub, json_t *spec, int index, submission *out,
+                        carma_err *err)
+{
+    char name[SUB_MAX_NAME + 1];
+    /* whole characters only: a cut UTF-8 sequence would make the name no JSON text */
+    snprintf(name, sizeof name, "%.*s[%d]", (int)str_utf8_fit(sub->name, 140), sub->name,
+             index);
+    json_object_set_new(spec, "array_index", json_integer(index));
+    json_object_set_new(spec, "name", json_string(name));
+    return submission_from_json(spec, out, err);
+}
+
+/* A task of the submission (which it takes), with its history read and checked to fit the
+ * server; *spec is the text to store with it. NULL (err set) when refused. */
+static dtask *prepare(daemon_state *d, const peer *p, submission *sub, char **spec,
+                      carma_err *err)
+{
+    json_t *j = submission_to_json(sub);
+    *spec = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    dtask *t = *spec ? new_submitted(p, sub) : NULL;
     if (!t) {
-        free(spec_text);
-        return carma_err_set(err, "out of memory");
+        free(*spec);
+        carma_err_set(err, "out of memory");
+        return NULL;
     }
     int rc = take_history(d, t, err);
+    if (rc)
+        d_fail(d, err); /* a store error, not a refusal */
     d_fill_sched_task(t);
-    if (rc == 0 && check_fits(d, t, err)) {
-        free(spec_text);
+    if (rc == 0 && check_fits(d, t, err))
+        rc = -1;
+    if (rc) {
+        free(*spec);
         d_free_task(t);
-        return -1;
+        return NULL;
     }
+    return t;
+}
+
+/* Stores a prepared task and queues it (taking spec); its id is t->st.id. */
+static int store_queue(daemon_state *d, dtask *t, char *spec, const char *key, carma_err *err)
+{
     store_task_row row = {
-        .uid = t->uid, .gid = t->gid, .user = t->user, .spec = spec_text, .state = "queued",
+        .uid = t->uid, .gid = t->gid, .user = t->user, .spec = spec, .state = "queued",
         .submitted_at = t->submitted_at, .outcome = "", .history_mib = t->history_mib,
         .submit_key = key, .held = t->held, .priority = t->priority,
     };
-    if (rc == 0)
-        rc = store_insert_task(d->db, &row, err);
-    free(spec_text);
+    int rc = store_insert_task(d->db, &row, err);
+    free(spec);
     if (rc) {
         d_free_task(t);
         d_fail(d, err);
@@ -219,7 +275,83 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, u
                  "%sruntime estimate %.0f s from an earlier solo run", detail[0] ? "; " : "",
                  t->run_hist.runtime_s);
     d_event(d, t, "submitted", detail);
-    d->need_schedule = true;
-    *id = row.id;
     return 0;
+}
+
+/* Every task of the submission made and checked before the first is stored, so that a refusal
+ * stores none: tasks[i] and specs[i] for i < n, freed on failure. */
+static int prepare_all(daemon_state *d, const peer *p, submission *sub, const int *array,
+                       size_t n, dtask **tasks, char **specs, carma_err *err)
+{
+    json_t *spec = array ? submission_to_json(sub) : NULL;
+    if (array && !spec)
+        return carma_err_set(err, "out of memory");
+    size_t i;
+    for (i = 0; i < n; i++) {
+        submission member, *s = sub;
+        if (array) {
+            if (array_member(sub, spec, array[i], &member, err))
+                break;
+            s = &member;
+        }
+        tasks[i] = prepare(d, p, s, &specs[i], err);
+        if (array)
+            submission_free(&member); /* a task took it, or it is refused */
+        if (!tasks[i])
+            break;
+    }
+    json_decref(spec);
+    if (i == n)
+        return 0;
+    while (i-- > 0) {
+        free(specs[i]);
+        d_free_task(tasks[i]);
+    }
+    return -1;
+}
+
+int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key,
+             const int *array, size_t narray, uint64_t *ids, bool *repeat, carma_err *err)
+{
+    *repeat = false;
+    size_t n = narray ? narray : 1;
+    if (key) {
+        int found = find_repeat(d, p, key, narray, ids, err);
+        if (found)
+            return found < 0 ? -1 : (*repeat = true, 0);
+    }
+    if (sub->ngpus > d->ngpus)
+        return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
+                             d->ngpus);
+    if (submission_check_new(sub, err) || check_user_tasks(d, p, n, err) ||
+        check_controls(d, p, sub, err) || d_state_space_refuses(d, err))
+        return -1;
+    dtask **tasks = calloc(n, sizeof *tasks);
+    char **specs = calloc(n, sizeof *specs);
+    if (!tasks || !specs || prepare_all(d, p, sub, narray ? array : NULL, n, tasks, specs, err)) {
+        if (!tasks || !specs)
+            carma_err_set(err, "out of memory");
+        free(tasks);
+        free(specs);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char k[96];
+        if (key)
+            task_key(k, sizeof k, key, i, narray);
+        /* a store error ends the daemon, and the transaction with every task is rolled back */
+        if (rc == 0) {
+            if ((rc = store_queue(d, tasks[i], specs[i], key ? k : NULL, err)) == 0)
+                ids[i] = tasks[i]->st.id;
+            continue;
+        }
+        free(specs[i]);
+        d_free_task(tasks[i]);
+    }
+    free(tasks);
+    free(specs);
+    if (rc == 0)
+        d->need_schedule = true;
+    return rc;
 }

@@ -13,12 +13,14 @@
 #include "daemon/daemon_int.h"
 #include "daemon/supervisor.h"
 
-/* submit.c: stores a new task and queues it; *id is its id. A refused task stores nothing.
- * key (NULL: none) is the client's idempotency key: when this uid already submitted with it,
- * nothing is stored, *id is that task's and *repeat is set (a client retrying after a lost
- * reply makes no second task). */
-int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key, uint64_t *id,
-             bool *repeat, carma_err *err);
+/* submit.c: stores a new task and queues it, or with narray > 0 one per index of array (an
+ * array: each named NAME[INDEX], with its array_index), all or none; ids[0..max(narray, 1)) are
+ * their ids. A refused submission stores nothing. key (NULL: none) is the client's idempotency
+ * key: when this uid already submitted with it, nothing is stored, ids are the first
+ * submission's and *repeat is set (a client retrying after a lost reply makes no second
+ * task). sub is taken by a single task; the caller frees it in every case (submission_free). */
+int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key,
+             const int *array, size_t narray, uint64_t *ids, bool *repeat, carma_err *err);
 /* Reads the last solo run of an identical task (store_runs.c) into t->run_hist, when there is
  * one; call d_fill_sched_task after. Also at restart: the history is not kept in the task. */
 int d_take_run_history(daemon_state *d, dtask *t, carma_err *err);

@@ -144,23 +144,58 @@ set -- $ids
 [ "$("$CARMA" logs "$3")" = i=5 ] && [ "$("$CARMA" show --json "$3" | jq -r .name)" = "sweep[5]" ] \
     || fail "array element 5: $("$CARMA" logs "$3"), $("$CARMA" show --json "$3" | jq -r .name)"
 "$CARMA" submit --array 3-1 -- true >/dev/null 2>&1 && fail "--array 3-1 accepted"
-# all or none when interrupted too: a signal while the array is queued (SIGTERM here: a
-# background job's SIGINT is ignored) cancels the tasks taken, rather than leaving them held
-intr() { "$CARMA" queue --json | jq '[.[] | select(.name | startswith("intr["))] | length'; }
-"$CARMA" submit --array 0-999 --name intr -- true >/dev/null 2>"$tmp/intr.err" &
-sp=$!
-until [ "$(intr)" -gt 0 ] || ! kill -0 "$sp" 2>/dev/null; do :; done
-if kill -TERM "$sp" 2>/dev/null; then
-    wait "$sp"; st=$?
-    [ $st -eq 143 ] || fail "an array interrupted: exit $st, not SIGTERM's: $(cat "$tmp/intr.err")"
-    grep -q "task(s) already queued were cancelled" "$tmp/intr.err" \
-        || fail "an array interrupted: $(cat "$tmp/intr.err")"
-    [ "$(intr)" = 0 ] || fail "an array interrupted left $(intr) tasks behind"
-else
-    echo "note: the array was queued before the signal; its interruption is not tested"
-    left=$("$CARMA" queue --json | jq -r '.[] | select(.name | startswith("intr[")) | .id')
+# All or none, whenever the client dies: the daemon makes an array's tasks in one request.
+# SIGKILL at several moments while 1000 are sent: none, or all 1000, never some held.
+intr() { "$CARMA" queue --all --json | jq --arg p "$1[" '[.[] | select(.name | startswith($p))]
+    | length'; }
+for delay in 0 0.01 0.03 0.1; do
+    "$CARMA" submit --hold --array 0-999 --name "intr$delay" -- true >/dev/null 2>&1 &
+    sp=$!
+    sleep "$delay"
+    kill -KILL "$sp" 2>/dev/null
+    wait "$sp" 2>/dev/null
+    n=$(intr "intr$delay")
+    [ "$n" = 0 ] || [ "$n" = 1000 ] || fail "an array killed after ${delay}s left $n of 1000 tasks"
+    echo "killed after ${delay}s: $n of 1000 tasks"
+    left=$("$CARMA" queue --json | jq -r '.[] | select(.name | startswith("intr")) | .id')
     [ -z "$left" ] || "$CARMA" cancel $left >/dev/null
-fi
+done
+# The request itself: a repeat with its key answers the same ids; bad arrays are refused.
+py_req() {
+    python3 -c 'import json, socket, sys
+def req(line):
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(line.encode() + b"\n")
+    return json.loads(s.makefile().readline())
+task = {"command": "true", "cwd": "/", "hold": True, "name": "raw"}
+def arr(a, key=None, **extra):
+    r = {"verb": "submit", "task": dict(task, **extra), "array": a}
+    if key: r["key"] = key
+    return req(json.dumps(r))
+k = "0123456789abcdef0123456789abcdef"
+first, again = arr([7, 3], k), arr([7, 3], k)
+print(first.get("ids"), again.get("ids"), again.get("repeat"))
+print(arr([1, 2, 3], k).get("error"))
+print(arr([5], k).get("error"))
+print(arr([1, 1]).get("error"))
+print(arr([]).get("error"))
+print(arr(list(range(1001))).get("error"))
+print(arr([1], array_index=2).get("error"))
+print(arr([1000001]).get("error"))' "$SOCK"
+}
+out=$(py_req) || fail "raw arrays: $out"
+ids=$(sed -n 1p <<<"$out")
+grep -qE '^\[[0-9]+, [0-9]+\] \[[0-9]+, [0-9]+\] True$' <<<"$ids" \
+    && [ "$(cut -d' ' -f1-2 <<<"$ids")" = "$(cut -d' ' -f3-4 <<<"$ids")" ] \
+    || fail "an array repeated with its key: $ids"
+set -- $(tr -d '[],' <<<"$ids")
+[ "$("$CARMA" show --json "$1" | jq -r '.name + " " + (.array_index | tostring)')" = "raw[7] 7" ] \
+    && [ "$("$CARMA" show --json "$2" | jq -r .name)" = "raw[3]" ] || fail "raw array names"
+"$CARMA" cancel "$1" "$2" >/dev/null
+for want in "already used for a larger array" "already used for a smaller array" \
+    "index 1 given twice" "list of 1 to 1000 indices" "list of 1 to 1000 indices" \
+    "give one" "integers 0..1000000"; do
+    grep -qF "$want" <<<"$out" || fail "raw arrays: no '$want' in: $out"
+done
 
 # --- who may: nobody may not hold root's task, nor raise a priority above 0
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then

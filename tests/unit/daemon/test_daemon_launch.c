@@ -148,7 +148,7 @@ static dtask *submit(const char *command, const char *env_json)
     peer p = {.fd = -1, .uid = getuid(), .gid = getgid(), .pid = getpid()};
     uint64_t id = 0;
     bool repeat;
-    assert_int_equal(d_submit(d, &p, &sub, NULL, &id, &repeat, &err), 0);
+    assert_int_equal(d_submit(d, &p, &sub, NULL, NULL, 0, &id, &repeat, &err), 0);
     assert_false(repeat);
     assert_true(d_commit(d));
     dtask *t = d_task(d, id);
