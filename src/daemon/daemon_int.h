@@ -22,7 +22,8 @@
  *     statedir.c   the state directory (private, locked, its free space) and the socket's
  *                  directory, checked
  *     handlers.c   one function per protocol verb
- *     server.c     the socket: peers, framing, group commit
+ *     listener.c   the socket: listening, accepting peers, the connection limits
+ *     server.c     the peers' requests and replies: framing, group commit
  *     metrics.c    the counters of placements, OOM crashes, waits; the Prometheus exposition
  *                  and its HTTP endpoint (http.c, which stands alone)
  *     daemon.c     start-up, the loop, shutdown
@@ -126,8 +127,8 @@ typedef struct dtask {
 
 _Static_assert(offsetof(dtask, st) == 0, "the core's sched_task pointers are dtask pointers");
 
-/* A connected peer of the socket server (server.c): a client of the protocol, its identity
- * from SO_PEERCRED, its buffered request bytes and pending replies. */
+/* A connected peer of the socket server (listener.c, server.c): a client of the protocol, its
+ * identity from SO_PEERCRED, its buffered request bytes and pending replies. */
 typedef struct peer {
     int fd;
     uid_t uid;
@@ -187,7 +188,7 @@ typedef struct daemon_state {
     peer **peers;        /* the socket's connected peers */
     int npeers;
     size_t peers_cap;
-    int max_peers;       /* what the descriptor limit leaves room for (server.c) */
+    int max_peers;       /* what the descriptor limit leaves room for (listener.c) */
     double accept_paused_until; /* out of descriptors: the listener rests until then */
     double fd_warned_at; /* when running out of descriptors was last logged */
     int listen_fd;
@@ -255,7 +256,7 @@ int d_state_space_refuses(const daemon_state *d, carma_err *err);
  * ago, at its first call and then hourly (now_mono: clock_mono_s()). */
 void d_purge_logs(daemon_state *d, double now_mono);
 
-/* server.c */
+/* listener.c */
 /* The address of the socket at path: 0, or -1 with err when the path is too long for one. */
 int d_socket_addr(struct sockaddr_un *sa, const char *path, carma_err *err);
 int d_listen(daemon_state *d, carma_err *err);
@@ -264,7 +265,19 @@ int d_listen(daemon_state *d, carma_err *err);
  * was named (so /tmp/carma-UID.sock once the runtime directory is gone), else at the same
  * path. Logged; a failure is logged and tried again at the next call. */
 void d_check_socket(daemon_state *d);
+/* Drops every peer and closes the listener (removing the socket file if it is still ours). */
 void d_server_close(daemon_state *d);
+/* Closes peer i and frees it; the last peer takes its index. */
+void d_drop_peer(daemon_state *d, int i);
+/* Accepts what is waiting on the listener, each let in or refused with the reason, at most
+ * D_MAX_ACCEPTS_PER_TURN of them: the rest wait for the next turn, after the peers already
+ * connected are served (the listener, still readable, ends that turn's wait at once). */
+#define D_MAX_ACCEPTS_PER_TURN 64
+void d_accept_peers(daemon_state *d, double now);
+
+/* server.c */
+/* One turn of the socket: waits up to timeout_ms, serves the peers (one transaction),
+ * flushes replies, drops the gone and the idle, then accepts new peers. */
 int d_serve_once(daemon_state *d, int timeout_ms);
 
 /* metrics.c: the counters' hooks, called where the daemon places and ends attempts; the
