@@ -72,10 +72,12 @@ int trace_synth(const workload_catalog *cat, const double *gaps, size_t ngaps, s
         if (i > 0)
             t += gaps[rng_next(&state) % ngaps];
         if (!(t <= TRACE_MAX_OFFSET_S)) { /* also inf, from gaps divided by a tiny rate */
+            char when[32]; /* in full: %g wrote 1000000000.5 as 1e+09, not past the limit */
+            fmt_double(when, sizeof when, t);
             carma_err_set(err,
-                          "job %zu would be submitted %g s in, past the latest a trace may hold, "
+                          "job %zu would be submitted %s s in, past the latest a trace may hold, "
                           "%.0f s (about 31 years)",
-                          i + 1, t, TRACE_MAX_OFFSET_S);
+                          i + 1, when, TRACE_MAX_OFFSET_S);
             rc = TRACE_SYNTH_TOO_LONG;
         }
         int which = npool[1] > 0 && rng_uniform(&state) < p_two ? 1 : 0;

@@ -68,9 +68,13 @@ static void synth_refuses_offsets_past_the_bound(void **state)
     assert_true(t.entries[2].submit_offset_s == TRACE_MAX_OFFSET_S);
     trace_free(&t);
     assert_int_equal(trace_synth(&cat, half, 1, 4, 1, &t, &err), TRACE_SYNTH_TOO_LONG);
-    assert_non_null(strstr(err.msg, "job 4 would be submitted 1.5e+09 s in"));
+    assert_non_null(strstr(err.msg, "job 4 would be submitted 1500000000 s in"));
     assert_int_equal(t.n, 0);
     assert_null(t.entries);
+    /* in full: %g wrote 1000000000.5 as 1e+09, the limit itself */
+    double over[] = {TRACE_MAX_OFFSET_S / 2 + 0.25};
+    assert_int_equal(trace_synth(&cat, over, 1, 3, 1, &t, &err), TRACE_SYNTH_TOO_LONG);
+    assert_non_null(strstr(err.msg, "job 3 would be submitted 1000000000.5 s in, past the latest"));
     assert_int_equal(trace_synth(&cat, huge, 1, 2, 1, &t, &err), TRACE_SYNTH_TOO_LONG);
     assert_non_null(strstr(err.msg, "1000000000 s (about 31 years)"));
     catalog_free(&cat);

@@ -116,7 +116,12 @@ static void test_malformed_traces(void **state)
     /* 1e300 s made the simulated makespan 0; the bound is 1e9 s, and 1e9 itself loads */
     expect_load_error(HDR "1,1e300,a.rad\n", ":2:",
                       "submit_offset_s 1e+300 is past the latest a trace may hold, 1000000000 s");
-    expect_load_error(HDR "1,0,a.rad\n2,1000000000.5,a.rad\n", ":3:", "1000000000 s");
+    expect_load_error(HDR "1,0,a.rad\n2,1000000000.5,a.rad\n", ":3:",
+                      "submit_offset_s 1000000000.5 is past the latest a trace may hold, "
+                      "1000000000 s");
+    /* offsets in full: %g printed both as 1.23457e+06 */
+    expect_load_error(HDR "1,1234567.5,a.rad\n2,1234567.25,b.rad\n", ":3:",
+                      "submit_offset_s 1234567.25 is before the previous row's 1234567.5");
     expect_load_error(HDR "1,soon,a.rad\n", ":2:", "expected seconds, got 'soon'");
     expect_load_error(HDR "1,10s,a.rad\n", ":2:", NULL);
     expect_load_error(HDR "1,nan,a.rad\n", ":2:", NULL);

@@ -69,6 +69,16 @@ static void test_malformed(void **state)
     expect_error("a,b\n1,ab\"c\n", "in.csv:2: stray quote");
     expect_error("a,b\n1,\"ab\"c\n", "in.csv:2: text after a closing quote");
     expect_error("a,\"b\n", "in.csv:1: unterminated");
+    /* CR alone ends no line (old Mac files): it read as one row, "missing column ..." */
+    expect_error("a,b\r1,2\r", "in.csv:1: a carriage return with no newline after it");
+    expect_error("a,b\n1,2\n3,x\ry\n", "in.csv:3: a carriage return with no newline");
+    csv_table t;
+    carma_err err;
+    if (csv_parse("in.csv", "a,b\n1,2\r", &t, &err)) /* but one ending the text ends a line */
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.nrows, 1);
+    assert_string_equal(t.rows[0].fields[1], "2");
+    csv_free(&t);
     /* a lookup by name took the first of two columns of one name */
     expect_error("a,b,a\n1,2,3\n", "in.csv:1: column 'a' appears twice in the header");
     expect_error("x, y ,\"y\"\n1,2,3\n", "in.csv:1: column 'y' appears twice in the header");
