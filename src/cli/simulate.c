@@ -59,12 +59,15 @@ static const char *const usage =
     "  --validate          the calibration check: the AEGIS traces (philly, saturn, venus)\n"
     "                      under data/aegis.conf (or --config) with the six policies AEGIS\n"
     "                      ran, simulated vs real normalized makespan, mean JCT, OOM\n"
-    "                      crashes and energy\n"
+    "                      crashes, completed and failed jobs, and energy\n"
     "  --json              one JSON object with policy, estimator, tasks, completed,\n"
     "                      failed, makespan_s, mean_jct_s, median_jct_s, p95_jct_s,\n"
     "                      mean_wait_s, gpu_util_mean, energy_j (joules), oom_crashes,\n"
     "                      placements, collocated_placements, events (with --validate: an\n"
-    "                      array, an object per trace and policy)\n"
+    "                      array, an object per trace and policy with trace, policy and\n"
+    "                      sim_ and real_ makespan_s, norm_makespan, mean_jct_s,\n"
+    "                      norm_mean_jct, oom, energy_j, completed, failed; null where\n"
+    "                      unknown)\n"
     "  --catalog FILE      workload catalog (default data/workloads.csv)\n"
     "  --config FILE, --set KEY=VALUE   configuration (see `carma config`)\n";
 
@@ -231,6 +234,9 @@ static int parse_args(int argc, char **argv, sim_cli *a)
                                "takes only --json, --config and --set");
     if (a->compare && a->out_dir)
         return cli_usage_error("simulate", "--out writes one run's files; not with --compare");
+    /* it was ignored: the table showed every policy, none of them the one asked for */
+    if (a->compare && a->policy)
+        return cli_usage_error("simulate", "--compare runs every policy; not with --policy");
     return 0;
 }
 
@@ -316,6 +322,7 @@ static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
         trace_load(trace_path, &tr, err) || catalog_load(catalog_path, &cat, err) ||
         sim_jobs_from_trace(&tr, &cat, setup->sched.estimator, &jobs, err))
         goto done;
+    setup->source = tr.path;
     bool progress = !a->json && isatty(STDERR_FILENO);
     const char *est = mem_source_estimator_name(setup->sched.estimator);
     setup->record_timeline = a->out_dir || a->plot_dir;

@@ -1,8 +1,9 @@
 /* simulate_validate.c — `carma simulate --validate`: replays the AEGIS traces with the AEGIS
  * testbed's settings (data/aegis.conf) under the six policies AEGIS ran, and prints the
  * simulated figures next to the real runs' (data/aegis/headline_normalized.csv,
- * data/aegis/dcgmi_energy_summary.csv). philly and saturn were the fit; venus has no real
- * results here (held out), so only its simulated figures are printed. */
+ * data/aegis/dcgmi_energy_summary.csv, data/aegis/run_summaries.csv). philly and saturn were
+ * the fit; venus has no real results here (held out), so only its simulated figures are
+ * printed. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,9 +38,9 @@ static const struct {
 #define NRUNS (int)(sizeof runs / sizeof runs[0])
 
 typedef struct real_run {
-    bool known;
+    bool known, counts_known; /* counts: run_summaries.csv has the run */
     double makespan_s, jct_mean_s, energy_j;
-    int oom;
+    int oom, completed, failed;
 } real_run;
 
 typedef struct validate_row {
@@ -70,13 +71,13 @@ static int real_num(const csv_table *t, size_t row, int col, double *out, carma_
 }
 
 /* Opens data/aegis/REL and finds its trace and label columns. */
-static int open_real(const char *rel, const char *label, csv_table *t, int *ct, int *cl,
-                     carma_err *err)
+static int open_real(const char *rel, const char *trace_col, const char *label, csv_table *t,
+                     int *ct, int *cl, carma_err *err)
 {
     char path[4096];
     if (carma_data_path(rel, path, sizeof path, err) || csv_load(path, t, err))
         return -1;
-    if ((*ct = csv_require_column(t, "trace", err)) < 0 ||
+    if ((*ct = csv_require_column(t, trace_col, err)) < 0 ||
         (*cl = csv_require_column(t, label, err)) < 0) {
         csv_free(t);
         return -1;
@@ -84,12 +85,39 @@ static int open_real(const char *rel, const char *label, csv_table *t, int *ct, 
     return 0;
 }
 
+/* The jobs each real run completed, and those it gave up on (recovery stopped): the run's
+ * counts are unknown (not 0) without its row. */
+static int load_real_counts(real_run real[NTRACES][NRUNS], carma_err *err)
+{
+    csv_table t;
+    int ct, cl, cc = -1, cf = -1, k, p;
+    if (open_real("aegis/run_summaries.csv", "trace_name", "configuration_label", &t, &ct, &cl,
+                  err))
+        return -1;
+    int rc = (cc = csv_require_column(&t, "completed_job_count", err)) < 0 ||
+             (cf = csv_require_column(&t, "recovery_stopped_job_count", err)) < 0;
+    for (size_t i = 0; !rc && i < t.nrows; i++) {
+        double completed, failed;
+        if (!match_run(t.rows[i].fields[ct], t.rows[i].fields[cl], false, &k, &p))
+            continue;
+        rc = real_num(&t, i, cc, &completed, err) || real_num(&t, i, cf, &failed, err);
+        if (rc)
+            break;
+        real[k][p].counts_known = true;
+        real[k][p].completed = (int)completed;
+        real[k][p].failed = (int)failed;
+    }
+    csv_free(&t);
+    return rc ? -1 : 0;
+}
+
 static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
 {
     csv_table t;
     int ct, cl, cm = -1, cj = -1, co = -1, ce = -1, k, p;
     memset(real, 0, sizeof(real_run) * NTRACES * NRUNS);
-    if (open_real("aegis/headline_normalized.csv", "configuration_label", &t, &ct, &cl, err))
+    if (open_real("aegis/headline_normalized.csv", "trace", "configuration_label", &t, &ct, &cl,
+                  err))
         return -1;
     int rc = (cm = csv_require_column(&t, "makespan_s", err)) < 0 ||
              (cj = csv_require_column(&t, "jct_mean_s", err)) < 0 ||
@@ -108,7 +136,8 @@ static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
         r->energy_j = NAN;
     }
     csv_free(&t);
-    if (rc || open_real("aegis/dcgmi_energy_summary.csv", "raw_label", &t, &ct, &cl, err))
+    if (rc || open_real("aegis/dcgmi_energy_summary.csv", "trace", "raw_label", &t, &ct, &cl,
+                        err))
         return -1;
     rc = (ce = csv_require_column(&t, "total_gpu_energy_j", err)) < 0;
     for (size_t i = 0; !rc && i < t.nrows; i++) {
@@ -117,7 +146,7 @@ static int load_real(real_run real[NTRACES][NRUNS], carma_err *err)
         rc = real_num(&t, i, ce, &real[k][p].energy_j, err);
     }
     csv_free(&t);
-    return rc ? -1 : 0;
+    return rc ? -1 : load_real_counts(real, err);
 }
 
 /* One trace under every policy. */
@@ -136,6 +165,7 @@ static int run_trace(const carma_config *cfg, const char *name, validate_row *ro
                             err) ||
              trace_load(trace_path, &tr, err) || catalog_load(catalog_path, &cat, err) ||
              sim_jobs_from_trace(&tr, &cat, cfg->sched.estimator, &jobs, err);
+    setup.source = trace_path;
     for (int p = 0; !rc && p < NRUNS; p++) {
         sim_result res;
         policy_from_name(runs[p].policy, &setup.sched.policy);
@@ -169,15 +199,18 @@ static int emit_json(const validate_row *rows, int n)
     for (int i = 0; arr && i < n; i++) {
         const validate_row *r = &rows[i], *ex = &rows[i - i % NRUNS];
         const real_run *re = &r->real;
-        bool known = re->known;
+        bool known = re->known, counts = re->counts_known;
         json_t *o = json_pack(
-            "{s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+            "{s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, "
+            "s:o, s:o}",
             "trace", r->trace, "policy", r->policy,
             "sim_makespan_s", num_or_null(r->sim.makespan_s),
             "sim_norm_makespan", num_or_null(ratio(r->sim.makespan_s, ex->sim.makespan_s)),
             "sim_mean_jct_s", num_or_null(r->sim.mean_jct_s),
             "sim_norm_mean_jct", num_or_null(ratio(r->sim.mean_jct_s, ex->sim.mean_jct_s)),
             "sim_oom", r->sim.oom_crashes, "sim_energy_j", num_or_null(r->sim.energy_j),
+            "sim_completed", (json_int_t)r->sim.completed, "sim_failed",
+            (json_int_t)r->sim.failed,
             "real_makespan_s", num_or_null(known ? re->makespan_s : NAN),
             "real_mean_jct_s", num_or_null(known ? re->jct_mean_s : NAN),
             "real_norm_makespan",
@@ -185,7 +218,9 @@ static int emit_json(const validate_row *rows, int n)
             "real_norm_mean_jct",
             num_or_null(known ? ratio(re->jct_mean_s, ex->real.jct_mean_s) : NAN),
             "real_oom", known ? json_integer(re->oom) : json_null(),
-            "real_energy_j", num_or_null(known ? re->energy_j : NAN));
+            "real_energy_j", num_or_null(known ? re->energy_j : NAN),
+            "real_completed", counts ? json_integer(re->completed) : json_null(),
+            "real_failed", counts ? json_integer(re->failed) : json_null());
         if (!o || json_array_append_new(arr, o)) {
             json_decref(arr);
             return -1;
@@ -199,27 +234,42 @@ static int emit_json(const validate_row *rows, int n)
     return rc;
 }
 
-/* One figure: simulated, real and their difference, "!" where it misses the goal. */
+/* x with fmt, or "-" when unknown: a run that completed no job has no makespan (it printed
+ * "nan"). */
+static const char *fig(char *buf, size_t cap, const char *fmt, double x)
+{
+    if (!isfinite(x))
+        return "-";
+    snprintf(buf, cap, fmt, x);
+    return buf;
+}
+
+/* One figure: simulated, real and their difference, "!" where it misses the goal (an unknown
+ * simulated figure misses it too). */
 static void print_cell(char *buf, size_t cap, double sim, double real, bool known, bool absolute,
                        int *checked, int *within)
 {
+    char s[32], r[32], dd[32];
     if (absolute) { /* exclusive: seconds, the difference in % */
         double d = sim / real - 1;
         if (known)
-            snprintf(buf, cap, "%7.0fs %7.0fs %+5.1f%%%s", sim, real, 100 * d,
+            snprintf(buf, cap, "%8s %8s %6s%s", fig(s, sizeof s, "%.0fs", sim),
+                     fig(r, sizeof r, "%.0fs", real), fig(dd, sizeof dd, "%+.1f%%", 100 * d),
                      fabs(d) <= EXCL_TOLERANCE ? "" : "!");
         else
-            snprintf(buf, cap, "%7.0fs %8s", sim, "-");
+            snprintf(buf, cap, "%8s %8s", fig(s, sizeof s, "%.0fs", sim), "-");
         return;
     }
     if (!known) {
-        snprintf(buf, cap, "%7.3f %7s", sim, "-");
+        snprintf(buf, cap, "%7s %7s", fig(s, sizeof s, "%.3f", sim), "-");
         return;
     }
     double d = sim - real;
     *checked += 1;
     *within += fabs(d) <= TOLERANCE;
-    snprintf(buf, cap, "%7.3f %7.3f %+6.3f%s", sim, real, d, fabs(d) <= TOLERANCE ? "" : "!");
+    snprintf(buf, cap, "%7s %7s %6s%s", fig(s, sizeof s, "%.3f", sim),
+             fig(r, sizeof r, "%.3f", real), fig(dd, sizeof dd, "%+.3f", d),
+             fabs(d) <= TOLERANCE ? "" : "!");
 }
 
 static void print_table(const validate_row *rows, int n, const char *source)
@@ -232,12 +282,13 @@ static void print_table(const validate_row *rows, int n, const char *source)
            "venus is held out: no real\nresults.\n\n", shown ? shown : "?", TOLERANCE,
            100 * EXCL_TOLERANCE);
     free(shown);
-    printf("%-7s %-12s  %-26s  %-26s  %-9s  %s\n", "trace", "policy", "makespan: sim real diff",
-           "mean JCT: sim real diff", "OOM s/r", "energy MJ s/r");
+    printf("%-7s %-12s  %-26s  %-26s  %-9s  %-15s  %s\n", "trace", "policy",
+           "makespan: sim real diff", "mean JCT: sim real diff", "OOM s/r", "done/failed s r",
+           "energy MJ s/r");
     for (int i = 0; i < n; i++) {
         const validate_row *r = &rows[i], *ex = &rows[i - i % NRUNS];
         bool base = r == ex, known = r->real.known;
-        char mk[64], jct[64], oom[32], energy[48];
+        char mk[128], jct[128], oom[32], energy[80], done[64];
         if (base) {
             print_cell(mk, sizeof mk, r->sim.makespan_s, r->real.makespan_s, known, true, &unused,
                        &unused);
@@ -255,15 +306,23 @@ static void print_table(const validate_row *rows, int n, const char *source)
                        known ? r->real.jct_mean_s / ex->real.jct_mean_s : NAN, known, false,
                        &checked, &within);
         }
-        if (known) {
+        char es[32], er[32];
+        if (known)
             snprintf(oom, sizeof oom, "%d/%d", r->sim.oom_crashes, r->real.oom);
-            snprintf(energy, sizeof energy, "%.1f/%.1f", sim_display_mj(r->sim.energy_j),
-                     sim_display_mj(r->real.energy_j));
-        } else {
+        else
             snprintf(oom, sizeof oom, "%d/-", r->sim.oom_crashes);
-            snprintf(energy, sizeof energy, "%.1f/-", sim_display_mj(r->sim.energy_j));
-        }
-        printf("%-7s %-12s  %-26s  %-26s  %-9s  %s\n", r->trace, r->policy, mk, jct, oom, energy);
+        snprintf(energy, sizeof energy, "%s/%s",
+                 fig(es, sizeof es, "%.1f", sim_display_mj(r->sim.energy_j)),
+                 fig(er, sizeof er, "%.1f", known ? sim_display_mj(r->real.energy_j) : NAN));
+        /* completed and failed jobs: a run that lost some has figures over fewer jobs */
+        int used = snprintf(done, sizeof done, "%zu/%zu ", r->sim.completed, r->sim.failed);
+        if (r->real.counts_known)
+            snprintf(done + used, sizeof done - (size_t)used, "%d/%d", r->real.completed,
+                     r->real.failed);
+        else
+            snprintf(done + used, sizeof done - (size_t)used, "-");
+        printf("%-7s %-12s  %-26s  %-26s  %-9s  %-15s  %s\n", r->trace, r->policy, mk, jct, oom,
+               done, energy);
     }
     printf("\nwithin +-%.2f: %d of %d normalized figures; exclusive makespan within %.0f %%: "
            "%d of %d traces\n", TOLERANCE, within, checked, 100 * EXCL_TOLERANCE, excl_ok, excl_n);

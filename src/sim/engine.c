@@ -4,6 +4,7 @@
 #include "sim/engine_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,22 +290,41 @@ static int handle(sim *s, const sim_event *e)
 
 /* ---- set-up, run, results -------------------------------------------------------------------- */
 
+/* How errors name job i: "TRACE: seq N (NAME)", the row a reader can find in the trace (its
+ * position in the file is not its seq); "job I (NAME)" for jobs from no trace. */
+static void job_label(char *buf, size_t size, const sim_setup *setup, const sim_job_spec *j,
+                      size_t i)
+{
+    const char *name = j->name ? j->name : "?";
+    int n = setup->source ? snprintf(buf, size, "%s: ", setup->source) : 0;
+    if (n < 0 || (size_t)n >= size)
+        n = 0;
+    if (j->seq > 0)
+        snprintf(buf + n, size - (size_t)n, "seq %d (%s)", j->seq, name);
+    else
+        snprintf(buf + n, size - (size_t)n, "job %zu (%s)", i + 1, name);
+}
+
 static int check_jobs(const sim_setup *setup, const sim_job_spec *jobs, size_t n, carma_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         const sim_job_spec *j = &jobs[i];
-        const char *name = j->name ? j->name : "?";
+        char why[80];
         if (j->ngpus < 1 || j->ngpus > setup->ngpus || j->ngpus > SCHED_MAX_TASK_GPUS)
-            return carma_err_set(err, "job %zu (%s) needs %d GPUs; the server has %d", i + 1,
-                                 name, j->ngpus, setup->ngpus);
-        if (!(j->runtime_s > 0) || !isfinite(j->runtime_s))
-            return carma_err_set(err, "job %zu (%s) has no solo runtime", i + 1, name);
-        if (j->early_mib > j->peak_mib)
-            return carma_err_set(err, "job %zu (%s): early peak above its full peak", i + 1, name);
-        if (!isfinite(j->submit_s) || j->submit_s < 0 ||
-            (i > 0 && j->submit_s < jobs[i - 1].submit_s))
-            return carma_err_set(err, "job %zu (%s): submission times must be >= 0 and "
-                                 "non-decreasing", i + 1, name);
+            snprintf(why, sizeof why, " needs %d GPUs; the server has %d", j->ngpus,
+                     setup->ngpus);
+        else if (!(j->runtime_s > 0) || !isfinite(j->runtime_s))
+            snprintf(why, sizeof why, " has no solo runtime");
+        else if (j->early_mib > j->peak_mib)
+            snprintf(why, sizeof why, ": early peak above its full peak");
+        else if (!isfinite(j->submit_s) || j->submit_s < 0 ||
+                 (i > 0 && j->submit_s < jobs[i - 1].submit_s))
+            snprintf(why, sizeof why, ": submission times must be >= 0 and non-decreasing");
+        else
+            continue;
+        char who[sizeof err->msg];
+        job_label(who, sizeof who, setup, j, i);
+        return carma_err_set(err, "%s%s", who, why);
     }
     return 0;
 }

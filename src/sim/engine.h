@@ -18,6 +18,8 @@
 /* One job of the replayed trace. */
 typedef struct sim_job_spec {
     const char *name;     /* task file name, for reports */
+    int seq;              /* the trace's seq, what errors about the job name; 0: none (they
+                           * name its position, job 1..) */
     double submit_s;      /* seconds after the trace start, non-decreasing */
     int ngpus;
     mem_figures mem;      /* the figures the policies place with (oracle + estimates) */
@@ -82,6 +84,7 @@ typedef struct sim_setup {
     const gpu_model *gpu;
     int ngpus;
     bool record_timeline;
+    const char *source;   /* the trace file the jobs came from, named in errors about one */
     /* Called about every 1% of jobs finished (may be NULL). */
     void (*progress)(size_t done, size_t total, void *user);
     void *progress_user;
@@ -96,7 +99,7 @@ typedef struct sim_result {
 } sim_result;
 
 /* Runs the whole simulation. Errors: bad setup, a job the server can never hold (more GPUs than
- * it has, a non-positive runtime), allocation failure. */
+ * it has, a non-positive runtime; named by source and seq where known), allocation failure. */
 int sim_run(const sim_setup *setup, const sim_job_spec *jobs, size_t njobs, sim_result *out,
             carma_err *err);
 void sim_result_free(sim_result *r);

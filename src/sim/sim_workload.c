@@ -80,6 +80,7 @@ int sim_jobs_from_trace(const trace *tr, workload_catalog *cat, mem_source estim
             break;
         }
         j->name = e->task_file;
+        j->seq = e->seq;
         j->submit_s = e->submit_offset_s;
         j->ngpus = w->ngpus;
         j->runtime_s = w->sim.solo_runtime_s;

@@ -75,5 +75,23 @@ out=$("$CARMA" simulate --trace "$trace" --startup-s 0x10 2>&1)
 [ $? -eq 2 ] && grep -qF -- "--startup-s: expected seconds >= 0, got '0x10'" <<<"$out" \
     || fail "--startup-s 0x10: $out"
 
+# A task the server cannot hold is named by its trace file and seq, the row a reader finds (it
+# was "job 2", the position); --validate names which AEGIS trace.
+printf 'seq,submit_offset_s,task_file\n10,0,BERT_base.rad\n20,5,gpt2_large_2.rad\n' >"$tmp/big.csv"
+for args in "" "--compare" "--json"; do
+    err=$("$CARMA" simulate --trace "$tmp/big.csv" --gpus 1xA100-40GB $args 2>&1 >/dev/null)
+    rc=$?
+    [ $rc -eq 1 ] && grep -qxF "carma simulate: $tmp/big.csv: seq 20 (gpt2_large_2.rad) needs 2 \
+GPUs; the server has 1" <<<"$err" || fail "too many GPUs ($args): exit $rc: $err"
+done
+err=$("$CARMA" simulate --validate --set sim_server=1xA100-40GB 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -qE "/aegis_philly_60.csv: seq [0-9]+ \(.*\) needs 2 GPUs" <<<"$err" \
+    || fail "--validate, too many GPUs: exit $rc: $err"
+
+# --compare runs every policy: a --policy beside it was silently ignored
+out=$("$CARMA" simulate --trace "$trace" --compare --policy lucid 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -qF -- "--compare runs every policy; not with --policy" <<<"$out" \
+    || fail "--compare --policy: exit $rc: $out"
+
 [ "$fails" -eq 0 ] && echo "simulate edges: all checks passed"
 exit $((fails > 0))

@@ -241,19 +241,25 @@ static void impossible_jobs_are_refused(void **state)
     sim_result r;
     carma_err err;
     assert_int_equal(sim_run(&s, jobs, 2, &r, &err), -1);
-    assert_non_null(strstr(err.msg, "needs 2 GPUs"));
+    assert_string_equal(err.msg, "job 2 (job) needs 2 GPUs; the server has 1");
+    /* from a trace: its file and the job's seq, the row a reader finds (not its position) */
+    s.source = "t.csv";
+    jobs[1].seq = 20;
+    assert_int_equal(sim_run(&s, jobs, 2, &r, &err), -1);
+    assert_string_equal(err.msg, "t.csv: seq 20 (job) needs 2 GPUs; the server has 1");
     jobs[1].ngpus = 1;
     jobs[1].runtime_s = 0;
     assert_int_equal(sim_run(&s, jobs, 2, &r, &err), -1);
-    assert_non_null(strstr(err.msg, "no solo runtime"));
+    assert_string_equal(err.msg, "t.csv: seq 20 (job) has no solo runtime");
     jobs[1].runtime_s = 10;
     jobs[1].early_mib = jobs[1].peak_mib + 1;
     assert_int_equal(sim_run(&s, jobs, 2, &r, &err), -1);
-    assert_non_null(strstr(err.msg, "early peak"));
+    assert_string_equal(err.msg, "t.csv: seq 20 (job): early peak above its full peak");
     jobs[1].early_mib = jobs[1].peak_mib;
     jobs[1].runtime_s = 10;
     jobs[1].submit_s = -1;
     assert_int_equal(sim_run(&s, jobs, 2, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "t.csv: seq 20 (job): submission times"));
 }
 
 int main(void)
