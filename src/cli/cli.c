@@ -81,7 +81,12 @@ int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result)
     const char *arg = argv[optind - 1];
     if (result == ':')
         return cli_usage_error(cmd, "option '%s' needs a value", arg);
-    if (bad_opt && arg[0] == '-' && arg[1] != '-')
+    /* inside a group ("-99", "-9x") getopt has not moved past its word: argv[optind - 1] is
+     * the word before it, perhaps the command's name (argv ends in NULL, as main's does) */
+    const char *cur = argv[optind], *at = NULL;
+    if (bad_opt && cur && cur[0] == '-' && cur[1] != '-')
+        at = strchr(cur + 1, bad_opt);
+    if ((at && at[1]) || (bad_opt && arg[0] == '-' && arg[1] != '-'))
         return cli_usage_error(cmd, "unknown option '-%c'", bad_opt);
     return cli_usage_error(cmd, "unknown option '%s'", arg);
 }

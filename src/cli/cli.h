@@ -56,7 +56,8 @@ int cli_path_arg(const char *cmd, const char *opt, const char *path);
  * checked later) is said as "out of range (at least MIN)". Returns 0, else EXIT_USAGE. */
 int cli_int_arg(const char *cmd, const char *opt, const char *v, int64_t min, int64_t max,
                 int64_t *out);
-/* For getopt_long's '?' and ':' results (opterr = 0): names the unknown or incomplete option. */
+/* For getopt_long's '?' and ':' results (opterr = 0): names the unknown or incomplete option
+ * (argv as getopt_long had it, ending in NULL). */
 int cli_bad_option(const char *cmd, char **argv, int bad_opt, int result);
 
 /* The config in effect: compiled-in defaults, then the file (--config, else $CARMA_CONFIG if

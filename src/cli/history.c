@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/fmt.h"
 #include "cli/pages.h"
+#include "cli/queue_args.h"
 #include "cli/request.h"
 #include "util/strutil.h"
 
@@ -74,6 +75,7 @@ static int run(request_args *a)
     char user[REQUEST_USER_MAX] = "";
     double since = 0;
     int64_t limit = 0, after = 0;
+    carma_err err;
     int opt, rc;
     while ((opt = request_next_option(a)) > 0) {
         if (opt == 'a')
@@ -90,8 +92,8 @@ static int run(request_args *a)
             state = a->arg;
         else if (opt == 'l' && (parse_i64(a->arg, &limit) || limit < 1 || limit > 1000000))
             return cli_usage_error("history", "--limit: expected 1..1000000, got '%s'", a->arg);
-        else if (opt == 'A' && (parse_i64(a->arg, &after) || after < 0))
-            return cli_usage_error("history", "--after: expected a task id, got '%s'", a->arg);
+        else if (opt == 'A' && parse_task_id(a->arg, 0, &after, &err))
+            return cli_usage_error("history", "--after: %s", err.msg);
     }
     if (opt < 0)
         return a->status;

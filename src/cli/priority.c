@@ -21,22 +21,24 @@ static int run(request_args *a)
         return a->status;
     if (a->operands + 2 != a->argc)
         return cli_usage_error("priority", "expected a task id and a priority");
-    int64_t id, n;
+    long long id;
+    int64_t n;
     const char *ids = a->argv[a->operands], *ns = a->argv[a->operands + 1];
-    if (parse_i64(ids, &id) || id < 1)
-        return cli_usage_error("priority", "expected a task id, got '%s'", ids);
+    int rc = request_task_id(a, ids, &id);
+    if (rc)
+        return rc;
     if (parse_i64(ns, &n) || n < -SUB_MAX_PRIORITY || n > SUB_MAX_PRIORITY)
         return cli_usage_error("priority", "expected a priority -%d..%d, got '%s'",
                                SUB_MAX_PRIORITY, SUB_MAX_PRIORITY, ns);
     json_t *reply;
-    int rc = request_send(a, json_pack("{sssIsI}", "verb", "priority", "id", (json_int_t)id,
+    rc = request_send(a, json_pack("{sssIsI}", "verb", "priority", "id", (json_int_t)id,
                                        "priority", (json_int_t)n), &reply);
     if (rc)
         return rc;
     if (a->opts.json)
         cli_print_json(json_object_get(reply, "task"));
     else
-        printf("task %lld priority %lld\n", (long long)id, (long long)n);
+        printf("task %lld priority %lld\n", id, (long long)n);
     json_decref(reply);
     return 0;
 }

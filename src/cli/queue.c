@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/fmt.h"
 #include "cli/pages.h"
+#include "cli/queue_args.h"
 #include "cli/request.h"
 #include "cli/views.h"
 #include "util/strutil.h"
@@ -88,6 +89,7 @@ static int run(request_args *a)
     const char *state = NULL;
     char user[REQUEST_USER_MAX] = "";
     int64_t limit = 0, after = 0;
+    carma_err err;
     int opt, rc;
     while ((opt = request_next_option(a)) > 0) {
         if (opt == 'a')
@@ -100,8 +102,8 @@ static int run(request_args *a)
             return rc;
         else if (opt == 'l' && (parse_i64(a->arg, &limit) || limit < 1 || limit > 1000000))
             return cli_usage_error("queue", "--limit: expected 1..1000000, got '%s'", a->arg);
-        else if (opt == 'A' && (parse_i64(a->arg, &after) || after < 0))
-            return cli_usage_error("queue", "--after: expected a task id, got '%s'", a->arg);
+        else if (opt == 'A' && parse_task_id(a->arg, 0, &after, &err))
+            return cli_usage_error("queue", "--after: %s", err.msg);
     }
     if (opt < 0)
         return a->status;

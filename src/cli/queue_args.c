@@ -1,6 +1,8 @@
 /* queue_args.c — Slurm-style values of the queue-control options (queue_args.h). */
 #include "cli/queue_args.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,20 @@ bad:
                          "or D-HH:MM:SS", s);
 }
 
+int parse_task_id(const char *s, int64_t min, int64_t *out, carma_err *err)
+{
+    int64_t v;
+    errno = 0; /* a number below min leaves it as it was: not ERANGE from before */
+    if (parse_i64(s, &v) == 0 && v >= min) {
+        *out = v;
+        return 0;
+    }
+    if (errno == ERANGE && !strchr(s, '-'))
+        return carma_err_set(err, "task id '%s' is out of range (at most %" PRId64 ")", s,
+                             INT64_MAX);
+    return carma_err_set(err, "expected a task id (a positive integer), got '%s'", s);
+}
+
 int parse_id_list(const char *s, uint64_t *ids, size_t max, size_t *n, carma_err *err)
 {
     char *copy = str_dup(s), *save = NULL;
@@ -72,14 +88,14 @@ int parse_id_list(const char *s, uint64_t *ids, size_t max, size_t *n, carma_err
     int rc = 0;
     size_t words = 0;
     for (char *w = strtok_r(copy, ",", &save); w && rc == 0; w = strtok_r(NULL, ",", &save)) {
-        uint64_t v;
+        int64_t v;
         words++;
-        if (parse_u64(w, &v) || v < 1)
-            rc = carma_err_set(err, "'%s': expected a task id, got '%s'", s, w);
+        if (parse_task_id(w, 1, &v, err))
+            rc = carma_err_prefix(err, "'%s'", s);
         else if (*n >= max)
             rc = carma_err_set(err, "'%s': at most %zu task ids", s, max);
         else
-            ids[(*n)++] = v;
+            ids[(*n)++] = (uint64_t)v;
     }
     if (rc == 0 && words == 0)
         rc = carma_err_set(err, "expected task ids, got '%s'", s);

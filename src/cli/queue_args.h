@@ -13,6 +13,12 @@
  * max_s. */
 int parse_duration_s(const char *s, int64_t max_s, int64_t *out, carma_err *err);
 
+/* One task id: a whole number min..INT64_MAX (min 1, or 0 where it means "from the start").
+ * Else err "expected a task id (a positive integer), got 'V'", or for a whole number past
+ * int64's range, however long, "task id 'V' is out of range (at most 9223372036854775807)":
+ * what was typed is a number, just too large for any task. */
+int parse_task_id(const char *s, int64_t min, int64_t *out, carma_err *err);
+
 /* "ID[,ID...]": appends up to max ids to ids[*n]. */
 int parse_id_list(const char *s, uint64_t *ids, size_t max, size_t *n, carma_err *err);
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/queue_args.h"
 #include "daemon/connect.h"
 #include "daemon/daemon.h"
 #include "daemon/registry.h"
@@ -111,8 +112,9 @@ int request_no_operands(const request_args *a)
 int request_task_id(const request_args *a, const char *arg, long long *id)
 {
     int64_t v;
-    if (parse_i64(arg, &v) || v < 1)
-        return cli_usage_error(a->cmd, "expected a task id (a positive integer), got '%s'", arg);
+    carma_err err;
+    if (parse_task_id(arg, 1, &v, &err))
+        return cli_usage_error(a->cmd, "%s", err.msg);
     *id = v;
     return 0;
 }

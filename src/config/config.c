@@ -3,6 +3,7 @@
 #include "config/config.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,11 +157,25 @@ void config_defaults(carma_config *cfg)
     }
 }
 
+/* The bounds a row's value must be in: its own, and for an int within +-CONFIG_INT_MAX where
+ * it has none (a row's own wider bound, as 1 << 30 MiB, stands: it fits an int). Messages and
+ * --list say these, so that what they promise is what is taken. */
+static sched_bounds row_bounds(const config_row *r)
+{
+    sched_bounds b = *r->bounds;
+    if (r->type == CONFIG_INT && isinf(b.max))
+        b.max = CONFIG_INT_MAX;
+    if (r->type == CONFIG_INT && b.min < -CONFIG_INT_MAX)
+        b.min = -CONFIG_INT_MAX;
+    return b;
+}
+
 /* "KEY: expected <what the row takes>, got 'TEXT'" */
 static int expected(const config_row *r, const char *value, carma_err *err)
 {
     char what[96];
-    sched_bounds_describe(r->bounds, what, sizeof what);
+    sched_bounds b = row_bounds(r);
+    sched_bounds_describe(&b, what, sizeof what);
     return carma_err_set(err, "%s: expected %s, got '%s'", r->name, what, value);
 }
 
@@ -203,13 +218,11 @@ static int set_row(carma_config *cfg, const config_row *r, const char *value, ca
     }
     case CONFIG_INT: {
         int64_t i;
-        if (parse_i64(value, &i))
+        sched_bounds b = row_bounds(r);
+        if (parse_i64(value, &i)) /* past int64 too: past the bounds, said as typed */
             return expected(r, value, err);
-        if (sched_bounds_check(r->bounds, (double)i, r->name, err))
+        if (sched_bounds_check(&b, (double)i, r->name, err))
             return -1;
-        if (i > CONFIG_INT_MAX || i < -CONFIG_INT_MAX)
-            return carma_err_set(err, "%s: expected at most %d, got %lld", r->name,
-                                 CONFIG_INT_MAX, (long long)i);
         *(int *)field = (int)i;
         return 0;
     }
@@ -396,9 +409,11 @@ static void write_about(const config_row *r, FILE *out)
         break;
     }
     case CONFIG_DOUBLE:
-    case CONFIG_INT:
-        sched_bounds_describe(r->bounds, takes, sizeof takes);
+    case CONFIG_INT: {
+        sched_bounds b = row_bounds(r);
+        sched_bounds_describe(&b, takes, sizeof takes);
         break;
+    }
     case CONFIG_MIB:
         snprintf(takes, sizeof takes, "a size in MiB (e.g. 2048, 2G)");
         break;

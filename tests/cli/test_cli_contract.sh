@@ -39,6 +39,11 @@ check "unknown long option" 2 "$CARMA" config --bogus
 expect_text "unknown option names it" "unknown option '--bogus'"
 check "unknown short option" 2 "$CARMA" config -z
 expect_text "unknown short option names it" "unknown option '-z'"
+# in a group getopt is still on the word: the option was named as the word before it
+check "unknown grouped short option" 2 "$CARMA" config -zq
+expect_text "unknown grouped short option names it" "unknown option '-z'"
+check "unknown grouped short option after a long one" 2 "$CARMA" queue --all -99
+expect_text "a negative number's option names it" "unknown option '-9'"
 check "missing option value" 2 "$CARMA" config --set
 expect_text "missing value" "needs a value"
 check "help of a command" 0 "$CARMA" help config

@@ -75,7 +75,17 @@ bad "MPS thread percentage over 100" "mps_active_thread_percentage: expected 0..
     --set mps_active_thread_percentage=101
 bad "mps not a switch" "mps: expected on or off" --set mps=maybe
 bad "bad fraction" "smact_threshold: expected a fraction" --set smact_threshold=1.2
-bad "bad window" "window: expected an integer >= 1" --set window=0
+bad "bad window" "window: expected 1..1000000, got 0" --set window=0
+# an int with no bound of its own above is said to stop where it does (it said ">= 1" and then
+# refused 1000001); a row's own wider bound is taken as said (2000000 was refused as past
+# 1000000 while --list said 0..1073741824); past int64 is past the bounds, not "no integer"
+bad "window past an int's bound" "window: expected 1..1000000, got 1000001" --set window=1000001
+"$CARMA" config --list | grep -A1 "^# monitoring samples per GPU" | grep -q "takes 1..1000000;" \
+    || fail "--list does not say window's upper bound"
+out=$("$CARMA" config --set state_min_free_mib=2000000) \
+    && grep -qx "state_min_free_mib = 2000000" <<<"$out" || fail "state_min_free_mib=2000000: $out"
+bad "a window past int64" "window: expected 1..1000000, got '99999999999999999999'" \
+    --set window=99999999999999999999
 bad "ewma_alpha 0" "ewma_alpha: expected a fraction in (0, 1], got 0" --set ewma_alpha=0
 bad "sample interval" "sample_interval_s: expected 0.01..3600 seconds" --set sample_interval_s=0.001
 bad "unknown estimator" "unknown estimator 'dnnmem' (expected none, horus, faketensor, gpumemnet, carma or xmem)" \

@@ -50,6 +50,29 @@ static void id_lists(void **state)
     assert_int_equal(parse_id_list("0", ids, 3, &n, &err), -1);
     assert_int_equal(parse_id_list("x", ids, 3, &n, &err), -1);
     assert_int_equal(parse_id_list(",", ids, 3, &n, &err), -1);
+    /* past int64: out of range, not "no task id" */
+    assert_int_equal(parse_id_list("1,99999999999999999999", ids, 3, &n, &err), -1);
+    assert_string_equal(err.msg, "'1,99999999999999999999': task id '99999999999999999999' is "
+                                 "out of range (at most 9223372036854775807)");
+}
+
+static void task_ids(void **state)
+{
+    (void)state;
+    int64_t id;
+    carma_err err;
+    assert_int_equal(parse_task_id("9223372036854775807", 1, &id, &err), 0);
+    assert_true(id == INT64_MAX);
+    assert_int_equal(parse_task_id("0", 0, &id, &err), 0); /* --after 0: from the start */
+    assert_int_equal(parse_task_id("0", 1, &id, &err), -1);
+    assert_string_equal(err.msg, "expected a task id (a positive integer), got '0'");
+    assert_int_equal(parse_task_id("9223372036854775808", 1, &id, &err), -1);
+    assert_string_equal(err.msg, "task id '9223372036854775808' is out of range "
+                                 "(at most 9223372036854775807)");
+    /* a huge negative number is no task id either way: not "out of range" */
+    assert_int_equal(parse_task_id("-9223372036854775809", 1, &id, &err), -1);
+    assert_string_equal(err.msg, "expected a task id (a positive integer), got "
+                                 "'-9223372036854775809'");
 }
 
 static void array_ranges(void **state)
@@ -80,6 +103,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(slurm_time_formats),
         cmocka_unit_test(id_lists),
+        cmocka_unit_test(task_ids),
         cmocka_unit_test(array_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
