@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "daemon/daemon.h"
 #include "gpu/backend.h"
+#include "gpu/fakegpu_state.h"
 
 static const char *const usage =
     "usage: carma daemon [--socket PATH] [--state DIR] [--config FILE] [--set KEY=VALUE]...\n"
@@ -26,8 +27,9 @@ static const char *const usage =
     "                      else /run/user/UID when it is so),\n"
     "                      else /tmp/carma-UID.sock)\n"
     "  --state DIR         database and task logs (default: the config's `state_dir`, else\n"
-    "                      /var/lib/carma as root, ~/.local/state/carma otherwise, or\n"
-    "                      /tmp/carma-state-UID without $HOME)\n"
+    "                      /var/lib/carma as root; otherwise $XDG_STATE_HOME/carma when\n"
+    "                      $XDG_STATE_HOME is an absolute path, else ~/.local/state/carma,\n"
+    "                      or /tmp/carma-state-UID without $HOME)\n"
     "  --gpu-backend NAME  where GPU readings come from: sim or nvml (config `gpu_backend`);\n"
     "                      nvml keeps only a job's GPUs when SLURM_JOB_GPUS or\n"
     "                      CUDA_VISIBLE_DEVICES is set (docs/slurm-allocation.md), and\n"
@@ -113,7 +115,9 @@ int cmd_daemon(int argc, char **argv)
                 return cli_usage_error("daemon", "%s", err.msg);
             backend_opt = optarg;
             break;
-        case 'g':
+        case 'g': /* refused as a bad --set sim_gpus=... is, before anything starts */
+            if (fakegpu_check_spec(optarg, &err))
+                return cli_usage_error("daemon", "--sim-gpus: %s", err.msg);
             fake_gpus_opt = optarg;
             break;
         case 'h':

@@ -22,6 +22,7 @@
 #include "cli/wait.h"
 #include "daemon/connect.h"
 #include "gpu/backend.h"
+#include "gpu/fakegpu_state.h"
 #include "util/clock.h"
 #include "util/strutil.h"
 
@@ -130,9 +131,15 @@ static bool read_options(request_args *a, run_opts *o, int *status)
             o->gpu_backend = a->arg;
             break;
         }
-        case OPT_SIM_GPUS:
+        case OPT_SIM_GPUS: { /* as `carma daemon` refuses it: usage, not a failed daemon */
+            carma_err err;
+            if (fakegpu_check_spec(a->arg, &err)) {
+                *status = cli_usage_error("run", "--sim-gpus: %s", err.msg);
+                return true;
+            }
             o->sim_gpus = a->arg;
             break;
+        }
         case OPT_OUTPUT_DIR:
             if ((*status = cli_path_arg("run", "--output-dir", a->arg)) != 0)
                 return true;

@@ -243,7 +243,8 @@ const config_row config_rows[] = {
                 "and daemon")},
     {OPT_STRING("state_dir", DAEMON, state_dir,
                 "daemon state directory: database and task logs (empty: /var/lib/carma as root, "
-                "else ~/.local/state/carma, or /tmp/carma-state-UID without $HOME)")},
+                "else $XDG_STATE_HOME/carma if absolute, else ~/.local/state/carma, or "
+                "/tmp/carma-state-UID without $HOME)")},
     {OPT_STRING("gpu_backend", DAEMON, gpu_backend, "daemon GPU backend: sim or nvml"),
      .check = check_gpu_backend},
     {OPT_STRING("sim_gpus", DAEMON, sim_gpus,

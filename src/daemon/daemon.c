@@ -74,12 +74,15 @@ void daemon_default_socket(char *buf, size_t cap)
 
 void daemon_default_state_dir(char *buf, size_t cap)
 {
-    const char *home = getenv("HOME");
-    if (geteuid() == 0 || !home || !*home)
-        snprintf(buf, cap, geteuid() == 0 ? "/var/lib/carma" : "/tmp/carma-state-%u",
-                 (unsigned)geteuid());
+    const char *home = getenv("HOME"), *xdg = getenv("XDG_STATE_HOME");
+    if (geteuid() == 0)
+        snprintf(buf, cap, "/var/lib/carma");
+    else if (xdg && xdg[0] == '/') /* the XDG spec: a relative one is invalid, ignored */
+        snprintf(buf, cap, "%s/carma", xdg);
+    else if (home && *home)
+        snprintf(buf, cap, "%s/.local/state/carma", home); /* $XDG_STATE_HOME's default */
     else
-        snprintf(buf, cap, "%s/.local/state/carma", home);
+        snprintf(buf, cap, "/tmp/carma-state-%u", (unsigned)geteuid());
 }
 
 bool daemon_serve_socket(const char *opt, const carma_config *cfg, char *buf, size_t cap)

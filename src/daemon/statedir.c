@@ -72,40 +72,62 @@ static int lock_state(daemon_state *d, carma_err *err)
     return 0;
 }
 
+/* The socket's directory, and how much of its path existed before check_socket_dir: the
+ * directories past that are the ones it made, removed again when start-up is refused. */
+typedef struct socket_dir {
+    char path[4096];
+    size_t existed; /* length of the longest leading part that was there already */
+} socket_dir;
+
+/* Removes the directories check_socket_dir made, deepest first; rmdir leaves one that is no
+ * longer empty (something else put there in between). */
+static void remove_made_dirs(socket_dir *sd)
+{
+    char *slash;
+    while (strlen(sd->path) > sd->existed && rmdir(sd->path) == 0 &&
+           (slash = strrchr(sd->path, '/')) != NULL)
+        *slash = '\0';
+}
+
 /* The socket's directory: created 0755 when missing (clients must reach the socket), ours or
  * root's, and writable by nobody else unless sticky (then nobody else can replace our socket,
  * e.g. by a symlink that the socket's chmod would follow). */
-static int check_socket_dir(const char *socket_path, carma_err *err)
+static int check_socket_dir(const char *socket_path, socket_dir *sd, carma_err *err)
 {
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s", socket_path) >= (int)sizeof dir)
+    char *dir = sd->path;
+    if (snprintf(dir, sizeof sd->path, "%s", socket_path) >= (int)sizeof sd->path)
         return carma_err_set(err, "socket path too long: %s", socket_path);
     char *slash = strrchr(dir, '/');
     if (!slash)
-        snprintf(dir, sizeof dir, ".");
+        snprintf(dir, sizeof sd->path, ".");
     else if (slash == dir)
         dir[1] = '\0';
     else
         *slash = '\0';
+    char probe[sizeof sd->path];
+    struct stat sb;
+    memcpy(probe, dir, sizeof probe);
+    while (probe[0] && lstat(probe, &sb) && errno == ENOENT) {
+        slash = strrchr(probe, '/');
+        *(slash ? slash : probe) = '\0'; /* a relative path none of which exists: "" */
+    }
+    sd->existed = strlen(probe);
     /* 0755 as asked: the daemon's own umask (077, daemon.c) made them 0700, and no other
      * user could reach the socket in a directory it created (/run/carma without the unit) */
     mode_t old = umask(022);
     int fd = safefs_dir(AT_FDCWD, dir, 0755, SAFEFS_SHARED, err);
     umask(old);
-    if (fd < 0)
+    if (fd < 0) {
+        remove_made_dirs(sd);
         return carma_err_prefix(err, "socket directory");
+    }
     close(fd);
     return 0;
 }
 
-int d_statedir_open(daemon_state *d, carma_err *err)
+static int open_state_dir(daemon_state *d, carma_err *err)
 {
     const char *dir = d->opts->state_dir;
-    /* the socket first: one refused leaves no state directory behind */
-    struct sockaddr_un sa;
-    if (d_socket_addr(&sa, d->opts->socket_path, err) ||
-        check_socket_dir(d->opts->socket_path, err))
-        return -1;
     /* one nobody named (from $HOME, say): the error says so, and how to name another */
     const char *what = d->opts->state_default
                            ? "default state directory (name another with --state DIR or the "
@@ -121,6 +143,22 @@ int d_statedir_open(daemon_state *d, carma_err *err)
     snprintf(path, sizeof path, "%s/carma.db", dir);
     if (safefs_private_file(d->state_fd, "carma.db", path, err))
         return carma_err_prefix(err, "state database");
+    return 0;
+}
+
+int d_statedir_open(daemon_state *d, carma_err *err)
+{
+    /* the socket first: one refused leaves no state directory behind; and a state directory
+     * refused leaves no socket directory made for it */
+    struct sockaddr_un sa;
+    socket_dir sd;
+    if (d_socket_addr(&sa, d->opts->socket_path, err) ||
+        check_socket_dir(d->opts->socket_path, &sd, err))
+        return -1;
+    if (open_state_dir(d, err)) {
+        remove_made_dirs(&sd);
+        return -1;
+    }
     return 0;
 }
 

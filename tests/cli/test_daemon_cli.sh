@@ -23,6 +23,20 @@ for n in 2147483648 "$(printf '9%.0s' {1..70})"; do
     [ $? -eq 2 ] && grep -qF -- "--attempt: '$n' is out of range (at most 2147483647)" <<<"$out" \
         || fail "logs --attempt $n: $out"
 done
+# a task id past int64 is out of range, not "no task id", wherever a task id is read
+huge=99999999999999999999999
+for args in "show $huge" "cancel 1 $huge" "hold $huge" "release $huge" "wait $huge" \
+    "logs $huge" "priority $huge 1" "queue --all --after $huge" "history --after $huge" \
+    "submit --after 1,$huge -- true"; do
+    out=$("$CARMA" $args 2>&1)
+    [ $? -eq 2 ] && grep -qF "task id '$huge' is out of range (at most 9223372036854775807)" \
+        <<<"$out" || fail "$args: $out"
+done
+for args in "show -- -$huge" "queue --all --after x" "priority 0 1"; do
+    out=$("$CARMA" $args 2>&1)
+    [ $? -eq 2 ] && grep -q "expected a task id (a positive integer), got" <<<"$out" \
+        || fail "$args: $out"
+done
 "$CARMA" submit >/dev/null 2>&1; [ $? -eq 2 ] || fail "submit without a command should exit 2"
 "$CARMA" submit --gpus 0 -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gpus 0 should exit 2"
 "$CARMA" submit --mem lots -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--mem lots should exit 2"
@@ -34,8 +48,11 @@ grep -q "cannot reach the daemon at $SOCK" <<<"$out" || fail "no daemon message:
 "$CARMA" daemon --gpu-backend nope --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "unknown GPU backend 'nope' (available: sim" "$tmp/err" \
     || fail "bad backend: a usage error (exit 2) naming the backends: $(cat "$tmp/err")"
+# a bad --sim-gpus is bad usage (exit 2), as a bad --set sim_gpus=... is
 "$CARMA" daemon --gpu-backend sim --sim-gpus 2xA100 --socket "$tmp/x" --state "$tmp/xs" 2>"$tmp/err"
-[ $? -eq 1 ] && grep -q "expected COUNTxNAME-<N>GB" "$tmp/err" || fail "bad --sim-gpus"
+[ $? -eq 2 ] && grep -q "^carma daemon: --sim-gpus: sim GPUs '2xA100': expected COUNTxNAME-<N>GB" \
+    "$tmp/err" && grep -q "Try 'carma daemon --help'" "$tmp/err" \
+    || fail "bad --sim-gpus: $(cat "$tmp/err")"
 # what can be checked is, before anything is created: a bad --sim-gpus, a socket directory
 # that cannot be one or a socket path too long leave no state directory behind
 [ ! -e "$tmp/xs" ] || fail "a daemon refusing --sim-gpus 2xA100 created its state directory"
@@ -46,6 +63,15 @@ for sock in "$tmp/file/s" "$tmp/$(printf 's%.0s' {1..120})"; do
         "$tmp/err" || fail "socket $sock: $(cat "$tmp/err")"
     [ ! -e "$tmp/xs" ] || fail "a daemon refusing socket $sock created its state directory"
 done
+# and the other way round: a refused state directory (a file here, or another's, or in use)
+# leaves no socket directory, nor its parents, made for it; one that was there stays
+for sock in "$tmp/sd/sub/s" "$tmp/s"; do
+    "$CARMA" daemon --gpu-backend sim --socket "$sock" --state "$tmp/file" 2>"$tmp/err"
+    [ $? -eq 1 ] && grep -q "state directory: $tmp/file: Not a directory" "$tmp/err" \
+        || fail "state $tmp/file: $(cat "$tmp/err")"
+done
+[ ! -e "$tmp/sd" ] || fail "a daemon refusing its state directory left $(find "$tmp/sd") behind"
+[ -d "$tmp" ] || fail "a daemon refusing its state directory removed the socket's directory"
 # --sim-gpus with another backend (named, or the config's nvml) would be ignored: refused
 for backend in "--gpu-backend nvml" ""; do
     CARMA_CONFIG= timeout 20 "$CARMA" daemon $backend --sim-gpus 2xA100-40GB --socket "$tmp/x" \

@@ -95,11 +95,21 @@ as_user=()
 [ $root -eq 1 ] && chown 65534:65534 "$tmp/hs" && as_user=(setpriv --reuid=65534 --regid=65534 \
     --clear-groups)
 if [ $root -eq 1 ] || [ "$(id -u)" -ne 0 ]; then
-    out=$(HOME=/nonexistent timeout 5 "${as_user[@]}" "$CARMA" daemon --socket "$tmp/hs/s" \
-        --gpu-backend sim --config "$tmp/carma.conf" 2>&1 >/dev/null)
-    grep -qF "default state directory (name another with --state DIR or the config's state_dir): \
-/nonexistent/.local/state/carma: cannot create /nonexistent: " <<<"$out" \
-        || fail "a default state directory that cannot be made: $out"
+    # $XDG_STATE_HOME, when set, is the place ~/.local/state stands for; a relative one is
+    # invalid (the XDG spec) and ignored, as an empty one is
+    for xdg in "" rel/state; do
+        out=$(HOME=/nonexistent XDG_STATE_HOME=$xdg timeout 5 "${as_user[@]}" "$CARMA" daemon \
+            --socket "$tmp/hs/s" --gpu-backend sim --config "$tmp/carma.conf" 2>&1 >/dev/null)
+        grep -qF "default state directory (name another with --state DIR or the config's \
+state_dir): /nonexistent/.local/state/carma: cannot create /nonexistent: " <<<"$out" \
+            || fail "a default state directory that cannot be made ('$xdg'): $out"
+    done
+    touch "$tmp/hs/plain"
+    out=$(HOME=/nonexistent XDG_STATE_HOME=$tmp/hs/plain timeout 5 "${as_user[@]}" "$CARMA" \
+        daemon --socket "$tmp/hs/s" --gpu-backend sim --config "$tmp/carma.conf" 2>&1 >/dev/null)
+    grep -qF "state_dir): $tmp/hs/plain/carma: cannot create: Not a directory" <<<"$out" \
+        || fail "the default state directory under \$XDG_STATE_HOME: $out"
+    rm -f "$tmp/hs/plain"
 fi
 
 # Private state, with the umask most systems have.

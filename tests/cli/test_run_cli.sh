@@ -217,6 +217,13 @@ rc=$?
 out=$("$CARMA" run --private --gpu-backend nvml --sim-gpus 1xA100-40GB quick.yaml 2>&1)
 [ $? -eq 2 ] && grep -q "not 'nvml'" <<<"$out" || fail "--sim-gpus with --gpu-backend nvml: $out"
 no_leftovers "--sim-gpus refused"
+# a bad --sim-gpus is bad usage, refused before a private daemon is started (it was the
+# daemon's failure, exit 1)
+out=$("$CARMA" run --private --gpu-backend sim --sim-gpus bad quick.yaml 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q "^carma run: --sim-gpus: sim GPUs 'bad': expected COUNTxNAME" <<<"$out" \
+    && grep -q "Try 'carma run --help'" <<<"$out" || fail "bad --sim-gpus: exit $rc: $out"
+no_leftovers "bad --sim-gpus"
 
 # An invalid task file: an error naming it and the problem, nothing submitted.
 before=$("$CARMA" queue --all --json | jq length)
