@@ -348,6 +348,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 TRACE("see_gpus\n");
                 views_from(&w);
                 sched_see_gpus(w.s, w.v);
+                /* what the daemon ends, as each pass starts: only learned, queued tasks */
+                for (sched_task *t; (t = sched_take_never_fits(w.s, w.v)) != NULL;) {
+                    int i = (int)(t - w.t);
+                    TRACE("never fits %d\n", i + 1);
+                    CHECK(t->learned_known && (w.st[i] == IN_MAIN || w.st[i] == IN_RECOVERY));
+                    w.st[i] = ENDED;
+                }
             } else {
                 op_submit_invalid(&w);
             }

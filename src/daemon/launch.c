@@ -129,6 +129,9 @@ void d_schedule(daemon_state *d)
     if (!d->have_sample || d->failed)
         return;
     d->need_schedule = false;
+    sched_task *never;
+    while ((never = sched_take_never_fits(d->core, d->views)) != NULL)
+        d_end_never_fits(d, (dtask *)never); /* st is the first member */
     if (d->state_low)
         return; /* short of space: queued tasks wait (d_check_state_space calls us back) */
     dtask *launched[MAX_LAUNCHES_PER_TURN];

@@ -12,6 +12,13 @@
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
 
+void d_never_fits_reason(dtask *t)
+{
+    snprintf(t->end_reason, sizeof t->end_reason,
+             "not retried: it needs %llu MiB, more than any GPU here holds",
+             (unsigned long long)t->st.learned_mib);
+}
+
 void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why)
 {
     d_end_attempt_at(d, t, outcome, why, daemon_wall_now());
@@ -34,6 +41,8 @@ void d_end_attempt_at(daemon_state *d, dtask *t, task_outcome outcome, const cha
     sched_end end = outcome == TASK_OOM ? sched_task_oom(d->core, &t->st, &seen, clock_mono_s())
                                         : sched_task_ended(d->core, &t->st, outcome,
                                                            clock_mono_s());
+    if (end == SCHED_END_NEVER_FITS)
+        d_never_fits_reason(t);
     if (end == SCHED_END_RETRY) {
         t->state = DS_QUEUED;
         t->recovery = true;
@@ -69,9 +78,8 @@ void d_end_attempt_at(daemon_state *d, dtask *t, task_outcome outcome, const cha
     snprintf(detail, sizeof detail, "attempt %d: %s%s%s", t->att.n, t->outcome, why ? ", " : "",
              why ? why : "");
     if (end == SCHED_END_NEVER_FITS)
-        snprintf(detail + strlen(detail), sizeof detail - strlen(detail),
-                 "; not retried: it needs %llu MiB, more than any GPU here holds",
-                 (unsigned long long)t->st.learned_mib);
+        snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %s",
+                 t->end_reason);
     d_event(d, t, end == SCHED_END_RETRY ? "recovery" : "ended", detail);
     dlog(d, "task %llu %s (%s)", (unsigned long long)t->st.id,
          end == SCHED_END_RETRY ? "to the recovery queue" : dstate_name(t->state), detail);

@@ -27,6 +27,12 @@ int d_take_run_history(daemon_state *d, dtask *t, carma_err *err);
 /* The histories' key of task t (a store_task_key initializer). */
 #define D_TASK_KEY(t) {(t)->uid, (t)->sub.cwd, (t)->sub.command, (t)->sub.batch, (t)->sub.ngpus}
 
+/* reap.c: t->end_reason for a task failed because its learned figure fits no GPU here. */
+void d_never_fits_reason(dtask *t);
+/* cancel.c: ends a task the core took out of its queue as fitting no GPU here
+ * (sched_take_never_fits): failed, saying how much it needs. */
+void d_end_never_fits(daemon_state *d, dtask *t);
+
 /* launch.c: places what the core allows, writes the attempts, commits, then starts their
  * supervisors. */
 void d_schedule(daemon_state *d);

@@ -2,6 +2,18 @@
  * crash teaches about a task's figure, and whether any GPU here could ever hold it. */
 #include "sched/sched_int.h"
 
+bool carma_fits_no_gpu(const sched *s, uint64_t need)
+{
+    uint64_t largest = 0;
+    for (int g = 0; g < s->ngpus; g++) {
+        if (s->total_mib[g] == 0)
+            return false; /* a GPU whose memory is unknown may hold it: not "never" then */
+        uint64_t u = carma_usable_mib(s, s->total_mib[g]);
+        largest = u > largest ? u : largest;
+    }
+    return largest > 0 && need > largest;
+}
+
 sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
 {
     carma_fit f = carma_fit_of(s, t);
@@ -9,7 +21,7 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     bool saw_more = seen && seen->peak_known && seen->peak_mib > had;
     if (saw_more)
         need = seen->peak_mib;
-    bool alone = true, all_known = true;
+    bool alone = true;
     uint64_t held = UINT64_MAX, largest = 0;
     for (int k = 0; k < t->ngpus; k++) {
         int g = t->gpus[k];
@@ -20,7 +32,6 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
     for (int g = 0; g < s->ngpus; g++) {
         uint64_t u = carma_usable_mib(s, s->total_mib[g]);
         largest = u > largest ? u : largest;
-        all_known &= s->total_mib[g] > 0;
     }
     /* Nothing above its figure was seen: double it, but never past the largest GPU, so that
      * a guess alone never fails it (only a crash seen filling its GPUs does, below): it gets
@@ -37,6 +48,19 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
         need = held + 1;
     t->learned_known = true;
     t->learned_mib = need;
-    /* A GPU whose memory is unknown may hold it: not "never" then (sched_oom_judgeable) */
-    return all_known && largest > 0 && need > largest ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
+    return carma_fits_no_gpu(s, need) ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
+}
+
+sched_task *sched_take_never_fits(sched *s, const gpu_view *views)
+{
+    if (s->policy->order != PORDER_CARMA || !s->cfg.carma_oom_learning)
+        return NULL;
+    sched_see_gpus(s, views);
+    for (int k = 0; k < 2; k++)
+        for (sched_task *t = (k ? s->main_q : s->recovery_q).head; t; t = t->qnext)
+            if (t->learned_known && carma_fits_no_gpu(s, t->learned_mib)) {
+                sched_remove_queued(s, t);
+                return t;
+            }
+    return NULL;
 }

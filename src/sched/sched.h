@@ -370,6 +370,14 @@ typedef struct sched_oom_seen {
  * it); otherwise it is retried, collocated as any task. */
 sched_end sched_task_oom(sched *s, sched_task *t, const sched_oom_seen *seen, double now);
 
+/* A queued task whose learned figure fits no GPU here, now that every GPU's memory is known
+ * (views): one judged while some GPU's memory was unknown was retried, and would have stayed
+ * queued for good at the queue's front (once backfill_max_skips tasks had passed it, holding
+ * back the rest). Taken out of its queue and returned, for the driver to end as
+ * SCHED_END_NEVER_FITS would have; NULL when none (carma_oom_learning). The simulator knows
+ * every GPU's memory from the start, so it never has one. */
+sched_task *sched_take_never_fits(sched *s, const gpu_view *views);
+
 /* Marks a task running on the given GPUs without a decision (restoring state after a restart).
  * Its GPUs get `state` (LAUNCHING, or GRACE with seen_at). Errors: those of sched_submit, and
  * GPUs that are not t->ngpus distinct ones of the server. */

@@ -63,6 +63,9 @@ bool carma_next(sched *s, double now, const gpu_view *views, sched_decision *out
 /* Its figure for t before the margin, and where it came from; false when it has none. */
 bool carma_figure(const sched_config *c, const sched_task *t, uint64_t *mib, mem_source *src,
                   bool *learned);
+/* Whether a task needing `need` MiB fits no GPU here: said only with every GPU's memory known
+ * (a GPU not seen may hold it). */
+bool carma_fits_no_gpu(const sched *s, uint64_t need);
 /* What an out-of-memory crash teaches (before the task leaves the ledger): SCHED_END_RETRY
  * or SCHED_END_NEVER_FITS. */
 sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen);

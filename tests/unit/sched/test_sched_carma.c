@@ -395,6 +395,10 @@ static void a_gpu_of_unknown_memory_may_hold_it(void **state)
     assert_int_equal(sched_task_oom(s, &t, &seen, 5), SCHED_END_RETRY);
     assert_true(t.learned_known && t.learned_mib > 40 * GB - 512);
     assert_int_equal(sched_recovery_len(s), 1);
+    assert_null(sched_take_never_fits(s, v)); /* GPU 1 may still hold it */
+    v[1] = idle_gpu(); /* seen, and no larger: it would wait in its queue for good */
+    assert_ptr_equal(sched_take_never_fits(s, v), &t);
+    assert_int_equal(sched_recovery_len(s), 0);
     sched_destroy(s);
 }
 
