@@ -18,7 +18,7 @@ static const char usage[] =
     "user, name, state, attempts, wait (submission to first start), elapsed (run time over\n"
     "every attempt), GPU-hours (run time x GPUs over every attempt), peak memory per GPU,\n"
     "the last attempt's exit status and the end (local time).\n\n"
-    "  --all           every task, queued and running ones too\n"
+    "  --all, -a       every task, queued and running ones too\n"
     "  --since TIME    only tasks submitted or ended since TIME: an age (30m, 12h, 2d, 1w)\n"
     "                  or a local date or time (2026-11-20, '2026-11-20 14:00')\n"
     "  --user NAME     only this user's tasks (NAME: a user name or a numeric uid)\n"

@@ -20,7 +20,7 @@ static const char usage[] =
     "why a queued task waits, as the scheduling policy judges it now (waiting for idle\n"
     "GPUs, no GPU has the memory for its figure, the utilization gate or the grace period\n"
     "on a GPU, behind the head, reserved for the head by backfill, ...).\n\n"
-    "  --all           also ended tasks: done, failed, cancelled, timeout (read from the\n"
+    "  --all, -a       also ended tasks: done, failed, cancelled, timeout (read from the\n"
     "                  daemon's database a page at a time)\n"
     "  --state STATE   only tasks in this state: queued, running, done, failed, cancelled,\n"
     "                  timeout\n"

@@ -32,7 +32,8 @@ static const char usage[] =
     "top -b), until Ctrl-C or SIGTERM, or the reader goes. q is read from the terminal\n"
     "while the view is on it, and from a piped input always (its end does not stop top).\n\n"
     "  --interval S    seconds between frames (0.2..3600)\n"
-    "  --once          print one frame and exit (with --json: {\"gpus\", \"tasks\"})\n"
+    "  --once          print one frame and exit (with --json: {\"gpus\", \"tasks\"});\n"
+    "                  --json needs --once\n"
     REQUEST_USAGE;
 
 static volatile sig_atomic_t stop;
