@@ -117,13 +117,24 @@ int request_task_verb(request_args *a, const char *verb, long long *id, json_t *
  * and *n set, or the exit status after a usage error (or out of memory) was printed. */
 int request_task_ids(const request_args *a, long long **ids, int *n);
 
+/* The options that choose live tasks for cancel, hold and release (request_each_task), and
+ * their lines in a --help text. */
+extern const struct option request_select_longopts[];
+#define REQUEST_SELECT_USAGE                                                                 \
+    "  --name NAME     the live tasks named NAME, or of the array NAME (NAME[INDEX])\n"        \
+    "  --state STATE   the live tasks in this state: queued or running\n"                     \
+    "  --user USER     another user's tasks (root); without it, the options choose among\n"   \
+    "                  your own\n"
+
 /* Called by request_each_task for each task the daemon did `verb` to, with its reply: prints
  * what was done (nothing on stdout with --json). */
 typedef void (*request_done_fn)(const request_args *a, long long id, const json_t *reply,
                                 const void *ctx);
 
 /* The whole of a command that sends `verb` to each of its task ids (cancel, hold, release):
- * reads its command line (none of its own options) and ids (request_task_ids), then sends one
+ * reads its command line (request_select_longopts: with any of them, the ids are the live tasks
+ * they choose, among the ids given if any, the caller's own unless --user names another's) and
+ * ids (request_task_ids), then sends one
  * request per task on one connection; a task the daemon refuses is named on stderr
  * ("carma CMD: task ID: why") and the others are still done. With --json prints an array, one
  * object per id in order: {id, ok: true, ...the daemon's reply} or {id, ok: false, error}.

@@ -1,9 +1,11 @@
 /* request_each.c — the task-id operands of the commands that take several (cancel, hold,
  * release, wait) and the per-id loop of cancel, hold and release: one request per task on one
  * connection, a task that fails named on stderr while the others are still done, as scancel
- * and scontrol hold/release do (see request.h). */
+ * and scontrol hold/release do; and their selection of live tasks by --name, --state and
+ * --user, as scancel's (see request.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/request.h"
@@ -53,14 +55,122 @@ static json_t *call_one(const request_args *a, int *fd, const char *verb, long l
     return reply;
 }
 
+const struct option request_select_longopts[] = {
+    {"name", required_argument, NULL, 'n'},
+    {"state", required_argument, NULL, 't'},
+    {"user", required_argument, NULL, 'u'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The live tasks chosen by --name, --state and --user (and among `ids` when n > 0). */
+typedef struct selection {
+    const char *name, *state;
+    char user[REQUEST_USER_MAX];
+} selection;
+
+/* --name NAME: the task's name, or one of the array NAME's (NAME[INDEX]) */
+static bool name_matches(const char *want, const char *name)
+{
+    size_t n = strlen(want);
+    if (!name || strncmp(name, want, n) != 0)
+        return false;
+    if (!name[n])
+        return true;
+    size_t digits = strspn(name + n + 1, "0123456789");
+    return name[n] == '[' && digits > 0 && !strcmp(name + n + 1 + digits, "]");
+}
+
+/* Replaces ids[0..*n) (none: every live task) by the live tasks that match sel. 0, or the exit
+ * status after the error was printed. */
+static int select_tasks(const request_args *a, const selection *sel, long long **ids, int *n)
+{
+    json_t *req = json_pack("{ss}", "verb", "queue"), *reply;
+    if (sel->state)
+        json_object_set_new(req, "state", json_string(sel->state));
+    json_object_set_new(req, "user", json_string(sel->user));
+    if (request_send(a, req, &reply))
+        return 1;
+    json_t *tasks = json_object_get(reply, "tasks"), *t;
+    long long *out = calloc(json_array_size(tasks) + 1, sizeof *out);
+    if (!out) {
+        json_decref(reply);
+        fprintf(stderr, "carma %s: out of memory\n", a->cmd);
+        return 1;
+    }
+    int kept = 0;
+    size_t i;
+    json_array_foreach(tasks, i, t) {
+        long long id = (long long)json_integer_value(json_object_get(t, "id"));
+        bool listed = *n == 0;
+        for (int k = 0; k < *n && !listed; k++)
+            listed = (*ids)[k] == id;
+        if (listed && (!sel->name ||
+                       name_matches(sel->name, json_string_value(json_object_get(t, "name")))))
+            out[kept++] = id;
+    }
+    json_decref(reply);
+    free(*ids);
+    *ids = out;
+    *n = kept;
+    if (kept == 0) /* as scancel: nothing to do is no error */
+        fprintf(stderr, "note: no live task of %s matches\n", sel->user);
+    return 0;
+}
+
+/* Reads the selection options and the ids: 0 with *ids (to free) and *n set, -1 when the
+ * command is over (--help printed), or the exit status. */
+static int read_selection(request_args *a, long long **ids, int *n)
+{
+    selection sel = {0};
+    bool any = false;
+    int opt, rc;
+    *ids = NULL;
+    while ((opt = request_next_option(a)) > 0) {
+        any = true;
+        if (opt == 'n' && !*a->arg)
+            return cli_usage_error(a->cmd, "--name: empty");
+        if (opt == 'n')
+            sel.name = a->arg;
+        else if (opt == 't' && strcmp(a->arg, "queued") && strcmp(a->arg, "running"))
+            return cli_usage_error(a->cmd, "--state: expected queued or running, got '%s'",
+                                   a->arg);
+        else if (opt == 't')
+            sel.state = a->arg;
+        else if (opt == 'u' && (rc = request_user_option(a, a->arg, sel.user,
+                                                        sizeof sel.user)) != 0)
+            return rc;
+    }
+    if (opt < 0) /* after --help (0), or a usage error */
+        return a->status ? a->status : -1;
+    if (!any && a->operands >= a->argc)
+        return cli_usage_error(a->cmd, "expected one or more task ids, or --name, --state or "
+                               "--user");
+    if (a->operands < a->argc) {
+        if ((rc = request_task_ids(a, ids, n)) != 0)
+            return rc;
+    } else
+        *n = 0;
+    if (!any)
+        return 0;
+    if (!sel.user[0]) { /* one's own tasks, unless --user names another's (root) */
+        char uid[16];
+        snprintf(uid, sizeof uid, "%u", (unsigned)getuid());
+        if ((rc = request_user_option(a, uid, sel.user, sizeof sel.user)) != 0)
+            return rc;
+    }
+    if ((rc = select_tasks(a, &sel, ids, n)) != 0) {
+        free(*ids);
+        *ids = NULL;
+    }
+    return rc;
+}
+
 int request_each_task(request_args *a, const char *verb, request_done_fn done, const void *ctx)
 {
-    if (request_next_option(a) != 0) /* none of its own: --help or a usage error */
-        return a->status;
     long long *ids;
-    int n, rc = request_task_ids(a, &ids, &n);
+    int n, rc = read_selection(a, &ids, &n);
     if (rc)
-        return rc;
+        return rc < 0 ? 0 : rc;
     carma_err err;
     int fd = request_connect(a, &err), failed = 0;
     if (fd < 0) {

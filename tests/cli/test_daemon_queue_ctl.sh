@@ -197,6 +197,26 @@ for want in "already used for a larger array" "already used for a smaller array"
     grep -qF "$want" <<<"$out" || fail "raw arrays: no '$want' in: $out"
 done
 
+# --- choosing live tasks by --name, --state, --user (as scancel's filters)
+"$CARMA" submit --hold --array 1-3 --name sel -- true >/dev/null || fail "array sel"
+other=$("$CARMA" submit --hold --name selx -- true) || fail "selx" # not of the array sel
+ids=$("$CARMA" queue --json | jq -r '[.[] | select(.name | startswith("sel[")) | .id] | join(" ")')
+set -- $ids
+out=$("$CARMA" hold --json --name sel 2>/dev/null) || fail "hold --name sel: $out"
+[ "$(jq -r '[.[] | .id] | join(" ")' <<<"$out")" = "$ids" ] \
+    && [ "$(jq '[.[] | select(.unchanged)] | length' <<<"$out")" = 3 ] || fail "hold --name: $out"
+out=$("$CARMA" cancel --json --name sel "$1" "$other") || fail "cancel --name sel ID ID: $out"
+[ "$(jq -c '[.[] | .id]' <<<"$out")" = "[$1]" ] || fail "--name among the ids given: $out"
+out=$("$CARMA" cancel --name sel --state queued) || fail "cancel --name sel: $out"
+[ "$out" = "task $2 cancelled"$'\n'"task $3 cancelled" ] || fail "cancel --name sel: $out"
+task_is "$other" queued || fail "selx cancelled with the array sel"
+out=$("$CARMA" cancel --json --name nosuch 2>&1) && [ "$(jq -c . <<<"${out#*$'\n'}")" = "[]" ] \
+    && grep -q "note: no live task of $(id -un) matches" <<<"$out" || fail "nothing chosen: $out"
+"$CARMA" cancel --state running >/dev/null 2>&1 || fail "cancel --state running with none"
+"$CARMA" cancel --state done >/dev/null 2>&1; [ $? -eq 2 ] || fail "--state done accepted"
+"$CARMA" cancel >/dev/null 2>&1; [ $? -eq 2 ] || fail "cancel with nothing chosen"
+"$CARMA" cancel "$other" >/dev/null
+
 # --- who may: nobody may not hold root's task, nor raise a priority above 0
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
@@ -210,6 +230,14 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     n=$(cd /tmp && as_nobody "$CARMA" submit --hold --priority -3 -- true) || fail "nobody lowers own"
     as_nobody "$CARMA" priority "$n" 2 >/dev/null 2>&1 && fail "nobody raised own priority above 0"
     as_nobody "$CARMA" priority "$n" -1 >/dev/null || fail "nobody sets own priority -1"
+    # choosing: nobody's options choose among nobody's own tasks; root's named another's
+    out=$(as_nobody "$CARMA" cancel --name "$(jq -r .name <<<"$("$CARMA" show --json "$r")")" 2>&1)
+    task_is "$r" queued || fail "nobody's cancel --name chose root's task: $out"
+    out=$(as_nobody "$CARMA" cancel --user root --state queued 2>&1) \
+        && fail "nobody cancelled root's tasks by --user: $out"
+    grep -q "permission denied" <<<"$out" && task_is "$r" queued || fail "nobody --user root: $out"
+    out=$("$CARMA" hold --json --user nobody --state queued) || fail "root holds nobody's: $out"
+    [ "$(jq -c '[.[] | .id]' <<<"$out")" = "[$n]" ] || fail "root hold --user nobody: $out"
     "$CARMA" cancel "$r" >/dev/null; "$CARMA" cancel "$n" >/dev/null
 fi
 
