@@ -147,9 +147,9 @@ static int run(request_args *a)
     int attempt = (int)which;
     bool eof[2] = {false, false};
     json_t *collected = a->opts.json ? json_object() : NULL;
+    log_task task = {0, true, -1};
     for (;;) {
         bool progress = false;
-        log_task task = {0, true, -1};
         for (int s = 0; s < 2; s++) {
             for (;;) {
                 json_t *data = NULL;
@@ -180,13 +180,8 @@ static int run(request_args *a)
                     break;
             }
         }
-        if (!follow) {
-            /* nothing printed is not the same as a task that printed nothing */
-            if (task.attempts == 0 && !collected)
-                fprintf(stderr, "carma logs: task %lld %s: no output\n", (long long)id,
-                        task.ended ? "ended without starting" : "has not started yet");
+        if (!follow)
             break;
-        }
         if (eof[0] && eof[1]) {
             /* all of the attempt asked for, or of an ended task's last one */
             if (which || (task.ended && task.attempts <= attempt))
@@ -207,6 +202,11 @@ static int run(request_args *a)
             nanosleep(&ts, NULL);
         }
     }
+    /* nothing printed is not the same as a task that printed nothing; a follower too ends
+     * on a task cancelled before it started */
+    if (task.attempts == 0 && !collected)
+        fprintf(stderr, "carma logs: task %lld %s: no output\n", (long long)id,
+                task.ended ? "ended without starting" : "has not started yet");
     if (collected) {
         cli_print_json(collected);
         json_decref(collected);

@@ -60,6 +60,9 @@ static void run_hook(const char *path, const hook_user *u, char **env, int out)
      * carma daemon) would leave it that terminal, and the task's owner, who may trace their
      * own process, could type into root's shell through it (TIOCSTI). */
     setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL); /* the watcher's blocked SIGCHLD is not the hook's */
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
         _exit(127);
@@ -89,14 +92,36 @@ static void log_hook_line(daemon_state *d, uint64_t id, char *line, size_t len)
     free(safe);
 }
 
+/* Waits for the hook until the deadline: false when the time ran out first. A hook that
+ * closed its output (exec >/dev/null; sleep) is still running, and still has only until the
+ * deadline. SIGCHLD is blocked in the watcher: it only wakes this wait. */
+static bool reaped_by(pid_t pid, double deadline, int *status)
+{
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            return true;
+        double left = deadline - clock_mono_s();
+        if (left <= 0)
+            return false;
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        sigtimedwait(&chld, NULL, &ts);
+    }
+}
+
 /* The watcher: starts the hook, logs its output, kills it at the deadline, logs how it
  * ended. Never returns. */
 static void watch_hook(daemon_state *d, uint64_t id, const hook_user *u, char **env)
 {
     close_range(3, ~0U, 0); /* the daemon's socket, database and lock are not the hook's */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_SETMASK, &chld, NULL);
+    signal(SIGCHLD, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
@@ -126,8 +151,6 @@ static void watch_hook(daemon_state *d, uint64_t id, const hook_user *u, char **
             continue;
         if (r <= 0) {
             timed_out = true;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
             break;
         }
         ssize_t n = read(p[0], buf + len, sizeof buf - 1 - len);
@@ -149,8 +172,13 @@ static void watch_hook(daemon_state *d, uint64_t id, const hook_user *u, char **
     if (len)
         log_hook_line(d, id, buf, len);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    if (timed_out || !reaped_by(pid, deadline, &status)) {
+        timed_out = true;
+        kill(-pid, SIGKILL); /* its group: what it started too */
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (timed_out)
         dlog(d, "on_finish for task %llu: killed after %g s (on_finish_timeout_s)",
              (unsigned long long)id, d->cfg.daemon.on_finish_timeout_s);

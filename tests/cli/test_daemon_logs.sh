@@ -2,7 +2,8 @@
 # `carma logs` gives a task's output as it wrote it: a multi-byte character that the daemon's
 # 64 KiB chunks would cut in two comes whole (not as '?'), in `logs` and in the copy that
 # `carma run` keeps (a private daemon's). `carma logs --follow` goes on through an out-of-memory
-# relaunch until the task has ended, printing each attempt's output.
+# relaunch until the task has ended, printing each attempt's output. A task that never started
+# says so, followed or not.
 set -u
 CARMA=$1
 fails=0
@@ -48,6 +49,9 @@ out=$("$CARMA" logs "$h" 2>"$tmp/h.err"); rc=$?
 "$CARMA" cancel "$h" >/dev/null
 "$CARMA" logs "$h" 2>&1 >/dev/null | grep -q "task $h ended without starting: no output" \
     || fail "logs of a task cancelled before it started: $("$CARMA" logs "$h" 2>&1)"
+# followed, it says so too (it ended silently, as if the task had printed nothing)
+timeout 10 "$CARMA" logs --follow "$h" 2>&1 >/dev/null | grep -q "task $h ended without starting" \
+    || fail "logs --follow of a task cancelled before it started: $("$CARMA" logs -f "$h" 2>&1)"
 stop_daemon
 
 [ $fails -eq 0 ] && echo PASS

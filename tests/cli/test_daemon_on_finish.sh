@@ -3,8 +3,8 @@
 # task's owner (nobody's task: as nobody, never root), in a session of its own (never on the
 # terminal the daemon may have been started from), with the task in its environment; its
 # output goes to the daemon's log, controls escaped; one that runs too long is killed at
-# on_finish_timeout_s; a cancelled queued task gets it too; a relative path is refused by the
-# config.
+# on_finish_timeout_s, also one that closed its output first; a cancelled queued task gets it
+# too; a relative path is refused by the config.
 set -u
 CARMA=$1
 fails=0
@@ -29,6 +29,7 @@ echo "id=$CARMA_TASK_ID name=$CARMA_TASK_NAME user=$CARMA_TASK_USER state=$CARMA
      "own_session=$([ "$(cut -d' ' -f6 /proc/$$/stat)" = $$ ] && echo yes || echo no)" >"$f"
 echo "hook says hello for $CARMA_TASK_ID ($CARMA_TASK_NAME)"
 [ "$CARMA_TASK_NAME" = slowhook ] && sleep 30
+[ "$CARMA_TASK_NAME" = quiethook ] && { exec >/dev/null 2>&1; sleep 30; }
 exit 0
 HOOK
 chmod 755 "$tmp/hook.sh"
@@ -69,6 +70,10 @@ wait_until 10 grep -q "on_finish for task $c: killed after 1 s (on_finish_timeou
 wait_until 10 has "$b" || fail "no hook for the cancelled running task $b"
 grep -Eq "state=cancelled outcome=cancelled (exit=143 signal=|exit= signal=15) uid=0" "$tmp/out/$b" \
     || fail "cancelled running task's hook: $(cat "$tmp/out/$b")"
+# a hook that closes its output and runs on is killed at the timeout all the same
+q=$("$CARMA" submit --name quiethook -- true)
+wait_until 10 grep -q "on_finish for task $q: killed after 1 s (on_finish_timeout_s)" \
+    "$tmp/daemon.log" || fail "the hook that closed its output ran on: $(cat "$tmp/daemon.log")"
 
 stop_daemon
 [ $fails -eq 0 ] && echo "ok: on_finish hook"
