@@ -23,7 +23,7 @@ static const char usage[] =
     "                  or a local date or time (2026-11-20, '2026-11-20 14:00')\n"
     "  --user NAME     only this user's tasks (NAME: a user name or a numeric uid)\n"
     "  --state STATE   only tasks in this state: done, failed, cancelled, timeout (queued,\n"
-    "                  running)\n"
+    "                  running: those live tasks, --all or not)\n"
     "  --limit N       at most N tasks; when there are more, stderr says how to go on\n"
     "  --after ID      only tasks with ids above ID\n" REQUEST_USAGE;
 

@@ -78,6 +78,11 @@ echo "$text" | grep -Eq "^$a .* failed +1 .* 3 +[0-9]{4}-" || fail "history: row
 [ "$("$CARMA" history --json --user "$(id -un)" | jq length)" = 3 ] || fail "history --user"
 [ "$("$CARMA" history --json --user nobody | jq length)" = 0 ] || fail "history --user nobody"
 [ "$("$CARMA" history --json --limit 2 2>/dev/null | jq length)" = 2 ] || fail "history --limit 2"
+# a live state lists those live tasks, without --all too
+q=$("$CARMA" submit --hold --name live -- true)
+[ "$("$CARMA" history --json --state queued | jq -c '[.[].id]')" = "[$q]" ] \
+    || fail "history --state queued: $("$CARMA" history --json --state queued)"
+"$CARMA" cancel "$q" >/dev/null
 "$CARMA" history --since yesterday 2>"$tmp/err"; [ $? -eq 2 ] || fail "--since yesterday: exit 2"
 grep -q "expected an age" "$tmp/err" || fail "--since yesterday: message: $(cat "$tmp/err")"
 
