@@ -2,22 +2,22 @@
  * ended; a Slurm job script in one line. It uses the daemon the other commands use or, inside a
  * job or when none answers, a private one it starts and stops itself (private_daemon.h). The
  * task files are read by `carma submit`'s code (submit.h) and the ends judged by `carma wait`'s
- * (wait.h), so the three commands agree on files and exit codes. */
+ * (wait.h), so the three commands agree on files and exit codes; what it says of each task
+ * (the end lines, kept output, the --json report) is run_report.c's. */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/fmt.h"
-#include "cli/logs.h"
 #include "cli/private_daemon.h"
 #include "cli/request.h"
+#include "cli/run_report.h"
 #include "cli/submit.h"
 #include "cli/wait.h"
 #include "daemon/connect.h"
@@ -79,15 +79,6 @@ static void on_signal(int sig)
     stop_signal = sig;
     signals_seen++;
 }
-
-typedef struct run_opts {
-    bool private_daemon;
-    const char *gpu_backend, *sim_gpus;
-    const char *output_dir; /* where a private daemon's task output is kept */
-    bool keep_logs;         /* a private daemon: its logs go with it unless kept */
-    char run_id[32];        /* names the kept files: the Slurm job's id, else our pid */
-    double timeout_s;
-} run_opts;
 
 /* --sim-gpus with a private daemon whose backend (--gpu-backend, else the config's) is not
  * sim: refused here, as `carma daemon` would refuse it, rather than after that daemon failed.
@@ -218,76 +209,6 @@ static const char *task_state(const json_t *t)
     return json_string_value(json_object_get(t, "state"));
 }
 
-/* Keeps one attempt's output (0: the latest) as carma-RUN-ID[SUFFIX].out and .err; their paths
- * go into `into` ("stdout_file", "stderr_file"). A failure is said, and the run goes on. */
-static int keep_attempt(const request_args *a, const run_opts *o, long long id, int64_t which,
-                        const char *suffix, json_t *into)
-{
-    char out[PATH_MAX], errp[PATH_MAX];
-    int n1 = snprintf(out, sizeof out, "%s/carma-%s-%lld%s.out", o->output_dir, o->run_id, id,
-                      suffix);
-    int n2 = snprintf(errp, sizeof errp, "%s/carma-%s-%lld%s.err", o->output_dir, o->run_id, id,
-                      suffix);
-    carma_err err;
-    if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof out || (size_t)n2 >= sizeof errp)
-        carma_err_set(&err, "--output-dir %s is too long a path", o->output_dir);
-    else if (logs_save(a, id, which, out, errp, &err) == 0) {
-        json_object_set_new(into, "stdout_file", json_string(out));
-        json_object_set_new(into, "stderr_file", json_string(errp));
-        return 0;
-    }
-    cli_warn("run", "task %lld's output%s is not kept: %s", id,
-             which ? " of an earlier attempt" : "", err.msg);
-    return -1;
-}
-
-/* Keeps an ended task's output before the private daemon takes it away: the last attempt's
- * as carma-RUN-ID.out/.err, each earlier one's (an out-of-memory crash's traceback, say) as
- * carma-RUN-ID.attemptN.out/.err, listed in t's "earlier_attempts". */
-static void keep_logs(const request_args *a, const run_opts *o, json_t *t)
-{
-    long long id = (long long)json_integer_value(json_object_get(t, "id"));
-    json_int_t attempts = json_integer_value(json_object_get(t, "attempts"));
-    json_t *earlier = json_array();
-    for (json_int_t n = 1; n < attempts && earlier; n++) {
-        char suffix[32];
-        snprintf(suffix, sizeof suffix, ".attempt%lld", (long long)n);
-        json_t *e = json_pack("{sI}", "attempt", n);
-        if (e && keep_attempt(a, o, id, n, suffix, e) == 0)
-            json_array_append(earlier, e);
-        json_decref(e);
-    }
-    if (earlier && json_array_size(earlier))
-        json_object_set(t, "earlier_attempts", earlier);
-    json_decref(earlier);
-    keep_attempt(a, o, id, 0, "", t);
-}
-
-static void print_end(const request_args *a, const run_opts *o, json_t *t)
-{
-    /* a task cancelled before it ever started has no output to keep */
-    if (o->keep_logs && json_integer_value(json_object_get(t, "attempts")) > 0)
-        keep_logs(a, o, t);
-    FILE *f = a->opts.json ? stderr : stdout;
-    /* file names are shown, not obeyed by the terminal */
-    fprintf(f, "task %lld %s ", (long long)json_integer_value(json_object_get(t, "id")),
-            task_state(t));
-    fput_escaped(f, json_string_value(json_object_get(t, "file")));
-    if (json_object_get(t, "stdout_file")) {
-        fputs(" (output: ", f);
-        fput_escaped(f, json_string_value(json_object_get(t, "stdout_file")));
-        size_t k;
-        json_t *e;
-        json_array_foreach(json_object_get(t, "earlier_attempts"), k, e) {
-            fputs(k ? " " : "; earlier attempts: ", f);
-            fput_escaped(f, json_string_value(json_object_get(e, "stdout_file")));
-        }
-        fputc(')', f);
-    }
-    fputc('\n', f);
-    fflush(f);
-}
-
 /* Submits every task held, then releases them once the daemon has taken all: a file it
  * refuses (more GPUs than it has, a user's task cap) leaves none of them started. On a
  * failure the ones already queued are kept in `tasks` (with their ids) so that the caller
@@ -339,62 +260,70 @@ static int refresh_all(const request_args *a, const run_opts *o, json_t *tasks, 
             (*left)++;
             continue;
         }
-        print_end(a, o, t);
-        int s = wait_state_status(task_state(t));
-        *worst = s > *worst ? s : *worst;
+        run_task_ended(a, o, t, worst);
     }
     return 0;
 }
 
+/* Asks the daemon to cancel t. 0 when it did. Else -1 with err saying why, *answered telling
+ * whether the daemon refused (the task may have ended since it was last looked at: "task N is
+ * already done") or could not be asked at all. */
+static int send_cancel(const request_args *a, const json_t *t, bool *answered, carma_err *err)
+{
+    *answered = false;
+    int fd = request_connect(a, err);
+    if (fd < 0)
+        return -1;
+    json_t *reply = daemon_call_answered(fd, json_pack("{sssO}", "verb", "cancel", "id",
+                                                       json_object_get(t, "id")),
+                                         answered, err);
+    close(fd);
+    int rc = reply ? 0 : -1;
+    json_decref(reply);
+    return rc;
+}
+
 /* Cancels every live task, then waits (a while) until they have ended: tasks of a job that
- * is going away must not outlive it. A second signal stops the waiting, not the cancels. */
+ * is going away must not outlive it. A signal other than the one that stopped the run (one
+ * that comes during the cancels too) stops the waiting, not the cancels. */
 static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *tasks,
                              int *worst)
 {
+    const int spent = stop_signal ? 1 : 0;
     size_t i;
-    json_t *t, *reply;
-    int left = 0, unsent = 0;
+    json_t *t;
+    int left = 0;
     json_array_foreach(tasks, i, t) {
         if (!json_object_get(t, "id") || !wait_state_live(task_state(t)))
             continue;
-        json_int_t id = json_integer_value(json_object_get(t, "id"));
-        if (request_send(a, json_pack("{sssI}", "verb", "cancel", "id", id), &reply) == 0)
-            json_decref(reply);
-        else
-            unsent++;
-        left++;
+        bool answered, ended;
+        carma_err err;
+        if (send_cancel(a, t, &answered, &err) == 0) {
+            left++;
+            continue;
+        }
+        /* a refusal of a task that has ended since the last look is its end, not a failure */
+        if (answered && wait_refresh(a, t, &ended) == 0 && ended) {
+            run_task_ended(a, o, t, worst);
+            continue;
+        }
+        /* the daemon is gone or will not: say which task, do not claim it cancelled */
+        carma_err_prefix(&err, "task %lld (%s) could not be cancelled",
+                         (long long)json_integer_value(json_object_get(t, "id")),
+                         json_string_value(json_object_get(t, "file")));
+        cli_fail("run", &err);
     }
-    if (unsent) /* the daemon is gone or will not answer: say so, do not claim them cancelled */
-        fprintf(stderr, "carma run: %d task(s) could not be cancelled\n", unsent);
-    if (left == unsent)
+    if (left == 0)
         return;
-    fprintf(stderr, "carma run: cancelled %d task(s); waiting for them to end\n", left - unsent);
-    int seen = signals_seen;
+    fprintf(stderr, "carma run: cancelled %d task(s); waiting for them to end\n", left);
     double give_up = clock_mono_s() + CANCEL_WAIT_S;
     while (refresh_all(a, o, tasks, &left, worst) == 0 && left > 0) {
-        if (clock_mono_s() > give_up || signals_seen != seen) {
+        if (clock_mono_s() > give_up || signals_seen > spent) {
             fprintf(stderr, "carma run: %d task(s) still live\n", left);
             return;
         }
         wait_nap(INFINITY);
     }
-}
-
-static void print_report(const request_args *a, json_t *tasks)
-{
-    size_t i;
-    json_t *t;
-    json_array_foreach(tasks, i, t) {
-        if (json_object_get(t, "task")) { /* never sent: said, not left out */
-            json_object_del(t, "task");
-            json_object_set_new(t, "state", json_string("unsubmitted"));
-            fputs("carma run: ", stderr);
-            fput_escaped(stderr, json_string_value(json_object_get(t, "file")));
-            fputs(": not submitted\n", stderr);
-        }
-    }
-    if (a->opts.json)
-        cli_print_json(tasks);
 }
 
 /* Submits, waits, and on a signal, --timeout or error cancels what is still live. */
@@ -415,7 +344,7 @@ static int submit_and_wait(const request_args *a, const run_opts *o, json_t *tas
     }
     if (rc)
         cancel_and_drain(a, o, tasks, &worst);
-    print_report(a, tasks);
+    run_print_report(a, tasks);
     return rc ? rc : worst;
 }
 
@@ -443,8 +372,6 @@ static int run(request_args *a)
         snprintf(o.run_id, sizeof o.run_id, "%s", job);
     else
         snprintf(o.run_id, sizeof o.run_id, "%ld", (long)getpid());
-    if (!o.output_dir)
-        o.output_dir = ".";
     json_t *tasks = json_array();
     if (read_task_files(a, tasks)) {
         json_decref(tasks);
@@ -457,11 +384,13 @@ static int run(request_args *a)
     int rc = 0;
     if (wants_private(a, &o)) {
         struct stat st; /* checked now: the tasks' output is kept there at their ends */
+        if (!o.output_dir)
+            o.output_dir = ".";
         if (stat(o.output_dir, &st) || !S_ISDIR(st.st_mode) || access(o.output_dir, W_OK | X_OK)) {
-            fprintf(stderr, "carma run: --output-dir %s: not a directory you can write in\n",
-                    o.output_dir);
+            carma_err_set(&err, "--output-dir %s: not a directory you can write in",
+                          o.output_dir);
             json_decref(tasks);
-            return 1;
+            return cli_fail("run", &err); /* the name is shown, not obeyed by the terminal */
         }
         private_daemon_opts po = {o.gpu_backend, o.sim_gpus, &a->opts.config, DAEMON_START_S,
                                   &stop_signal};
@@ -470,11 +399,14 @@ static int run(request_args *a)
             cli_fail("run", &err);
             return stop_signal ? 128 + stop_signal : 1;
         }
-        fprintf(stderr, "carma run: started a private daemon (socket %s)\n", pd.socket);
+        fputs("carma run: started a private daemon (socket ", stderr);
+        fput_escaped(stderr, pd.socket); /* under $TMPDIR, whatever that names */
+        fputs(")\n", stderr);
         a->opts.socket = pd.socket;
         o.keep_logs = true;
-    } else if (o.gpu_backend || o.sim_gpus) {
-        cli_warn("run", "--gpu-backend and --sim-gpus are for a private daemon; a daemon "
+    } else if (o.gpu_backend || o.sim_gpus || o.output_dir) { /* else silently not obeyed */
+        cli_warn("run", "--gpu-backend, --sim-gpus and --output-dir are for a private daemon "
+                        "(the output of a daemon's tasks is read with carma logs ID); a daemon "
                         "already answers (--private starts one anyway)");
     }
     rc = submit_and_wait(a, &o, tasks);

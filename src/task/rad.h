@@ -17,8 +17,9 @@
  * cannot become the command, and non-Python commands work.
  * Rejected: missing or empty required lines, non-numeric or negative numbers, trailing text
  * after a number, a fractional GPU count, text after line 12, control characters (binary
- * files), lines over RAD_MAX_LINE bytes and files over RAD_MAX_BYTES. A UTF-8 byte-order mark,
- * CRLF line ends and blank lines at the end of the file are accepted.
+ * files), a carriage return not before a newline (old Mac line ends: said so), lines over
+ * RAD_MAX_LINE bytes and files over RAD_MAX_BYTES. A UTF-8 byte-order mark, CRLF line ends and
+ * blank lines at the end of the file are accepted.
  */
 #ifndef CARMA_CORE_RAD_H
 #define CARMA_CORE_RAD_H
