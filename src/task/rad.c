@@ -62,9 +62,7 @@ static int split_lines(const char *name, const char *text, size_t len, rad_lines
         if (i < len && c != '\n') {
             bool cr_before_lf = c == '\r' && (i + 1 == len || L->buf[i + 1] == '\n');
             if (c == '\r' && !cr_before_lf) /* a text file with CR ends is no "binary" one */
-                return carma_err_set(err, "%s:%zu: a carriage return with no newline after it "
-                                     "(old Mac line ends?): lines must end in LF or CR LF",
-                                     name, lineno);
+                return carma_err_set(err, "%s:%zu: " STR_LONE_CR_MSG, name, lineno);
             if ((c < 0x20 && c != '\t' && !cr_before_lf) || c == 0x7f)
                 return carma_err_set(err, "%s:%zu: control character 0x%02x (not a text file?)",
                                      name, lineno, c);

@@ -99,9 +99,7 @@ static int parse_record(const char *name, const char *text, size_t *pos, size_t 
         if (c == '\r' && (text[i + 1] == '\n' || !text[i + 1]))
             i++, c = text[i];
         else if (c == '\r') /* one line read as one row said "missing column 'task_file'" */
-            return carma_err_set(err, "%s:%zu: a carriage return with no newline after it "
-                                 "(old Mac line ends?): lines must end in LF or CR LF",
-                                 name, *line);
+            return carma_err_set(err, "%s:%zu: " STR_LONE_CR_MSG, name, *line);
         if (c == '\n' || c == '\0') {
             if (row_push(row, b))
                 goto nomem;

@@ -96,6 +96,12 @@ size_t str_utf8_seq(const char *s, size_t left);
  * U+10FFFF), as JSON text must be. */
 bool str_utf8_valid(const char *s);
 
+/* What a text reader says of a carriage return not before a newline (old Mac line ends), after
+ * "FILE:LINE: " (csv.c, rad.c): a file so written is text, not binary, and one row. */
+#define STR_LONE_CR_MSG                                                                       \
+    "a carriage return with no newline after it (old Mac line ends?): lines must end in LF " \
+    "or CR LF"
+
 /* The longest prefix of s of at most max_bytes bytes that ends between characters, so that a
  * cut never splits a UTF-8 sequence (bytes that start none count as one character each). */
 size_t str_utf8_fit(const char *s, size_t max_bytes);
