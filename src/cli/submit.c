@@ -422,6 +422,11 @@ static int run(request_args *a)
             return cli_fail("submit", &err);
         }
     } else {
+        /* `sh -c "''"` only fails at run time, "not found", exit 127 */
+        if (strspn(argv[first], " \t\n") == strlen(argv[first])) {
+            submission_free(&sub);
+            return cli_usage_error("submit", "-- COMMAND: the program to run is a blank word");
+        }
         char *cmd = NULL;
         size_t len = 0;
         for (int i = first; i < argc; i++)

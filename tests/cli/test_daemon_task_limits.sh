@@ -26,6 +26,11 @@ out=$("$CARMA" submit --name "$(long 256)" -- true 2>&1); rc=$?
 out=$("$CARMA" submit -- echo "$(long 129020)" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "task.command: 129025 bytes, at most 129024" <<<"$out" ||
     fail "long command: rc $rc: ${out:0:300}"
+for blank in "" " "; do # no program at all: refused now, not a task that fails "not found"
+    out=$("$CARMA" submit -- "$blank" x 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "the program to run is a blank word" <<<"$out" \
+        || fail "blank program '$blank': rc $rc: $out"
+done
 out=$(send_task "{\"command\": \"echo $(long 200000)\", \"cwd\": \"/\"}")
 grep -q "^submission refused: task.command: 200005 bytes, at most 129024" <<<"$out" ||
     fail "daemon, long command: ${out:0:300}"
