@@ -368,10 +368,11 @@ static int run(request_args *a)
     if (read_options(a, &o, &status))
         return status;
     const char *job = getenv("SLURM_JOB_ID");
-    if (job && *job && strlen(job) < sizeof o.run_id && strspn(job, "0123456789_") == strlen(job))
-        snprintf(o.run_id, sizeof o.run_id, "%s", job);
+    char base[32];
+    if (job && *job && strlen(job) < sizeof base && strspn(job, "0123456789_") == strlen(job))
+        snprintf(base, sizeof base, "%s", job);
     else
-        snprintf(o.run_id, sizeof o.run_id, "%ld", (long)getpid());
+        snprintf(base, sizeof base, "%ld", (long)getpid());
     json_t *tasks = json_array();
     if (read_task_files(a, tasks)) {
         json_decref(tasks);
@@ -392,6 +393,7 @@ static int run(request_args *a)
             json_decref(tasks);
             return cli_fail("run", &err); /* the name is shown, not obeyed by the terminal */
         }
+        run_pick_id(&o, base);
         private_daemon_opts po = {o.gpu_backend, o.sim_gpus, &a->opts.config, DAEMON_START_S,
                                   &stop_signal};
         if (private_daemon_start(&pd, &po, &err)) {

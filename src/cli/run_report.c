@@ -3,6 +3,7 @@
  * end. */
 #include "cli/run_report.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,28 @@
 static const char *task_state(const json_t *t)
 {
     return json_string_value(json_object_get(t, "state"));
+}
+
+/* Whether dir holds a file named carma-ID-... */
+static bool id_used(const char *dir, const char *id)
+{
+    char prefix[64];
+    size_t n = (size_t)snprintf(prefix, sizeof prefix, "carma-%s-", id);
+    DIR *d = opendir(dir);
+    if (!d)
+        return false; /* the files will say why they cannot be made */
+    bool used = false;
+    for (struct dirent *e; !used && (e = readdir(d)) != NULL;)
+        used = !strncmp(e->d_name, prefix, n);
+    closedir(d);
+    return used;
+}
+
+void run_pick_id(run_opts *o, const char *base)
+{
+    snprintf(o->run_id, sizeof o->run_id, "%s", base);
+    for (int k = 2; k < 10000 && id_used(o->output_dir, o->run_id); k++)
+        snprintf(o->run_id, sizeof o->run_id, "%s.%d", base, k);
 }
 
 /* Keeps one attempt's output (0: the latest) as carma-RUN-ID[SUFFIX].out and .err; their paths
