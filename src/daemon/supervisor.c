@@ -46,7 +46,9 @@ static void on_child(int sig)
     (void)sig; /* only to wake sigsuspend and ppoll */
 }
 
-/* Writes name in the directory dfd atomically (a new tmp file, fsync, rename); mode 0600. */
+/* Writes name in the directory dfd atomically (a new tmp file, fsync, rename); mode 0600.
+ * -1 (errno set) when a step fails, and then nothing is renamed: a short file read as the
+ * whole one made a full disk's empty `result` a lost supervisor (a done task failed). */
 static int write_file_atomic(int dfd, const char *name, const char *data, size_t len)
 {
     char tmp[256];
@@ -55,10 +57,48 @@ static int write_file_atomic(int dfd, const char *name, const char *data, size_t
     int fd = safefs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
         return -1;
-    outpump_write_all(fd, data, len);
-    fsync(fd);
-    close(fd);
-    return renameat(dfd, tmp, dfd, name);
+    size_t done = 0;
+    ssize_t w = 1;
+    while (done < len && (w > 0 || (w < 0 && errno == EINTR)))
+        if ((w = write(fd, data + done, len - done)) > 0)
+            done += (size_t)w;
+    int ok = done == len && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok && renameat(dfd, tmp, dfd, name) == 0;
+    if (!ok) {
+        int e = w == 0 ? ENOSPC : errno;
+        unlinkat(dfd, tmp, 0);
+        errno = e;
+    }
+    return ok ? 0 : -1;
+}
+
+/* Whether a write failed for want of room, which may come back. */
+static bool no_room(void)
+{
+    return errno == ENOSPC || errno == EDQUOT;
+}
+
+/* What the start leaves for the daemon: the supervisor's pid in its lock file (what a cancel
+ * signals) and the task's in `started` (it ran: never launched again). On a full disk they
+ * are written again at each turn of run_task's wait until there is room. */
+typedef struct start_record {
+    int lockfd;
+    pid_t task;
+    bool pid_done, started_done;
+} start_record;
+
+static bool record_start(int dfd, start_record *r)
+{
+    char text[32];
+    if (!r->pid_done) {
+        int n = snprintf(text, sizeof text, "%d\n", (int)getpid());
+        r->pid_done = ftruncate(r->lockfd, 0) == 0 && pwrite(r->lockfd, text, (size_t)n, 0) == n;
+    }
+    if (!r->started_done && r->task > 0) {
+        int n = snprintf(text, sizeof text, "%d\n", (int)r->task);
+        r->started_done = write_file_atomic(dfd, "started", text, (size_t)n) == 0;
+    }
+    return r->pid_done && (r->started_done || r->task <= 0);
 }
 
 /* Closes every descriptor above 2 except those in keep (sorted ascending). */
@@ -185,8 +225,9 @@ static void arm_grace(double grace_s)
  * the grace is over. Returns its wait status. The signals it acts on (SIGTERM, SIGINT,
  * SIGALRM, SIGCHLD) stay blocked but inside ppoll, so that a cancel arriving between the look
  * at the flags and the wait is never lost. */
-static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[2],
-                    const sigset_t *unblocked, bool *for_output, bool *for_limit)
+static int run_task(const launch_spec *spec, int dfd, start_record *rec, outpump *out,
+                    const int w[2], const sigset_t *unblocked, bool *for_output,
+                    bool *for_limit)
 {
     *for_output = *for_limit = false;
     pid_t me = getpid();
@@ -203,8 +244,8 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
         return 127 << 8;
     }
     setpgid(child, child);
-    int n = snprintf(text, sizeof text, "%d\n", (int)child);
-    write_file_atomic(dfd, "started", text, (size_t)n);
+    rec->task = child;
+    bool recorded = record_start(dfd, rec);
     bool term_sent = false, kill_sent = false;
     int status = 0;
     double deadline = spec->time_limit_s > 0 ? clock_mono_s() + spec->time_limit_s : INFINITY;
@@ -235,9 +276,13 @@ static int run_task(const launch_spec *spec, int dfd, outpump *out, const int w[
             kill(-child, SIGKILL);
             kill_sent = true;
         }
-        /* until output, SIGCHLD, SIGTERM, SIGALRM or the time limit */
-        struct timespec ts = clock_interval(!term_sent && isfinite(left) ? left : 0);
-        outpump_wait(out, !term_sent && isfinite(left) ? &ts : NULL, unblocked);
+        /* until output, SIGCHLD, SIGTERM, SIGALRM or the time limit; a second while the
+         * start is not recorded */
+        double wait_s = !term_sent && isfinite(left) ? left : INFINITY;
+        if (!recorded && !(recorded = record_start(dfd, rec)))
+            wait_s = fmin(wait_s, 1.0);
+        struct timespec ts = clock_interval(isfinite(wait_s) ? wait_s : 0);
+        outpump_wait(out, isfinite(wait_s) ? &ts : NULL, unblocked);
     }
     if (term_sent)
         wait_group_gone(child, out, unblocked);
@@ -296,16 +341,14 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
      * from one holding zombies (wait_group_gone). */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-    char pidtext[32];
-    int pn = snprintf(pidtext, sizeof pidtext, "%d\n", (int)getpid());
-    if (ftruncate(lockfd, 0) == 0) /* the lock file names its holder, for cancel after a restart */
-        outpump_write_all(lockfd, pidtext, (size_t)pn);
+    start_record rec = {.lockfd = lockfd};
+    record_start(dfd, &rec);
     outpump out;
     int w[2];
     outpump_open(&out, outfd, errfd, spec->max_output_bytes, w);
     outpump_set_floor(&out, spec->min_free_bytes);
     bool for_output, for_limit;
-    int status = run_task(spec, dfd, &out, w, &old, &for_output, &for_limit);
+    int status = run_task(spec, dfd, &rec, &out, w, &old, &for_output, &for_limit);
     close(outfd);
     close(errfd);
     char tail[SUPERVISOR_TAIL_MAX], text[SUPERVISOR_TAIL_MAX + 256];
@@ -317,7 +360,10 @@ static void run_supervisor(const launch_spec *spec, int dfd, int lockfd, int out
                      for_limit ? 2 : cancel_requested || for_output ? 1 : 0,
                      for_output ? (long long)((out.limit + (1 << 20) - 1) >> 20) : 0LL);
     memcpy(text + n, tail, tail_len);
-    write_file_atomic(dfd, "result", text, (size_t)n + tail_len);
+    /* what the daemon records of the task: on a full disk it waits for room, the lock held
+     * (the attempt reads as running), rather than leave the end unknown */
+    while (write_file_atomic(dfd, "result", text, (size_t)n + tail_len) && no_room())
+        nanosleep(&(struct timespec){1, 0}, NULL);
     close(lockfd);
     _exit(0);
 }
@@ -345,26 +391,59 @@ static int open_log(int dfd, const char *dir, const char *name, const launch_spe
     return fd;
 }
 
-int supervisor_launch(const launch_spec *spec, pid_t *sup_pid, carma_err *err)
+/* Moves the attempt directory `name` of `parent` aside, to NAME.replaced-K (a fresh K). */
+static int set_aside(int parent, const char *name, const char *dir, carma_err *err)
+{
+    char aside[4200];
+    for (int k = 1; k < 1000; k++) {
+        snprintf(aside, sizeof aside, "%s.replaced-%d", name, k);
+        if (renameat2(parent, name, parent, aside, RENAME_NOREPLACE) == 0)
+            return 0;
+        if (errno != EEXIST)
+            break;
+    }
+    return carma_err_set(err, "%s holds another attempt's files and cannot be moved aside: %s",
+                         dir, strerror(errno));
+}
+
+/* Opens (creating it) the attempt directory and takes its lock: 0 with *dfd and *lockfd. A
+ * directory that already holds an attempt's files (`started`, `result`, or a supervisor
+ * holding the lock) is another attempt's: the state database was replaced and task ids began
+ * again. Its result would have been taken for the new attempt's (a new task ended at once
+ * with an old one's exit status while it ran on), so it is moved aside first. */
+static int open_attempt(const launch_spec *spec, int *dfd, int *lockfd, carma_err *err)
 {
     const char *slash = strrchr(spec->dir, '/');
     bool relative = spec->parent_fd != AT_FDCWD && slash;
-    int dfd = safefs_dir(relative ? spec->parent_fd : AT_FDCWD, relative ? slash + 1 : spec->dir,
-                         0700, SAFEFS_PRIVATE, err);
-    if (dfd < 0)
-        return relative ? carma_err_prefix(err, "%.*s", (int)(slash - spec->dir), spec->dir)
-                        : carma_err_prefix(err, "attempt directory");
-    int lockfd = safefs_openat(dfd, "lock", O_RDWR | O_CREAT, 0600);
-    if (lockfd < 0) {
-        carma_err_set(err, "%s/lock: %s", spec->dir, strerror(errno));
-        close(dfd);
+    int parent = relative ? spec->parent_fd : AT_FDCWD;
+    const char *name = relative ? slash + 1 : spec->dir;
+    for (int tries = 0; tries < 2; tries++) {
+        if ((*dfd = safefs_dir(parent, name, 0700, SAFEFS_PRIVATE, err)) < 0)
+            return relative ? carma_err_prefix(err, "%.*s", (int)(slash - spec->dir), spec->dir)
+                            : carma_err_prefix(err, "attempt directory");
+        *lockfd = safefs_openat(*dfd, "lock", O_RDWR | O_CREAT, 0600);
+        if (*lockfd < 0) {
+            carma_err_set(err, "%s/lock: %s", spec->dir, strerror(errno));
+            close(*dfd);
+            return -1;
+        }
+        bool held = flock(*lockfd, LOCK_EX | LOCK_NB) != 0;
+        if (!held && faccessat(*dfd, "started", F_OK, AT_SYMLINK_NOFOLLOW) &&
+            faccessat(*dfd, "result", F_OK, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
+            return 0;
+        close(*lockfd);
+        close(*dfd);
+        if (tries == 0 && set_aside(parent, name, spec->dir, err))
+            return -1;
+    }
+    return carma_err_set(err, "%s: held by another supervisor", spec->dir);
+}
+
+int supervisor_launch(const launch_spec *spec, pid_t *sup_pid, carma_err *err)
+{
+    int dfd = -1, lockfd = -1;
+    if (open_attempt(spec, &dfd, &lockfd, err))
         return -1;
-    }
-    if (flock(lockfd, LOCK_EX | LOCK_NB)) {
-        close(lockfd);
-        close(dfd);
-        return carma_err_set(err, "%s/lock: held by another supervisor", spec->dir);
-    }
     int outfd = open_log(dfd, spec->dir, "stdout", spec, err);
     int errfd = outfd < 0 ? -1 : open_log(dfd, spec->dir, "stderr", spec, err);
     if (outfd < 0 || errfd < 0) {

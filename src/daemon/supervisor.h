@@ -14,7 +14,10 @@
  *              written by the supervisor from pipes (outpump.h), never by the task itself
  *
  * The directory (0700) and the other files (0600) are the daemon's user's alone; none is
- * opened through a symlink. A lone simple command runs as `exec COMMAND` (shellcmd.h).
+ * opened through a symlink. A lone simple command runs as `exec COMMAND` (shellcmd.h). On a
+ * full disk the lock's pid, `started` and `result` are written once there is room, never in
+ * part; a directory that already holds another attempt's files (a replaced state database:
+ * task ids began again) is moved aside to NAME.replaced-K before the launch.
  *
  * A SIGTERM to the supervisor cancels: it sends SIGTERM to the task's process group, and
  * SIGKILL once the group is still there after the grace period (the task's own process
