@@ -4,6 +4,7 @@
  * dependencies) is kept out of the core, "parked", so that the core needs to know nothing of
  * it; the core's main queue is kept in order of priority, then of submission (queue_seq),
  * the order a restart rebuilds. */
+#include <math.h>
 #include <stdio.h>
 
 #include "daemon/journal.h"
@@ -179,15 +180,21 @@ int d_set_priority(daemon_state *d, dtask *t, int priority, carma_err *err)
     return saved(d, t, "priority", detail, err);
 }
 
-bool d_past_time_limit(const dtask *t, double now)
+bool d_past_time_limit(const dtask *t, double run_s)
 {
-    return t->sub.time_limit_s > 0 && now - t->att.started >= (double)t->sub.time_limit_s;
+    return t->sub.time_limit_s > 0 && run_s >= (double)t->sub.time_limit_s;
+}
+
+double d_attempt_run_s(const dtask *t)
+{
+    return isnan(t->att.started_mono) ? daemon_wall_now() - t->att.started
+                                      : clock_mono_s() - t->att.started_mono;
 }
 
 void d_time_limit(daemon_state *d, dtask *t)
 {
     if (t->state != DS_RUNNING || t->cancel_requested || t->att.launch_pending ||
-        !d_past_time_limit(t, daemon_wall_now()))
+        !d_past_time_limit(t, d_attempt_run_s(t)))
         return;
     t->timed_out = t->cancel_requested = true; /* d_reap sends the cancel after the commit */
     snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",

@@ -72,6 +72,8 @@ typedef struct attempt {
     exit_status exit;               /* how it ended (valid once ended) */
     int64_t peak_mib;               /* largest per-GPU memory of its processes; -1 unknown */
     /* followed by the running daemon only */
+    double started_mono;            /* clock_mono_s() at the launch; NaN for one found at a
+                                       restart (the wall clock is all there is of it) */
     int64_t oom_need_mib;           /* what its out-of-memory message says it needed; -1 none */
     int64_t peak_saved_mib;         /* the peak the stored row holds (monitor.c keeps it near) */
     bool launch_pending;            /* written, supervisor not forked yet */

@@ -106,6 +106,7 @@ static bool new_attempt(daemon_state *d, dtask *t, const sched_decision *dec)
     free(t->att.dir);
     t->att = (attempt){
         .n = t->st.attempts, .ngpus = dec->ngpus, .dir = owned, .started = daemon_wall_now(),
+        .started_mono = clock_mono_s(),
         .peak_mib = -1, .oom_need_mib = -1, .peak_saved_mib = -1, .launch_pending = true,
         .collocated = dec->collocated, .not_solo = dec->collocated,
     };

@@ -111,7 +111,7 @@ void d_attempt_result(daemon_state *d, dtask *t, const sup_result *r)
      * or by its supervisor, which says so: the result file's time is the kernel's coarse
      * clock, which may put the end a few ms before the limit */
     if (o == TASK_CANCELLED && !t->timed_out && !output_over &&
-        (r->time_limit || d_past_time_limit(t, ended))) {
+        (r->time_limit || d_past_time_limit(t, ended - t->att.started))) {
         t->timed_out = true;
         snprintf(t->end_reason, sizeof t->end_reason, "time limit of %lld s reached",
                  (long long)t->sub.time_limit_s);

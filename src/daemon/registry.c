@@ -43,6 +43,7 @@ dtask *d_new_task(void)
         t->att.peak_mib = -1;
         t->att.oom_need_mib = -1;
         t->att.peak_saved_mib = -1;
+        t->att.started_mono = NAN;
     }
     return t;
 }

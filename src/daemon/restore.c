@@ -5,6 +5,7 @@
  * d_oom_waits), its supervisor lost (failed), or written but never launched (the task
  * returns to its queue and the attempt does not count). */
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,7 @@ static int attempt_from_row(attempt *at, const store_attempt_row *a, carma_err *
         return carma_err_set(err, "out of memory");
     at->pid = a->task_pid;
     at->started = a->started_at;
+    at->started_mono = NAN;
     at->ended = a->ended_at;
     at->exit = (exit_status){a->exited, a->exit_code, a->term_signal};
     at->peak_mib = a->peak_mib;

@@ -98,8 +98,12 @@ void d_unpark(daemon_state *d);
 int d_hold(daemon_state *d, dtask *t, carma_err *err);
 int d_release(daemon_state *d, dtask *t, carma_err *err);
 int d_set_priority(daemon_state *d, dtask *t, int priority, carma_err *err);
-/* The running attempt ran past the task's time limit by `now` (wall clock). */
-bool d_past_time_limit(const dtask *t, double now);
+/* An attempt that ran run_s seconds ran past the task's time limit. */
+bool d_past_time_limit(const dtask *t, double run_s);
+/* How long the running attempt has run: by the monotonic clock when this daemon launched it
+ * (a step of the wall clock, as NTP setting a clock hours off, would time every task out),
+ * else by the wall clock, all a restart has. */
+double d_attempt_run_s(const dtask *t);
 /* Marks a running task past its time limit for cancelling (d_reap sends it): it ends
  * `timeout`. */
 void d_time_limit(daemon_state *d, dtask *t);

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "daemon/daemon_int.h"
+#include "daemon/journal.h"
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
+#include "util/clock.h"
 
 /* A daemon state with only a core, for the given policy (and estimator, "" for the default). */
 static daemon_state *state_for(const char *policy, const char *estimator, uint64_t or_floor)
@@ -247,6 +249,27 @@ static void core_view_and_parked_tasks(void **state)
     free_state(d);
 }
 
+/* An attempt this daemon launched runs by the monotonic clock: a wall clock set an hour
+ * forward (NTP correcting a clock that was off) times no task out. One found at a restart has
+ * only the wall clock. */
+static void time_limit_by_the_monotonic_clock(void **state)
+{
+    (void)state;
+    dtask *t = d_new_task();
+    assert_non_null(t);
+    assert_true(isnan(t->att.started_mono));
+    t->sub.time_limit_s = 60;
+    t->att.started = daemon_wall_now() - 3600; /* the wall clock has moved on an hour */
+    t->att.started_mono = clock_mono_s() - 5;  /* but the attempt has run 5 s */
+    assert_true(d_attempt_run_s(t) >= 5 && d_attempt_run_s(t) < 60);
+    assert_false(d_past_time_limit(t, d_attempt_run_s(t)));
+    t->att.started_mono = NAN; /* found at a restart */
+    assert_true(d_past_time_limit(t, d_attempt_run_s(t)));
+    t->sub.time_limit_s = 0; /* none */
+    assert_false(d_past_time_limit(t, d_attempt_run_s(t)));
+    d_free_task(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +277,7 @@ int main(void)
         cmocka_unit_test(task_json_shows_the_figure_and_the_attempt),
         cmocka_unit_test(invariants_tie_state_core_and_running_set),
         cmocka_unit_test(core_view_and_parked_tasks),
+        cmocka_unit_test(time_limit_by_the_monotonic_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
