@@ -176,7 +176,7 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
 {
     carma_err err;
     *reply = NULL;
-    bool answered = false;
+    bool answered = false, unanswered = false;
     for (int t = 0; t < tries && !*reply && !answered; t++) {
         if (t > 0) { /* 0.2 s, 0.4 s, ...: a restarting daemon, a full listen queue */
             struct timespec ts = {0, 200000000L * t};
@@ -186,9 +186,18 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
         if (fd < 0)
             continue;
         *reply = daemon_call_answered(fd, json_incref(req), &answered, &err);
+        unanswered |= !*reply && !answered;
         close(fd);
     }
     json_decref(req);
+    if (!*reply && !answered && unanswered && tries > 1) {
+        /* sent, never answered: a daemon that stopped after taking it has it (a submission
+         * sent again would make a second task) */
+        char why[sizeof err.msg];
+        snprintf(why, sizeof why, "%s", err.msg);
+        carma_err_set(&err, "%s; the daemon may have taken it before it stopped: look with "
+                      "`carma queue` before sending it again", why);
+    }
     return *reply ? 0 : cli_fail(a->cmd, &err);
 }
 

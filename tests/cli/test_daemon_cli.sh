@@ -196,5 +196,18 @@ want=$("$CARMA" gpus --json | jq -r '.[0].tasks | map(tostring) | join(",")')
     || fail "TASKS column: '$shown' against $want"
 "$CARMA" cancel $("$CARMA" gpus --json | jq -r '.[0].tasks[]') >/dev/null
 stop_daemon
+
+# A daemon that takes a submission and goes without answering: the message says it may have
+# it (sending it again could make a second task), not only that it cannot be reached.
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+for _ in range(4):
+    c, _ = s.accept(); c.recv(65536); c.close()' "$tmp/mute.sock" &
+mute=$!
+wait_until 10 test -S "$tmp/mute.sock" || fail "the mute daemon did not start"
+out=$("$CARMA" submit --socket "$tmp/mute.sock" --mem 1G -- true 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "closed the connection without a reply; the daemon may have taken it" \
+    <<<"$out" || fail "a submission never answered: rc $rc: $out"
+kill "$mute" 2>/dev/null; wait "$mute" 2>/dev/null
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
