@@ -262,6 +262,9 @@ void d_purge_logs(daemon_state *d, double now_mono);
 /* The address of the socket at path: 0, or -1 with err when the path is too long for one. */
 int d_socket_addr(struct sockaddr_un *sa, const char *path, carma_err *err);
 int d_listen(daemon_state *d, carma_err *err);
+/* Whether this daemon may serve path: 0, or -1 with err when another user's file is there or
+ * another daemon answers on it (checked before the state directory is made, and at listen). */
+int d_socket_available(const char *path, carma_err *err);
 /* When the socket file the daemon serves is gone (its directory removed: a login session's
  * $XDG_RUNTIME_DIR ends at logout), serves again: at the default path chosen afresh when none
  * was named (so /tmp/carma-UID.sock once the runtime directory is gone), else at the same

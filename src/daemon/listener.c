@@ -62,10 +62,8 @@ static void size_peer_table(daemon_state *d)
              (unsigned long long)rl.rlim_cur, d->max_peers);
 }
 
-/* Binds and listens on d->sock_path. */
-static int listen_on(daemon_state *d, carma_err *err)
+int d_socket_available(const char *path, carma_err *err)
 {
-    const char *path = d->sock_path;
     struct sockaddr_un sa;
     if (d_socket_addr(&sa, path, err))
         return -1;
@@ -78,7 +76,7 @@ static int listen_on(daemon_state *d, carma_err *err)
                                   "yourself a private $XDG_RUNTIME_DIR (carma.sock there is "
                                   "used first)",
                              path, (unsigned)sb.st_uid);
-    /* A socket file nobody answers on is a leftover of a crash: remove it. */
+    /* a socket file nobody answers on is a crash's leftover: listen_on removes it */
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
         close(probe);
@@ -86,6 +84,18 @@ static int listen_on(daemon_state *d, carma_err *err)
     }
     if (probe >= 0)
         close(probe);
+    return 0;
+}
+
+/* Binds and listens on d->sock_path. */
+static int listen_on(daemon_state *d, carma_err *err)
+{
+    const char *path = d->sock_path;
+    struct sockaddr_un sa;
+    struct stat sb;
+    if (d_socket_addr(&sa, path, err) || d_socket_available(path, err))
+        return -1;
+    /* A socket file nobody answers on is a leftover of a crash: remove it. */
     unlink(path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)

@@ -155,7 +155,7 @@ int d_statedir_open(daemon_state *d, carma_err *err)
     if (d_socket_addr(&sa, d->opts->socket_path, err) ||
         check_socket_dir(d->opts->socket_path, &sd, err))
         return -1;
-    if (open_state_dir(d, err)) {
+    if (d_socket_available(d->opts->socket_path, err) || open_state_dir(d, err)) {
         remove_made_dirs(&sd);
         return -1;
     }

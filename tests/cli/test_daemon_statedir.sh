@@ -149,6 +149,14 @@ rc=$?
 grep -q "in use by another carma daemon (pid $DAEMON_PID)" <<<"$out" ||
     fail "second daemon's refusal should name pid $DAEMON_PID: $out"
 "$CARMA" queue >/dev/null || fail "the first daemon stopped serving"
+# A second daemon on the same socket (another state directory) is refused before it makes one.
+out=$(timeout 10 "$CARMA" daemon --socket "$SOCK" --state "$tmp/second-state" --gpu-backend sim \
+    --config "$tmp/carma.conf" 2>&1 >/dev/null)
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "another daemon is serving $SOCK" <<<"$out" \
+    || fail "a second daemon on $SOCK: rc $rc: $out"
+[ ! -e "$tmp/second-state" ] || fail "a daemon refused its socket made its state directory"
+"$CARMA" queue >/dev/null || fail "the first daemon stopped serving"
 stop_daemon
 # Once the first has stopped, the state directory is free again.
 start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf"
