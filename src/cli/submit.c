@@ -151,7 +151,8 @@ static int estimate_summary(submission *sub, carma_err *err)
 }
 
 /* No --mem for a Python training command: carma's xmem estimate, traced here as the user
- * (cached by script, arguments and environment). A script it cannot trace only warns. */
+ * (cached by script, arguments and environment, while the files it read are unchanged). A
+ * script it cannot trace only warns. */
 static void estimate_xmem(submission *sub, char **words, int nwords)
 {
     xmem_estimate e;

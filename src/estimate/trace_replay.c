@@ -184,6 +184,14 @@ int mtrace_load(const char *path, mtrace_events *t, carma_err *err)
     FILE *f = fopen_regular(path, &why);
     if (!f)
         return carma_err_set(err, "cannot open trace %s", why.msg);
+    int rc = mtrace_loadf(f, path, t, err);
+    fclose(f);
+    return rc;
+}
+
+int mtrace_loadf(FILE *f, const char *path, mtrace_events *t, carma_err *err)
+{
+    memset(t, 0, sizeof *t);
     char line[TRACE_MAX_LINE + 2]; /* a CR more */
     size_t lineno = 0, n;
     int got;
@@ -217,7 +225,6 @@ int mtrace_load(const char *path, mtrace_events *t, carma_err *err)
     /* a read error (EISDIR: fopen opens a directory) is not a short trace */
     if (!rc && ferror(f))
         rc = carma_err_set(err, "%s: %s", path, strerror(errno ? errno : EIO));
-    fclose(f);
     if (!rc && !ended)
         rc = carma_err_set(err, "%s: the trace is incomplete (no end line)", path);
     if (rc)

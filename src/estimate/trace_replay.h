@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/err.h"
 
@@ -36,6 +37,8 @@ typedef struct mtrace_events {
 
 /* Reads a complete trace (it must end with "end N"). */
 int mtrace_load(const char *path, mtrace_events *t, carma_err *err);
+/* The same from an open file, named `path` in the messages. */
+int mtrace_loadf(FILE *f, const char *path, mtrace_events *t, carma_err *err);
 void mtrace_free(mtrace_events *t);
 
 typedef struct replay_rules {

@@ -3,6 +3,7 @@
 #include "estimate/xmem_cache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "estimate/xmem_run.h"
 #include "util/strutil.h"
@@ -68,7 +70,7 @@ static uint64_t key_of(char *const argv[], int argc, char *const env[], size_t n
                        int iterations)
 {
     uint64_t h = 14695981039346656037ull;
-    fnv_str(&h, "xmem-cache 1");
+    fnv_str(&h, "xmem-cache 2"); /* 2: with the files read */
     const xmem_coeffs *c = xmem_default_coeffs();
     fnv(&h, c, sizeof *c);
     fnv(&h, &iterations, sizeof iterations);
@@ -86,78 +88,131 @@ static uint64_t key_of(char *const argv[], int argc, char *const env[], size_t n
     return h;
 }
 
-/* The cache file's path; creates its directories. -1 when there is no home to put it in. */
-static int cache_path(uint64_t key, char *buf, size_t cap)
+/* The cache directory, opened (O_NOFOLLOW: the directory itself, whatever its path names
+ * next); creates it. -1 when there is no home to put it in, or the directory is not ours alone:
+ * under sudo with the user's HOME kept, root would otherwise write through the user's links. */
+static int cache_dir(void)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char dir[PATH_MAX];
+    int n, base; /* the cache home's length: it and what is below it are made */
     if (xdg && *xdg)
-        snprintf(dir, sizeof dir, "%s/carma", xdg);
+        n = snprintf(dir, sizeof dir, "%s%n/carma/xmem", xdg, &base);
     else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.cache/carma", home);
+        n = snprintf(dir, sizeof dir, "%s/.cache%n/carma/xmem", home, &base);
     else
         return -1;
-    char sub[PATH_MAX + 8];
-    snprintf(sub, sizeof sub, "%s/xmem", dir);
-    if (strlen(sub) >= sizeof dir)
+    if (n < 0 || (size_t)n >= sizeof dir)
         return -1;
-    /* parents first; a failure shows when the file is written */
-    char *parent = strdup(dir);
-    if (parent) {
-        char *slash = strrchr(parent, '/');
-        if (slash && slash != parent) {
-            *slash = '\0';
-            mkdir(parent, 0700);
-        }
-        free(parent);
+    /* parents first; a failure shows when the directory is opened */
+    for (char *slash = strchr(dir + base, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(dir, 0700);
+        *slash = '/';
     }
     mkdir(dir, 0700);
-    mkdir(sub, 0700);
-    int n = snprintf(buf, cap, "%s/%016llx.json", sub, (unsigned long long)key);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 022))) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
-static int load(const char *path, xmem_estimate *e)
+/* True when "SIZE MTIME_NS PATH" (carma_trace/files.py) still describes PATH: a module or
+ * config the script read, changed since, makes the cached estimate stale. */
+static bool file_unchanged(const char *line)
 {
-    json_t *j = json_load_file(path, 0, NULL);
+    long long size, mtime;
+    int at = 0;
+    struct stat st;
+    if (!line || sscanf(line, "%lld %lld %n", &size, &mtime, &at) != 2 || !at ||
+        stat(line + at, &st))
+        return false;
+    return st.st_size == size &&
+           (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec == mtime;
+}
+
+static int load(int dir, const char *name, xmem_estimate *e)
+{
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    FILE *f = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        close(fd);
+        return -1;
+    }
+    json_t *j = json_loadf(f, 0, NULL), *files = NULL;
+    fclose(f);
     if (!j)
         return -1;
-    int rc = json_unpack(j, "{s:F, s:F, s:F, s:F, s:F, s:F, s:b, s:i}", "mib", &e->total_mib,
-                         "context_mib", &e->context_mib, "reserved_mib", &e->reserved_mib,
-                         "workspaces_mib", &e->workspaces_mib, "margin_mib", &e->margin_mib,
-                         "allocated_mib", &e->allocated_mib, "convolutions", &e->convolutions,
-                         "steps", &e->steps);
+    int rc = json_unpack(j, "{s:F, s:F, s:F, s:F, s:F, s:F, s:b, s:i, s:o}", "mib",
+                         &e->total_mib, "context_mib", &e->context_mib, "reserved_mib",
+                         &e->reserved_mib, "workspaces_mib", &e->workspaces_mib, "margin_mib",
+                         &e->margin_mib, "allocated_mib", &e->allocated_mib, "convolutions",
+                         &e->convolutions, "steps", &e->steps, "files", &files);
+    size_t i;
+    json_t *v;
+    json_array_foreach(files, i, v) {
+        if (!rc && !file_unchanged(json_string_value(v)))
+            rc = -1;
+    }
     json_decref(j);
     return rc ? -1 : 0;
 }
 
-static void store(const char *path, const xmem_estimate *e)
+static void store(int dir, const char *name, const xmem_estimate *e, char *files)
 {
-    json_t *j = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:i}", "mib", e->total_mib,
-                          "context_mib", e->context_mib, "reserved_mib", e->reserved_mib,
-                          "workspaces_mib", e->workspaces_mib, "margin_mib", e->margin_mib,
-                          "allocated_mib", e->allocated_mib, "convolutions", e->convolutions,
-                          "steps", e->steps);
-    char tmp[PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (j && !json_dump_file(j, tmp, 0))
-        rename(tmp, path); /* whole files only; a failed cache write costs a trace next time */
-    else
-        remove(tmp);
+    json_t *list = json_array();
+    for (char *save = NULL, *l = strtok_r(files, "\n", &save); l && list;
+         l = strtok_r(NULL, "\n", &save))
+        if (json_array_append_new(list, json_string(l))) { /* not UTF-8: not cached */
+            json_decref(list);
+            list = NULL;
+        }
+    json_t *j = !list ? NULL
+                      : json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:i, s:o}", "mib",
+                                  e->total_mib, "context_mib", e->context_mib, "reserved_mib",
+                                  e->reserved_mib, "workspaces_mib", e->workspaces_mib,
+                                  "margin_mib", e->margin_mib, "allocated_mib", e->allocated_mib,
+                                  "convolutions", e->convolutions, "steps", e->steps, "files",
+                                  list);
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", name, (long)getpid());
+    /* a new file of ours (O_EXCL never follows a link); whole files only, by rename: a failed
+     * write costs a trace next time */
+    int fd = j ? openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+               : -1;
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !f)
+        close(fd);
+    bool ok = f && !json_dumpf(j, f, 0);
+    if (f && fclose(f))
+        ok = false;
+    if (fd >= 0 && !(ok && renameat(dir, tmp, dir, name) == 0))
+        unlinkat(dir, tmp, 0);
     json_decref(j);
 }
 
 int xmem_cached_estimate(char *const argv[], int argc, char *const env[], size_t nenv,
                          int iterations, xmem_estimate *e, bool *hit, carma_err *err)
 {
-    char path[PATH_MAX];
-    bool cacheable = cache_path(key_of(argv, argc, env, nenv, iterations), path, sizeof path) == 0;
-    *hit = cacheable && load(path, e) == 0;
-    if (*hit)
-        return 0;
-    if (xmem_run(argv, argc, iterations, xmem_default_coeffs(), e, err))
-        return -1;
-    if (cacheable)
-        store(path, e);
-    return 0;
+    char name[32];
+    snprintf(name, sizeof name, "%016llx.json",
+             (unsigned long long)key_of(argv, argc, env, nenv, iterations));
+    int dir = cache_dir();
+    *hit = dir >= 0 && load(dir, name, e) == 0;
+    int rc = 0;
+    char *files = NULL;
+    if (!*hit && xmem_run_files(argv, argc, iterations, xmem_default_coeffs(), e, &files, err))
+        rc = -1;
+    else if (!*hit && dir >= 0 && files) /* no list of what it read: not cached */
+        store(dir, name, e, files);
+    free(files);
+    if (dir >= 0)
+        close(dir);
+    return rc;
 }

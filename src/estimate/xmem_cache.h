@@ -2,8 +2,10 @@
  * same job again does not trace it again. The key covers what changes the job's memory: the
  * script's bytes (or the -m module's name), every word of the command, the job's own
  * environment entries and this process's PYTORCH_*, TORCH_*, CUDA_*, CUBLAS_*, CUDNN_* and
- * OMP_* variables, the iterations and the coefficients. Files live in
- * $XDG_CACHE_HOME/carma/xmem/ (else ~/.cache/carma/xmem/), one JSON object each. */
+ * OMP_* variables, the iterations and the coefficients; an entry holds the size and modification
+ * time of each file the script read besides Python's own (carma_trace/files.py), and is not used
+ * once one has changed. Files live in $XDG_CACHE_HOME/carma/xmem/ (else ~/.cache/carma/xmem/),
+ * one JSON object each (mode 600), and only in a directory of ours not writable by others. */
 #ifndef CARMA_ESTIMATE_XMEM_CACHE_H
 #define CARMA_ESTIMATE_XMEM_CACHE_H
 

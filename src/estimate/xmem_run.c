@@ -73,11 +73,17 @@ static int target_user(run_user *u, carma_err *err)
     return 0;
 }
 
-/* In the child: fd 3 = trace, stdout -> stderr, stderr -> pipe; then exec the tracer. */
-static void child(int trace_fd, int err_fd, char *const argv[], int argc, int iterations,
-                  const char *pydir, const run_user *u)
+/* In the child: fd 3 = trace, stdout -> stderr, stderr -> pipe, stdin /dev/null (as the task
+ * will have it: a script reading it must not wait on, or take, the terminal's input); then
+ * exec the tracer. */
+static void child(int trace_fd, int files_fd, int err_fd, char *const argv[], int argc,
+                  int iterations, const char *pydir, const run_user *u)
 {
-    if (dup2(err_fd, 2) < 0 || dup2(2, 1) < 0 || dup2(trace_fd, 3) < 0)
+    int in = open("/dev/null", O_RDONLY);
+    /* above 4 first, so that placing one cannot overwrite the other */
+    int tf = fcntl(trace_fd, F_DUPFD, 5), ff = files_fd < 0 ? -1 : fcntl(files_fd, F_DUPFD, 5);
+    if (in < 0 || tf < 0 || (files_fd >= 0 && ff < 0) || dup2(in, 0) < 0 ||
+        dup2(err_fd, 2) < 0 || dup2(2, 1) < 0 || dup2(tf, 3) < 0 || (ff >= 0 && dup2(ff, 4) < 0))
         _exit(126);
     if (u->drop && (setgroups((size_t)u->ngroups, u->groups) || setgid(u->gid) ||
                     setuid(u->uid) || setuid(0) == 0))
@@ -95,7 +101,7 @@ static void child(int trace_fd, int err_fd, char *const argv[], int argc, int it
     setenv("PYTHONPATH", pp ? pp : pydir, 1);
     char iters[16];
     snprintf(iters, sizeof iters, "%d", iterations);
-    char **av = calloc((size_t)argc + 9, sizeof *av);
+    char **av = calloc((size_t)argc + 11, sizeof *av);
     if (!av)
         _exit(126);
     int k = 0;
@@ -106,6 +112,10 @@ static void child(int trace_fd, int err_fd, char *const argv[], int argc, int it
     av[k++] = iters;
     av[k++] = (char *)"--out-fd";
     av[k++] = (char *)"3";
+    if (ff >= 0) {
+        av[k++] = (char *)"--files-fd";
+        av[k++] = (char *)"4";
+    }
     av[k++] = (char *)"--";
     for (int i = 0; i < argc; i++)
         av[k++] = argv[i];
@@ -140,28 +150,47 @@ static int trace_timeout(double *s, carma_err *err)
     return 0;
 }
 
-/* Reads the child's stderr until it closes; false when `limit` seconds passed first. */
-static bool drain(int fd, double limit, char *reason, size_t cap, char *last, size_t lcap)
+/* Reads the child's stderr until the child has ended (not until the pipe closes: a process the
+ * script left behind keeps it open, and a script that closed its stderr may still run); false
+ * when `limit` seconds passed first. *st: the child's wait status. */
+static bool drain(pid_t pid, int fd, double limit, int *st, char *reason, size_t cap,
+                  char *last, size_t lcap)
 {
     char buf[4096];
-    size_t len = 0;
+    size_t len = 0, after = 0; /* bytes read once it ended */
+    bool ended = false;
     double deadline = clock_mono_s() + limit;
     for (;;) {
+        pid_t w = ended ? 0 : waitpid(pid, st, WNOHANG);
+        if (w < 0 && errno != EINTR)
+            *st = -1; /* not an exit: "the tracer failed" */
+        if (w == pid || (w < 0 && errno != EINTR))
+            ended = true; /* what it wrote before its end is read below, without waiting */
         double left = deadline - clock_mono_s();
-        if (left <= 0)
+        if (left <= 0 && !ended)
             return false;
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR)
+        /* short waits while it runs: its end is seen by waitpid, not by the pipe */
+        int wait_ms = ended ? 0 : left < 0.05 ? (int)(left * 1000) + 1 : 50;
+        /* once it ended, the pipe holds at most its capacity of what it wrote; more is a
+         * process it left behind, not waited for */
+        int r = ended && after > 65536 ? 0 : poll(&p, fd >= 0 ? 1 : 0, wait_ms);
+        if (r <= 0) {
+            if (ended && (r == 0 || errno != EINTR))
+                break;
             continue;
-        if (r <= 0)
-            continue; /* the deadline check ends it */
+        }
         ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            break;
+        if (n <= 0) {
+            fd = -1; /* closed: wait for the end alone */
+            if (ended)
+                break;
+            continue;
+        }
         len += (size_t)n;
+        after += ended ? (size_t)n : 0;
         buf[len] = '\0';
         char *start = buf, *nl;
         while ((nl = strchr(start, '\n'))) {
@@ -181,11 +210,57 @@ static bool drain(int fd, double limit, char *reason, size_t cap, char *last, si
     return true;
 }
 
+/* A temporary file with no name (carma interrupted, by Ctrl-C or a kill, leaves none behind):
+ * read back through its descriptor, whose offset the tracer's writes share. */
+static int nameless_file(carma_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/carma-trace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return carma_err_set(err, "cannot create a trace file in %s", tmp && *tmp ? tmp : "/tmp");
+    unlink(path);
+    return fd;
+}
+
+/* The tracer's list of the files the script read (carma_trace/files.py): its lines without
+ * the closing "end", or NULL when it gave none or said it could not ("-"). */
+static char *read_files(int fd)
+{
+    FILE *f = lseek(fd, 0, SEEK_SET) < 0 ? NULL : fdopen(dup(fd), "r");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0; /* longer: not cached */
+    char *buf = malloc(cap + 1);
+    if (buf)
+        n = fread(buf, 1, cap, f);
+    fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    char *end = n >= 4 && !strcmp(buf + n - 4, "end\n") ? buf + n - 4 : NULL;
+    if (!end || (end != buf && end[-1] != '\n') || strlen(buf) != n) {
+        free(buf);
+        return NULL;
+    }
+    *end = '\0';
+    return buf;
+}
+
 int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
              xmem_estimate *e, carma_err *err)
 {
+    return xmem_run_files(argv, argc, iterations, c, e, NULL, err);
+}
+
+int xmem_run_files(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
+                   xmem_estimate *e, char **files, carma_err *err)
+{
     run_user u;
     double limit;
+    if (files)
+        *files = NULL;
     if (argc < 1)
         return carma_err_set(err, "no command to trace");
     if (trace_timeout(&limit, err) || target_user(&u, err))
@@ -193,39 +268,41 @@ int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
     char pydir[PATH_MAX];
     if (carma_data_path("python", pydir, sizeof pydir, err))
         return -1;
-    const char *tmp = getenv("TMPDIR");
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/carma-trace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
+    int fd = nameless_file(err);
     if (fd < 0)
-        return carma_err_set(err, "cannot create a trace file in %s", tmp && *tmp ? tmp : "/tmp");
+        return -1;
+    int lfd = files ? nameless_file(err) : -1;
+    if (files && lfd < 0) {
+        close(fd);
+        return -1;
+    }
     int pfd[2];
     if (pipe(pfd)) {
         close(fd);
-        unlink(path);
+        if (lfd >= 0)
+            close(lfd);
         return carma_err_set(err, "pipe: %s", strerror(errno));
     }
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
         close(pfd[0]);
-        child(fd, pfd[1], argv, argc, iterations, pydir, &u);
+        child(fd, lfd, pfd[1], argv, argc, iterations, pydir, &u);
     }
     close(pfd[1]);
-    close(fd);
     char reason[512] = "", last[512] = "";
-    bool in_time = pid > 0 && drain(pfd[0], limit, reason, sizeof reason, last, sizeof last);
-    close(pfd[0]);
-    if (pid > 0 && !in_time)
-        kill(pid, SIGKILL); /* DataLoader workers end with their parent */
     int st = 0, rc = 0;
+    bool in_time = pid > 0 && drain(pid, pfd[0], limit, &st, reason, sizeof reason, last,
+                                    sizeof last);
+    close(pfd[0]);
     if (pid < 0)
         rc = carma_err_set(err, "fork: %s", strerror(errno));
     else if (!in_time) {
+        kill(pid, SIGKILL); /* DataLoader workers end with their parent */
         waitpid(pid, &st, 0);
         rc = carma_err_set(err, "the tracer ran past %g s before the script's step %d; stopped",
                            limit, iterations);
-    } else if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (*reason)
             rc = carma_err_set(err, "%s", reason);
         else if (WIFEXITED(st) && WEXITSTATUS(st) == 126)
@@ -233,11 +310,21 @@ int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
         else
             rc = carma_err_set(err, "the tracer failed%s%s", *last ? ": " : "", last);
     }
+    FILE *f = NULL;
+    if (!rc && (lseek(fd, 0, SEEK_SET) < 0 || !(f = fdopen(fd, "r"))))
+        rc = carma_err_set(err, "cannot read the trace back: %s", strerror(errno));
     mtrace_events t;
-    if (!rc && !(rc = mtrace_load(path, &t, err))) {
+    if (!rc && !(rc = mtrace_loadf(f, "the trace", &t, err))) {
         rc = xmem_estimate_trace(&t, c, e, err);
         mtrace_free(&t);
     }
-    unlink(path);
+    if (f)
+        fclose(f);
+    else
+        close(fd);
+    if (!rc && files)
+        *files = read_files(lfd);
+    if (lfd >= 0)
+        close(lfd);
     return rc;
 }

@@ -23,5 +23,10 @@
  * is named), or the script's failure. */
 int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
              xmem_estimate *e, carma_err *err);
+/* The same, and *files (when files is not NULL): the files the script read besides Python's
+ * own, one "SIZE MTIME_NS PATH" a line (malloc'd), or NULL when the tracer could not list them
+ * (the estimate is then not to be cached). */
+int xmem_run_files(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
+                   xmem_estimate *e, char **files, carma_err *err);
 
 #endif

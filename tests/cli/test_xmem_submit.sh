@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_xmem_submit.sh — `carma submit` without --mem estimates a Python training command with
-# xmem on the client side (as the user, cached by script, arguments and environment), and
+# xmem on the client side (as the user, cached by script, arguments and environment, and
+# checked against the files the script read), and
 # `carma show` names the figure's source. Needs /usr/bin/python3 with torch, else only notes it.
 # Usage: test_xmem_submit.sh /path/to/carma /path/to/source_dir
 set -u
@@ -45,6 +46,49 @@ grep -q xmem "$tmp/err4" && fail "traced despite --mem: $(cat "$tmp/err4")"
     fail "submit of an untraceable script failed"
 grep -q "warning: no xmem estimate (cannot trace: mixed precision" "$tmp/err5" ||
     fail "no clear warning: $(cat "$tmp/err5")"
+
+# what the script read beside it (its module, its config) is part of the cached figure: a
+# change there is a new trace, not the old figure
+mkdir "$tmp/proj"
+printf 'import torch.nn as nn\nWIDTH = 64\n' >"$tmp/proj/model.py"
+echo 8 >"$tmp/proj/batch.txt"
+cat >"$tmp/proj/train.py" <<'EOF'
+import os, torch, torch.nn as nn, model
+b = int(open(os.path.join(os.path.dirname(__file__), "batch.txt")).read())
+m = nn.Sequential(nn.Linear(16, model.WIDTH), nn.Linear(model.WIDTH, 4)).cuda()
+opt = torch.optim.Adam(m.parameters())
+for _ in range(3):
+    opt.zero_grad(); m(torch.randn(b, 16).cuda()).sum().backward(); opt.step()
+EOF
+chmod -R a+rX "$tmp/proj"
+sub() { "$CARMA" submit -- python3 "$tmp/proj/train.py" 2>&1 >/dev/null | tail -1; }
+sub >/dev/null
+[[ "$(sub)" == *"(cached)" ]] || fail "project: not cached: $(sub)"
+printf 'import torch.nn as nn\nWIDTH = 65536\n' >"$tmp/proj/model.py"
+[[ "$(sub)" != *"(cached)" ]] || fail "a changed imported module: the cached figure"
+[[ "$(sub)" == *"(cached)" ]] || fail "project: not cached after the module's change"
+echo 4096 >"$tmp/proj/batch.txt"
+[[ "$(sub)" != *"(cached)" ]] || fail "a changed file the script read: the cached figure"
+
+# the cache files are the user's alone
+for f in "$XDG_CACHE_HOME"/carma/xmem/*.json; do
+    [ "$(stat -c %a "$f")" = 600 ] || fail "cache file $f is mode $(stat -c %a "$f"), not 600"
+done
+# as root (sudo keeping the user's HOME), a cache directory another user owns is not used:
+# root wrote through the links planted there, overwriting any file
+if [ "$(id -u)" -eq 0 ]; then
+    u=$tmp/usercache
+    mkdir -p "$u/carma/xmem"
+    echo precious >"$tmp/victim"
+    for f in "$XDG_CACHE_HOME"/carma/xmem/*.json; do
+        ln -s "$tmp/victim" "$u/carma/xmem/$(basename "$f").tmp"
+    done
+    chown -R 65534:65534 "$u"
+    XDG_CACHE_HOME=$u "$CARMA" submit -- python3 "$S" >/dev/null 2>"$tmp/err6" ||
+        fail "submit with another user's cache: $(cat "$tmp/err6")"
+    grep -q "xmem estimate [0-9]* MiB$" "$tmp/err6" || fail "not traced: $(cat "$tmp/err6")"
+    [ "$(cat "$tmp/victim")" = precious ] || fail "root wrote through the user's cache link"
+fi
 
 stop_daemon
 [ "$fails" -eq 0 ] && echo "all xmem submit tests passed"

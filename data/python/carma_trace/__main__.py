@@ -1,6 +1,7 @@
 """python3 -m carma_trace --iterations K (--out FILE | --out-fd N) -- COMMAND...: trace
 COMMAND (a training script, optionally after "python3", or "-m MODULE") until its K-th
-optimizer step. Exit
+optimizer step; with --files-fd N, the files it read besides Python's own (carma_trace.files)
+go to descriptor N once the trace is complete. Exit
 status: 0 trace complete, 2 usage, 3 an operation the tracer cannot follow, 4 the script
 failed or made no step; the reason goes to stderr as one line."""
 import argparse
@@ -15,6 +16,8 @@ def main():
     out.add_argument("--out", help="trace file to write")
     out.add_argument("--out-fd", type=int, help="an open descriptor to write the trace to "
                      "(carma passes one: reopening /dev/fd/N would need rights on its file)")
+    ap.add_argument("--files-fd", type=int, help="an open descriptor to write the files the "
+                    "script read to (carma's cache checks them)")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -23,7 +26,7 @@ def main():
         return 2
     from .run import main as run_main   # imports torch: after the usage checks
     with (open(a.out, "w") if a.out else os.fdopen(a.out_fd, "w")) as out:
-        rc, msg = run_main(cmd, out, a.iterations)
+        rc, msg = run_main(cmd, out, a.iterations, a.files_fd)
     if msg:
         print("carma_trace: " + msg, file=sys.stderr)
     return rc

@@ -7,13 +7,14 @@ import runpy
 import shutil
 import stat
 import sys
+import threading
 import time
 import types
 import zipfile
 
 import torch
 
-from . import optim2x, standins
+from . import files, optim2x, standins
 from .tracer import StopTrace, Trace, Unsupported, _Devices, _Dispatch
 
 
@@ -22,12 +23,26 @@ class Run:
         self.trace = Trace(out)
         self.iterations = iterations
         self.steps = 0
+        self.optimizers = 0      # how many distinct optimizers have stepped
+        self.pid = os.getpid()   # the traced process; a fork's child is not it
 
-    def step_done(self):
+    # Optimizers counted at most: a script that makes a new one at every step would
+    # otherwise never reach K steps of each (the trace ran to the timeout).
+    MAX_OPTIMIZERS = 4
+
+    def step_done(self, opt):
+        """K steps of each optimizer: a GAN's two take turns, and stopped at K steps in all
+        the trace would miss the later one's phase with its state allocated (the peak)."""
+        if not getattr(opt, "_carma_stepped", False):
+            opt._carma_stepped = True
+            self.optimizers += 1
         self.steps += 1
         self.trace.emit("s %d" % self.steps)
-        if self.steps >= self.iterations:
+        if self.steps >= self.steps_wanted():
             raise StopTrace()
+
+    def steps_wanted(self):
+        return self.iterations * min(max(self.optimizers, 1), self.MAX_OPTIMIZERS)
 
 
 def _refusal(what):
@@ -55,6 +70,41 @@ def _install():
     optim2x.install()
     standins.install_meta_kernels()
     _pretend_cuda()
+    _follow_process_ends()
+
+
+def _follow_process_ends():
+    """A child forked by the script (os.fork, multiprocessing, DataLoader workers) shares the
+    trace's file: it writes nothing (its storages are its own; on a GPU a forked child cannot
+    use CUDA anyway), and the parent's buffer is flushed first so the child holds none to
+    write again. os._exit in the traced process ends the trace as sys.exit would: without
+    it the trace stopped mid-way and the error named only a temporary file."""
+    def before_fork():
+        if _current is not None and not _current.trace.closed:
+            _current.trace.out.flush()
+
+    def in_child():
+        if _current is not None:
+            _current.trace.closed = True
+    os.register_at_fork(before=before_fork, after_in_child=in_child)
+
+    real_exit = os._exit
+
+    def _exit(code):
+        run = _current
+        if run is not None and os.getpid() == run.pid:
+            rc, msg = _outcome(run, code, None)
+            run.trace.close(run.steps if rc == 0 else None)
+            try:
+                run.trace.out.flush()
+                if rc == 0:
+                    files.finish()
+                if msg:
+                    print("carma_trace: " + msg, file=sys.stderr, flush=True)
+            finally:
+                real_exit(rc)
+        real_exit(code)
+    os._exit = _exit
 
 
 # What torch.cuda answers about the GPU itself: a trace has no GPU, and a made-up answer could
@@ -153,13 +203,13 @@ def _no_gpu():
     f, name = sys._getframe(1), None
     while f is not None and f.f_code.co_filename.startswith(_CUDA_DIR):
         name, f = f.f_code.co_name, f.f_back
-    if name:
-        what = "torch.cuda.%s" % name
-    elif f is not None:
-        what = "a CUDA call at %s:%d" % (os.path.basename(f.f_code.co_filename), f.f_lineno)
-    else:
-        what = "a CUDA call"
-    raise _refusal("the script calls %s, which needs a GPU (a CPU trace has none)" % what)
+    where = " at %s:%d" % (os.path.basename(f.f_code.co_filename), f.f_lineno) if f else ""
+    if threading.current_thread() is not threading.main_thread():
+        # the tracer's modes hold for the thread it runs in: another thread reaches real CUDA
+        raise _refusal("a CUDA call%s on a thread the script started: the tracer follows the "
+                       "main thread only" % where)
+    what = "calls torch.cuda.%s" % name if name else "makes a CUDA call" + where
+    raise _refusal("the script %s, which needs a GPU (a CPU trace has none)" % what)
 
 
 def _patch_cuda(name, value):
@@ -250,7 +300,7 @@ def _pretend_cuda():
         def counted(opt, *a, **k):
             r = cls_step(opt, *a, **k)
             if _current is not None:
-                _current.step_done()
+                _current.step_done(opt)
             return r
         self.step = types.MethodType(counted, self)   # bound, as LR schedulers expect
     torch.optim.Optimizer.__init__ = init
@@ -339,8 +389,10 @@ def _check_script(path):
     return None
 
 
-def main(argv, out, iterations):
-    """Traces the command; returns (exit code, message). 0: complete trace written."""
+def main(argv, out, iterations, files_fd=None):
+    """Traces the command; returns (exit code, message). 0: complete trace written, and the
+    files the script read to files_fd (carma_trace.files) when given."""
+    files.install(files_fd)
     try:
         kind, target, script_argv = _command(argv)
     except Unsupported as e:
@@ -370,6 +422,8 @@ def trace_function(fn, out, iterations):
     finally:
         run.trace.close(run.steps if rc == 0 else None)
         _current = None
+    if rc == 0:
+        files.finish()
     return rc, msg
 
 
@@ -399,6 +453,12 @@ def _traced(run, fn):
         where = " (last operation traced: %s)" % op if op else ""
         failure = "the script failed under the tracer: %s: %s%s" % (
             type(e).__name__, str(e).splitlines()[0] if str(e) else "", where)
+    return _outcome(run, exit_code, failure)
+
+
+def _outcome(run, exit_code, failure):
+    """(exit code, message) of a run that ended: by exit_code (sys.exit's or os._exit's, None
+    when it ran to its end or its K-th step), or with failure."""
     # A refusal wins even where the script caught it and went on: what it ran next may differ
     # from the job's (a float32 fallback for a bfloat16 one, a guessed batch size).
     if run.trace.refused is not None:
@@ -413,7 +473,7 @@ def _traced(run, fn):
                 status, said)
         # Short of the K-th step, the trace may lack the steady step that makes the peak.
         return 4, "the script exited with status %s%s after %d optimizer step%s (of %d)" % (
-            status, said, run.steps, "" if run.steps == 1 else "s", run.iterations)
+            status, said, run.steps, "" if run.steps == 1 else "s", run.steps_wanted())
     if run.steps == 0:
         return 4, "the script made no optimizer step (nothing to estimate)"
     # Ended (or exited with 0) after 1 to K steps: the estimate covers the steps it made, and
