@@ -11,7 +11,8 @@
 --   * gives a request for several whole GPUs (gpu:2 and up) a node of its own (exclusive), the
 --     only way Slurm keeps shard jobs off GPUs it holds; set WHOLE_GPU_MAX = 1 to refuse them.
 -- GPU requests through --gpus, --gpus-per-task and --gpus-per-socket are refused with the
--- --gres form to use: this script could not keep them off shared GPUs.
+-- --gres form to use, at submission and in updates: this script could not keep them off shared
+-- GPUs. Any error in this script refuses the job (Slurm would accept it unchecked).
 
 -- Settings: match gres.conf (each GPU's Count of shards) and carma_spank's shard_mib.
 local SHARDS_PER_GPU = 40
@@ -19,8 +20,11 @@ local SHARD_MIB = 1024
 -- The most whole GPUs a job may ask for (given an exclusive node); 1 refuses gpu:2 and up.
 local WHOLE_GPU_MAX = 8
 
+-- Slurm's log_user formats its first argument (string.format): text holding a user's words
+-- (a script's name with a %, a gres type) must be an argument, never the format, or the
+-- call raises an error.
 local function msg(text)
-   slurm.log_user("carma: " .. text)
+   slurm.log_user("%s", "carma: " .. text)
 end
 
 -- For job modifications: Slurm 22.05's scontrol update shows only "Unspecified error", so the
@@ -56,8 +60,25 @@ local function gpu_mem_mib(job_desc)
    return nil
 end
 
+-- A gres count as Slurm reads it: digits with an optional k, m, g, t or p (times 1024 each),
+-- or nil. Slurm also takes forms this script would misread (1k, +50): they are refused.
+local SUFFIX = { k = 1, m = 2, g = 3, t = 4, p = 5 }
+local function gres_count(s)
+   local digits, suffix = string.match(s, "^(%d+)(%a?)$")
+   if digits == nil or (suffix ~= "" and SUFFIX[string.lower(suffix)] == nil) then
+      return nil
+   end
+   local n = tonumber(digits) * 1024 ^ (SUFFIX[string.lower(suffix)] or 0)
+   if n > 1e9 then
+      return nil
+   end
+   return n
+end
+
 -- Splits a tres_per_node string ("gres:gpu:1,gres:shard:3", "gres:gpu:a100:2") into the
--- entries for gpu and shard (counts summed) and the other entries, kept as they are.
+-- entries for gpu and shard (counts summed) and the other entries, kept as they are; or nil
+-- and the gpu or shard entry whose count cannot be read (a count begins with a digit or a
+-- sign, a type does not).
 local function parse_gres(s)
    local r = { gpu = 0, shard = 0, other = {} }
    if s == nil or s == "" then
@@ -66,8 +87,15 @@ local function parse_gres(s)
    for entry in string.gmatch(s, "[^,]+") do
       local body = string.gsub(entry, "^gres[:/]", "")
       local name = string.match(body, "^([^:]+)")
-      local count = tonumber(string.match(body, ":(%d+)$") or "1")
+      local last = string.match(body, ":([^:]*)$")
       if name == "gpu" or name == "shard" then
+         local count = 1
+         if last ~= nil and string.match(last, "^[%d+-]") then
+            count = gres_count(last)
+            if count == nil then
+               return nil, entry
+            end
+         end
          r[name] = r[name] + count
       else
          table.insert(r.other, entry)
@@ -92,16 +120,35 @@ local function too_big(what, shards)
    return slurm.ERROR
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
+-- The job's GPU request through --gpus, --gpus-per-task or --gpus-per-socket (the fields
+-- tres_per_job, tres_per_task, tres_per_socket), or nil: this script cannot keep them off
+-- shared GPUs.
+local function other_gpu_request(job_desc)
    for _, field in ipairs({ "tres_per_job", "tres_per_task", "tres_per_socket" }) do
       local v = job_desc[field]
       if v ~= nil and (string.find(v, "gpu") or string.find(v, "shard")) then
-         msg("ask for GPUs with --gres=gpu:N, --gres=shard:N or --gpu-mem=SIZE here, not "
-             .. "--gpus, --gpus-per-task or --gpus-per-socket (" .. v .. ")")
-         return slurm.ERROR
+         return v
       end
    end
-   local g = parse_gres(job_desc.tres_per_node)
+   return nil
+end
+
+local function bad_count(entry)
+   return "cannot read the count of '" .. entry .. "': give a plain number (gpu:2, shard:10)"
+end
+
+local function job_submit(job_desc, submit_uid)
+   local gpus = other_gpu_request(job_desc)
+   if gpus ~= nil then
+      msg("ask for GPUs with --gres=gpu:N, --gres=shard:N or --gpu-mem=SIZE here, not "
+          .. "--gpus, --gpus-per-task or --gpus-per-socket (" .. gpus .. ")")
+      return slurm.ERROR
+   end
+   local g, unread = parse_gres(job_desc.tres_per_node)
+   if g == nil then
+      msg(bad_count(unread))
+      return slurm.ERROR
+   end
    local mib, bad = gpu_mem_mib(job_desc)
    if bad ~= nil then
       msg(bad)
@@ -145,10 +192,19 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
    return slurm.SUCCESS
 end
 
--- scontrol update / job modification: a changed gres request is checked the same way.
-function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+-- scontrol update / job modification: a changed gres request is checked the same way, and
+-- GPUs cannot come in through TresPerJob, TresPerTask or TresPerSocket (refused at
+-- submission, they would be whole GPUs that shard jobs share).
+local function job_modify(job_desc, job_rec)
+   local gpus = other_gpu_request(job_desc)
+   if gpus ~= nil then
+      return modify_refused(job_rec.job_id, "GPUs are asked for with --gres here, not " .. gpus)
+   end
    if job_desc.tres_per_node ~= nil then
-      local g = parse_gres(job_desc.tres_per_node)
+      local g, unread = parse_gres(job_desc.tres_per_node)
+      if g == nil then
+         return modify_refused(job_rec.job_id, bad_count(unread))
+      end
       if g.shard > SHARDS_PER_GPU then
          return modify_refused(job_rec.job_id, string.format(
             "shard:%d needs %d shards, but a GPU here has %d", g.shard, g.shard, SHARDS_PER_GPU))
@@ -159,6 +215,26 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       end
    end
    return slurm.SUCCESS
+end
+
+-- Slurm 22.05 accepts a job, unchanged, when this script raises an error: every check above
+-- would be skipped. So an error refuses the job instead.
+local function fail_closed(what, fn, ...)
+   local ok, rc = pcall(fn, ...)
+   if ok then
+      return rc
+   end
+   slurm.log_error("carma: job_submit.lua failed in %s: %s", what, tostring(rc))
+   msg("the job could not be checked (job_submit.lua: " .. tostring(rc) .. "); it is refused")
+   return slurm.ERROR
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+   return fail_closed("slurm_job_submit", job_submit, job_desc, submit_uid)
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+   return fail_closed("slurm_job_modify", job_modify, job_desc, job_rec)
 end
 
 return slurm.SUCCESS

@@ -5,8 +5,11 @@
 # --gpu-mem or shard request and a bad size are refused at submission with the reason; gpu:1
 # is served as all the shards of one GPU and gpu:2 with a node of its own; --gpu-mem=auto
 # takes carma's estimate of the job's Python command (as the submitting user, nobody) and
-# refuses a shell batch script with the reason; with no carma daemon on the node the plugin
-# only warns and no node is drained; with one running MPS, the job gets its pipe directory.
+# refuses a shell batch script with the reason; counts Slurm reads otherwise (1k, +50), GPUs
+# added by TresPerJob/TresPerTask updates, a refusal with a % in it and an error in
+# job_submit.lua all refuse the job (each was accepted unchecked); with no carma daemon on the
+# node the plugin only warns and no node is drained; with one running MPS, the job gets its
+# pipe directory.
 # Skips (77) unless run as root with Slurm, munge and the lua job_submit plugin installed.
 # Usage: test_slurm_cluster.sh CARMA SOURCE_DIR PLUGIN
 set -u
@@ -101,6 +104,26 @@ expect_refused "needs 41 shards of 1024 MiB, but a GPU here has 40" --gpu-mem=41
 expect_refused "needs 50 shards" --gres=shard:50 --wrap true
 expect_refused "not a GPU memory size" --gpu-mem=lots --wrap true
 expect_refused "not --gpus" --gpus=1 --wrap true
+# Counts Slurm reads otherwise than a plain number (1k = 1024, +50 = 50) are not taken for 1.
+expect_refused "needs 1024 shards" --gres=shard:1k --wrap true
+expect_refused "cannot read the count of 'gres:shard:+50'" --gres=shard:+50 --wrap true
+# A user's words with a % (a script's name) in a refusal: the script once raised an error
+# formatting it, and Slurm accepted the job unchecked (gpu:2 with no node of its own).
+mkdir -m 777 "$SD/u"
+printf '#!/bin/sh\ntrue\n' >"$SD/u/job%s.sh"
+chmod 755 "$SD/u/job%s.sh"
+out=$(runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable --hold -o /dev/null \
+      --gres=gpu:2 --gpu-mem=auto "$SD/u/job%s.sh" 2>&1) &&
+    { fail "a refusal naming job%s.sh was accepted: $out"; scancel "${out##*$'\n'}"; }
+grep -q "carma: --gpu-mem: auto: .*job%s.sh is not a Python script" <<<"$out" ||
+    fail "refusal naming job%s.sh: $out"
+# An error in job_submit.lua (here an admin's SHARDS_PER_GPU = "40", a string) refuses the job:
+# Slurm would accept it unchecked. (slurmctld reloads the script when it changes.)
+sed -i 's/^local SHARDS_PER_GPU = 40$/local SHARDS_PER_GPU = "40"/' "$SD/job_submit.lua"
+grep -q '^local SHARDS_PER_GPU = "40"$' "$SD/job_submit.lua" || fail "cannot break job_submit.lua"
+expect_refused "could not be checked" --gres=shard:50 --wrap true
+sleep 1 # slurmctld reloads a script newer than its last load, to the second
+cp "$SRC/contrib/slurm/job_submit.lua" "$SD/job_submit.lua"
 
 # A held job's request changed with scontrol update is checked the same way (22.05 tells the
 # user only "Unspecified error"; the reason is in slurmctld's log).
@@ -112,9 +135,22 @@ grep -q "carma: update of job $jh refused: shard:50 needs 50 shards" "$SD/log/sl
 grep -q "carma: update of job $jh refused: whole GPUs cannot be added" "$SD/log/slurmctld.log" ||
     fail "update to gpu:1: no reason in slurmctld's log"
 [ "$(job_field "$jh" TresPerNode)" = "gres:shard:1" ] || fail "held job: TresPerNode $(job_field "$jh" TresPerNode)"
+scontrol update JobId="$jh" TresPerNode=gres:shard:+50 >/dev/null 2>&1 &&
+    fail "update to shard:+50 was accepted"
 out=$(scontrol update JobId="$jh" TresPerNode=gres:shard:3 2>&1) || fail "update to shard:3 was refused: $out"
 [ "$(job_field "$jh" TresPerNode)" = "gres:shard:3" ] || fail "update to shard:3: TresPerNode $(job_field "$jh" TresPerNode)"
 scancel "$jh"
+# Whole GPUs through TresPerJob/TresPerTask (--gpus, refused at submission) by an update: they
+# would be given GPUs that shard jobs hold.
+jn=$(submit --hold --wrap true) || fail "held job without GPUs: $(cat "$SD/submit.err")"
+for u in TresPerJob=gres:gpu:2 TresPerTask=gres/gpu=1; do
+    scontrol update JobId="$jn" "$u" >/dev/null 2>&1 && fail "update of a job to $u was accepted"
+    grep -q "carma: update of job $jn refused: GPUs are asked for with --gres here" \
+        "$SD/log/slurmctld.log" || fail "update to $u: no reason in slurmctld's log"
+done
+[ -z "$(job_field "$jn" TresPerJob)$(job_field "$jn" TresPerTask)" ] ||
+    fail "held job: GPUs added: $(scontrol show job -o "$jn")"
+scancel "$jn"
 
 # No carma daemon was reachable: the plugin warned and no node is drained or down.
 grep -q "carma_spank: warning: cannot reach the daemon at $CSOCK" "$SD"/log/slurmd-node*.log ||
@@ -203,6 +239,35 @@ kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=
 pid=$(cat "$SD/carma-state/mps/pipe/nvidia-cuda-mps-control.pid" 2>/dev/null)
 [ -n "$pid" ] && kill "$pid" 2>/dev/null
+
+# A daemon that misbehaves costs a job at most timeout_ms (1000 here), and the job starts.
+# dribble: a reply a byte at a time (each byte within the timeout): it once held the job's
+# start for as long as the daemon went on (40 s).
+"$SRC/tests/slurm/fake_carmad.py" dribble "$CSOCK" 2>>"$SD/log/fake.log" &
+DAEMON_PID=$!
+for _ in $(seq 50); do [ -S "$CSOCK" ] && break; sleep 0.1; done
+jd=$(submit --gpu-mem=1G --wrap "$envjob") ||
+    fail "--gpu-mem=1G, dribbling daemon: $(cat "$SD/submit.err")"
+slurm_wait_job "$jd" 15 || fail "job $jd, dribbling daemon: $(job_field "$jd" JobState) after 15 s"
+grep -q "carma_spank: carma daemon at $CSOCK: no whole reply in time" "$SD"/log/slurmd-node*.log ||
+    fail "dribbling daemon: no timeout logged: $(grep carma_spank "$SD"/log/slurmd-*.log | tail -2)"
+kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
+# garbage: figures whose difference overflows (it was logged as -9223372036854775808 MiB free)
+# and a pipe directory that is no path (not given to the job).
+"$SRC/tests/slurm/fake_carmad.py" garbage "$CSOCK" 2>>"$SD/log/fake.log" &
+DAEMON_PID=$!
+for _ in $(seq 50); do [ -S "$CSOCK" ] && break; sleep 0.1; done
+jg=$(submit --gpu-mem=1G --wrap "$envjob") ||
+    fail "--gpu-mem=1G, garbage daemon: $(cat "$SD/submit.err")"
+slurm_wait_job "$jg" 15 || fail "job $jg, garbage daemon: $(job_field "$jg" JobState)"
+grep -q "carma_spank: the carma daemon at $CSOCK gave GPU [0-9]* no sane memory figures" \
+    "$SD"/log/slurmd-node*.log && ! grep -q "GPU-odd-m.*MiB free" "$SD"/log/slurmd-node*.log ||
+    fail "garbage daemon: $(grep carma_spank "$SD"/log/slurmd-node*.log | tail -2)"
+grep -q CUDA_MPS_PIPE_DIRECTORY "$SD/out/$jg.out" && fail "job $jg: a garbage pipe directory"
+[ "$(job_env "$jg" CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)" = "0=1024M" ] ||
+    fail "job $jg: MPS cap: $(cat "$SD/out/$jg.out")"
+kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
+DAEMON_PID=
 
 # carma inside a whole-GPU allocation (docs/slurm-allocation.md): a gpu:2 job (given a node of
 # its own, so all four of its GPUs) runs `carma run` on two task files; its private daemon, on
