@@ -76,9 +76,9 @@ static long long ms_since(const struct timespec *t0)
     return (t.tv_sec - t0->tv_sec) * 1000LL + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-/* The daemon's `gpus` reply, all of it within timeout_ms of t0 (NULL with err else). Not
- * daemon_call_limited: its timeout bounds each recv, and a daemon that sent a byte at a time
- * would hold the step, which waits for this hook, for as long as it went on. */
+/* The daemon's `gpus` reply, all of it within timeout_ms of t0 and GPUS_REPLY_MAX bytes (NULL
+ * with err else). Not daemon_call: a socket timeout bounds each recv, and a daemon that sent a
+ * byte at a time would hold the step, which waits for this hook, for as long as it went on. */
 static json_t *gpus_reply(int fd, const struct timespec *t0, int timeout_ms, carma_err *err)
 {
     static const char req[] = "{\"verb\":\"gpus\"}\n";

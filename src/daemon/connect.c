@@ -143,21 +143,8 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err)
     return daemon_call_answered(fd, req, &answered, err);
 }
 
-static json_t *call(int fd, json_t *req, size_t max_reply, bool *answered, carma_err *err);
-
+/* Sends req, reads one reply line. */
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err)
-{
-    return call(fd, req, SIZE_MAX, answered, err);
-}
-
-json_t *daemon_call_limited(int fd, json_t *req, size_t max_reply, carma_err *err)
-{
-    bool answered;
-    return call(fd, req, max_reply, &answered, err);
-}
-
-/* Sends req, reads one reply line of at most max_reply bytes. */
-static json_t *call(int fd, json_t *req, size_t max_reply, bool *answered, carma_err *err)
 {
     *answered = false;
     size_t len;
@@ -184,11 +171,6 @@ static json_t *call(int fd, json_t *req, size_t max_reply, bool *answered, carma
     for (;;) {
         if (n > 0 && buf[n - 1] == '\n')
             break;
-        if (n >= max_reply) {
-            carma_err_set(err, "the daemon's reply is longer than %zu bytes", max_reply);
-            free(buf);
-            return NULL;
-        }
         if (n == cap) {
             char *g = array_grow(buf, &cap, n + 1, 1, 65536);
             if (!g) {

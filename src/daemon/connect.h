@@ -32,8 +32,5 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err);
 /* The same; on failure *answered tells a reply from the daemon (a refusal: retrying cannot
  * help) from none (the connection failed: a retry with the same idempotency key may). */
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err);
-/* daemon_call with a reply longer than max_reply bytes refused, for callers running inside
- * another program (the Slurm plugin) that must bound what they read. */
-json_t *daemon_call_limited(int fd, json_t *req, size_t max_reply, carma_err *err);
 
 #endif
