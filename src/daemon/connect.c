@@ -5,7 +5,6 @@
 #include "daemon/connect.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
