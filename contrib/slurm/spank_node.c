@@ -5,16 +5,14 @@
  * fail the job, or, on a `required` plugstack line, drain the node. */
 #include <errno.h>
 #include <jansson.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "carma_spank.h"
 #include "daemon/connect.h"
+#include "util/clock.h"
 #include "util/strutil.h"
 
 /* A `gpus` reply of a node with many GPUs is a few KiB; more is not carma's daemon. */
@@ -69,77 +67,21 @@ static json_t *gpu_numbered(json_t *gpus, int n)
     return NULL;
 }
 
-static long long ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (t.tv_sec - t0->tv_sec) * 1000LL + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
-/* The daemon's `gpus` reply, all of it within timeout_ms of t0 and GPUS_REPLY_MAX bytes (NULL
- * with err else). Not daemon_call: a socket timeout bounds each recv, and a daemon that sent a
- * byte at a time would hold the step, which waits for this hook, for as long as it went on. */
-static json_t *gpus_reply(int fd, const struct timespec *t0, int timeout_ms, carma_err *err)
-{
-    static const char req[] = "{\"verb\":\"gpus\"}\n";
-    /* a request this short goes whole into an empty socket buffer (SO_SNDTIMEO bounds it) */
-    if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1)) {
-        carma_err_set(err, "sending to the daemon: %s", strerror(errno));
-        return NULL;
-    }
-    char *buf = malloc(GPUS_REPLY_MAX);
-    size_t n = 0;
-    if (!buf) {
-        carma_err_set(err, "out of memory");
-        return NULL;
-    }
-    while (n == 0 || buf[n - 1] != '\n') {
-        long long left = timeout_ms - ms_since(t0);
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        int pr = left > 0 ? poll(&pfd, 1, (int)left) : 0;
-        if (pr < 0 && errno == EINTR)
-            continue;
-        ssize_t r = pr > 0 ? recv(fd, buf + n, GPUS_REPLY_MAX - n, MSG_DONTWAIT) : -1;
-        if (r < 0 && pr > 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        const char *why = pr == 0                            ? "no whole reply in time"
-                          : r == 0                           ? "it hung up without a reply"
-                          : r < 0                            ? strerror(errno)
-                          : n + (size_t)r == GPUS_REPLY_MAX ? "its reply is too long"
-                                                             : NULL;
-        if (why) {
-            carma_err_set(err, "%s (timeout_ms=%d)", why, timeout_ms);
-            free(buf);
-            return NULL;
-        }
-        n += (size_t)r;
-    }
-    json_error_t jerr;
-    json_t *reply = json_loadb(buf, n, 0, &jerr);
-    free(buf);
-    if (!json_is_object(reply) || !json_is_true(json_object_get(reply, "ok"))) {
-        const char *e = json_string_value(json_object_get(reply, "error"));
-        carma_err_set(err, "%s", e ? e : "its reply is not a gpus reply");
-        json_decref(reply);
-        return NULL;
-    }
-    return reply;
-}
-
 /* Asks the daemon for its GPUs; logs what it knows of the job's ones (global indices idx) and
  * sets CUDA_MPS_PIPE_DIRECTORY when it runs an MPS server. */
 static void ask_daemon(spank_t sp, const cspank_conf *c, const int *idx, int nidx,
                        uint64_t cap_mib)
 {
     carma_err err = {{0}};
-    struct timespec t0; /* timeout_ms bounds the whole talk, the connect included */
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* timeout_ms bounds the whole talk, the connect included: the step waits for this hook */
+    double deadline = clock_mono_s() + c->timeout_ms / 1000.0;
     int fd = daemon_connect_timed(c->socket, c->timeout_ms, &err);
     if (fd < 0) {
         slurm_info("carma_spank: warning: %s; the job runs without carma's MPS server", err.msg);
         return;
     }
-    json_t *reply = gpus_reply(fd, &t0, c->timeout_ms, &err);
+    json_t *reply = daemon_call_within(fd, json_pack("{s:s}", "verb", "gpus"), deadline,
+                                       GPUS_REPLY_MAX, &err);
     close(fd);
     if (!reply) {
         slurm_error("carma_spank: carma daemon at %s: %s", c->socket, err.msg);

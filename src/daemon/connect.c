@@ -5,6 +5,9 @@
 #include "daemon/connect.h"
 
 #include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon/proto.h"
+#include "util/clock.h"
 #include "util/array.h"
 
 #define ENO_TOO_LONG -1
@@ -142,8 +146,41 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err)
     return daemon_call_answered(fd, req, &answered, err);
 }
 
-/* Sends req, reads one reply line. */
+static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool *answered,
+                    carma_err *err);
+
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err)
+{
+    return call(fd, req, INFINITY, SIZE_MAX, answered, err);
+}
+
+json_t *daemon_call_within(int fd, json_t *req, double deadline, size_t max_reply,
+                           carma_err *err)
+{
+    bool answered;
+    return call(fd, req, deadline, max_reply, &answered, err);
+}
+
+/* Waits until fd has something to read, or the deadline (clock_mono_s()) is past: false then. */
+static bool readable_by(int fd, double deadline)
+{
+    for (;;) {
+        double left = deadline - clock_mono_s();
+        if (left <= 0)
+            return false;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (r > 0)
+            return true;
+        if (r < 0 && errno != EINTR)
+            return true; /* recv says what is wrong */
+    }
+}
+
+/* Sends req, reads one reply line: within the deadline (INFINITY: none but the socket's own
+ * timeout on each read) and max_reply bytes. */
+static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool *answered,
+                    carma_err *err)
 {
     *answered = false;
     size_t len;
@@ -170,6 +207,11 @@ json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err
     for (;;) {
         if (n > 0 && buf[n - 1] == '\n')
             break;
+        if (n >= max_reply) {
+            carma_err_set(err, "the daemon's reply is longer than %zu bytes", max_reply);
+            free(buf);
+            return NULL;
+        }
         if (n == cap) {
             char *g = array_grow(buf, &cap, n + 1, 1, 65536);
             if (!g) {
@@ -178,6 +220,13 @@ json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err
                 return NULL;
             }
             buf = g;
+        }
+        /* a deadline bounds the whole reply: a socket timeout, each read only (a daemon that
+         * sent a byte at a time would hold the caller as long as it went on) */
+        if (isfinite(deadline) && !readable_by(fd, deadline)) {
+            carma_err_set(err, "no whole reply in time");
+            free(buf);
+            return NULL;
         }
         ssize_t r = recv(fd, buf + n, cap - n, 0);
         if (r < 0 && errno == EINTR)

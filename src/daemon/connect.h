@@ -32,5 +32,10 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err);
 /* The same; on failure *answered tells a reply from the daemon (a refusal: retrying cannot
  * help) from none (the connection failed: a retry with the same idempotency key may). */
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err);
+/* daemon_call with the whole exchange bounded, for callers inside another program (the Slurm
+ * plugin, where a job waits for it): the reply by `deadline` (clock_mono_s() seconds) and at
+ * most max_reply bytes. */
+json_t *daemon_call_within(int fd, json_t *req, double deadline, size_t max_reply,
+                           carma_err *err);
 
 #endif
