@@ -307,7 +307,8 @@ const config_row config_rows[] = {
 
     /* ---- the simulator ---- */
     {OPT_STRING("sim_server", SIM, server,
-                "simulator: the server carma simulate runs on without --gpus, COUNTxMODEL"),
+                "simulator: the server carma simulate runs on without --gpus, COUNTxMODEL (a "
+                "MODEL alone is one GPU)"),
      .check = check_sim_server, .check_reads = "sim_gpu_model"},
     {OPT_DOUBLE("sim_startup_s", SIM, startup_s,
                 "simulator: CPU start-up seconds of a task whose catalog row has none measured "
