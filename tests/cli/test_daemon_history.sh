@@ -63,9 +63,11 @@ grep -q "task $c has no attempt $((n + 1)) (it has made $n)" "$tmp/err" \
 
 # history
 h=$("$CARMA" history --json)
+# c's second attempt runs 1 s; its end is the result file's time, the kernel's coarse clock,
+# which may put it a few ms short of that (CI once saw 0.99999 s)
 [ "$(jq 'length' <<<"$h")" = 3 ] || fail "history: 3 ended tasks: $h"
 jq -e --argjson c "$c" '.[] | select(.id == $c) | .attempts >= 2 and .state == "done" and
-    .gpu_hours > 0 and .elapsed_s >= 1 and (.wait_s | type) == "number" and .peak_mib >= 14000
+    .gpu_hours > 0 and .elapsed_s >= 0.9 and (.wait_s | type) == "number" and .peak_mib >= 14000
     and .exit_code == 0' <<<"$h" >/dev/null || fail "history: task $c: $h"
 jq -e --argjson a "$a" '.[] | select(.id == $a) | .exit_code == 3 and .state == "failed"' \
     <<<"$h" >/dev/null || fail "history: task $a: $h"
