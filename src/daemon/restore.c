@@ -250,7 +250,7 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
                                               result.tail_len) == TASK_OOM;
     int asked = s == SUP_ENDED && !oom
                     ? 0
-                    : store_event_since(d->db, t->st.id, "cancel", t->att.started, err);
+                    : store_event_since_launch(d->db, t->st.id, "cancel", err);
     if (asked < 0)
         return -1;
     t->cancel_requested = asked > 0;
@@ -258,7 +258,7 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
      * that left it, so that the end is not said a second time (d_attempt_result) and a task
      * still running is cancelled, not timed out again. One that ended by itself keeps its
      * result, as for a cancel above. */
-    int limit = store_event_since(d->db, t->st.id, "timeout", t->att.started, err);
+    int limit = store_event_since_launch(d->db, t->st.id, "timeout", err);
     if (limit < 0)
         return -1;
     if (limit > 0 && !(s == SUP_ENDED && !oom && !result.cancelled)) {

@@ -80,6 +80,10 @@ int store_delete_attempt(store *s, uint64_t task_id, int n, carma_err *err);
 int store_forget_env(store *s, double ended_before, int *forgotten, carma_err *err);
 int store_event(store *s, uint64_t task_id, double at, const char *kind, const char *detail,
                 carma_err *err);
+/* Whether the task has an event of this kind after its last launch (the attempt now or last
+ * running): by the events' order, not their times, which a step of the wall clock would
+ * misplace. 1, 0, or -1 on a database error (store_attempts.c). */
+int store_event_since_launch(store *s, uint64_t task_id, const char *kind, carma_err *err);
 /* Whether the task has an event of this kind at or after `since` (a Unix time): 1, 0, or -1
  * on a database error (store_attempts.c). */
 int store_event_since(store *s, uint64_t task_id, const char *kind, double since,

@@ -27,19 +27,33 @@ int store_attempts(store *s, uint64_t task_id, store_attempt_fn fn, void *ctx, c
     return rc;
 }
 
-int store_event_since(store *s, uint64_t task_id, const char *kind, double since,
-                      carma_err *err)
+/* Runs q (task id, kind, then `since` when since_at) for whether it finds a row. */
+static int event_found(store *s, const char *q, uint64_t task_id, const char *kind,
+                       bool since_at, double since, carma_err *err)
 {
-    static const char q[] =
-        "SELECT 1 FROM events WHERE task_id = ? AND kind = ? AND at >= ? LIMIT 1";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(s), q, -1, &st, NULL) != SQLITE_OK)
         return store_db_error(s, err, "events");
     sqlite3_bind_int64(st, 1, (sqlite3_int64)task_id);
     sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, since);
+    if (since_at)
+        sqlite3_bind_double(st, 3, since);
     int step = sqlite3_step(st);
     int rc = step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : store_db_error(s, err, "events");
     sqlite3_finalize(st);
     return rc;
+}
+
+int store_event_since(store *s, uint64_t task_id, const char *kind, double since,
+                      carma_err *err)
+{
+    return event_found(s, "SELECT 1 FROM events WHERE task_id = ?1 AND kind = ?2 AND at >= ?3 "
+                          "LIMIT 1", task_id, kind, true, since, err);
+}
+
+int store_event_since_launch(store *s, uint64_t task_id, const char *kind, carma_err *err)
+{
+    return event_found(s, "SELECT 1 FROM events WHERE task_id = ?1 AND kind = ?2 AND seq > "
+                          "ifnull((SELECT max(seq) FROM events WHERE task_id = ?1 AND "
+                          "kind = 'launch'), 0) LIMIT 1", task_id, kind, false, 0, err);
 }
