@@ -82,8 +82,15 @@ static void launch_one(daemon_state *d, dtask *t)
         .min_free_bytes = (int64_t)d->cfg.daemon.state_min_free_mib << 20,
         .time_limit_s = (double)t->sub.time_limit_s,
     };
+    char aside[256] = "";
+    spec.set_aside = aside;
+    spec.set_aside_cap = sizeof aside;
     pid_t sup = 0;
-    if (supervisor_launch(&spec, &sup, &err)) {
+    int launched = supervisor_launch(&spec, &sup, &err);
+    if (aside[0]) /* the database was replaced, and task ids began again */
+        dlog(d, "task %llu attempt %d: its directory held another attempt's files; they are "
+             "kept in attempts/%s", (unsigned long long)t->st.id, t->att.n, aside);
+    if (launched) {
         dlog(d, "task %llu: launch failed: %s", (unsigned long long)t->st.id, err.msg);
         d_end_attempt(d, t, TASK_FAILED, "launch failed");
     } else {

@@ -392,18 +392,21 @@ static int open_log(int dfd, const char *dir, const char *name, const launch_spe
 }
 
 /* Moves the attempt directory `name` of `parent` aside, to NAME.replaced-K (a fresh K). */
-static int set_aside(int parent, const char *name, const char *dir, carma_err *err)
+static int set_aside(const launch_spec *spec, int parent, const char *name, carma_err *err)
 {
     char aside[4200];
     for (int k = 1; k < 1000; k++) {
         snprintf(aside, sizeof aside, "%s.replaced-%d", name, k);
-        if (renameat2(parent, name, parent, aside, RENAME_NOREPLACE) == 0)
+        if (renameat2(parent, name, parent, aside, RENAME_NOREPLACE) == 0) {
+            if (spec->set_aside) /* for the daemon's log */
+                snprintf(spec->set_aside, spec->set_aside_cap, "%s", aside);
             return 0;
+        }
         if (errno != EEXIST)
             break;
     }
     return carma_err_set(err, "%s holds another attempt's files and cannot be moved aside: %s",
-                         dir, strerror(errno));
+                         spec->dir, strerror(errno));
 }
 
 /* Opens (creating it) the attempt directory and takes its lock: 0 with *dfd and *lockfd. A
@@ -417,6 +420,8 @@ static int open_attempt(const launch_spec *spec, int *dfd, int *lockfd, carma_er
     bool relative = spec->parent_fd != AT_FDCWD && slash;
     int parent = relative ? spec->parent_fd : AT_FDCWD;
     const char *name = relative ? slash + 1 : spec->dir;
+    if (spec->set_aside && spec->set_aside_cap)
+        spec->set_aside[0] = '\0';
     for (int tries = 0; tries < 2; tries++) {
         if ((*dfd = safefs_dir(parent, name, 0700, SAFEFS_PRIVATE, err)) < 0)
             return relative ? carma_err_prefix(err, "%.*s", (int)(slash - spec->dir), spec->dir)
@@ -433,7 +438,7 @@ static int open_attempt(const launch_spec *spec, int *dfd, int *lockfd, carma_er
             return 0;
         close(*lockfd);
         close(*dfd);
-        if (tries == 0 && set_aside(parent, name, spec->dir, err))
+        if (tries == 0 && set_aside(spec, parent, name, err))
             return -1;
     }
     return carma_err_set(err, "%s: held by another supervisor", spec->dir);

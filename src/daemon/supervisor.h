@@ -60,6 +60,10 @@ typedef struct launch_spec {
     double time_limit_s;      /* the task's time limit, seconds from its fork: past it the
                                  supervisor cancels it itself, so that a limit holds while the
                                  daemon is down (it cancels at its own clock too); 0: none */
+    char *set_aside;          /* where the name another attempt's directory was moved aside
+                                 to is written (set_aside_cap bytes; "" when none was); NULL:
+                                 not asked */
+    size_t set_aside_cap;
 } launch_spec;
 
 /* Creates the attempt directory and forks the supervisor. *sup_pid = its pid. */

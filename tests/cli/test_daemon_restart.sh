@@ -50,5 +50,20 @@ order=$(sqlite3 "$STATE/carma.db" "SELECT task_id FROM events WHERE kind='launch
 [ "$(sqlite3 "$STATE/carma.db" "SELECT n, state FROM attempts WHERE task_id=3" | tr '\n' ' ')" = "1|ended " ] \
     || fail "C's attempts: only the real one"
 stop_daemon
+
+# A database replaced (moved aside, as one does with a corrupt one): task ids begin again, and
+# the new task 1 finds task 1's old attempt directory. It is moved aside, kept and logged, and
+# the new task runs on its own (it ended at once with the old one's exit status).
+mv "$STATE/carma.db" "$STATE/old.db"
+rm -f "$STATE/carma.db-wal" "$STATE/carma.db-shm"
+start_daemon --sim-gpus 1xA100-40GB
+n=$("$CARMA" submit --mem 1G -- sh -c 'echo new') || fail "submit after the database went"
+[ "$n" = 1 ] || fail "a fresh database should give id 1, gave $n"
+wait_until 10 task_is "$n" done || fail "the new task 1: $(task_state "$n")"
+[ "$("$CARMA" logs "$n")" = new ] || fail "the new task 1's output: $("$CARMA" logs "$n")"
+grep -q "task 1 attempt 1: its directory held another attempt's files; they are kept in \
+attempts/1.1.replaced-1" "$tmp/daemon.log" || fail "the move aside is not logged"
+[ -d "$STATE/attempts/1.1.replaced-1" ] || fail "the old attempt's files are gone"
+stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
