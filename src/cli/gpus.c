@@ -127,11 +127,11 @@ static void print_holds(const json_t *holds)
             fmt_mem_source(json_string_value(json_object_get(h, "mem_source"))));
         char fig[64] = "no figure", pk[32] = "-";
         if (json_is_integer(mem))
-            snprintf(fig, sizeof fig, "%lld MiB (%s)", (long long)json_integer_value(mem),
+            snprintf(fig, sizeof fig, "figure %lld MiB (%s)", (long long)json_integer_value(mem),
                      src ? src : "?");
         if (json_is_integer(peak))
             snprintf(pk, sizeof pk, "%lld MiB", (long long)json_integer_value(peak));
-        printf("    task %-6lld %-10s %-24s figure %s, peak %s\n",
+        printf("    task %-6lld %-10s %-24s %s, peak %s\n",
                (long long)json_integer_value(json_object_get(h, "id")), user ? user : "?",
                name ? name : "?", fig, pk);
         free(name);
