@@ -51,7 +51,7 @@ static const char *const usage =
     "  --run             the xmem estimator: run the PyTorch training COMMAND (a script, after\n"
     "                    python3 or not, or -m MODULE) on the CPU under carma's tracer, as you\n"
     "                    (never as root), until its K-th optimizer step (default 3; K of each\n"
-    "                    when it has several optimizers, as a GAN does), replay its memory\n"
+    "                    of up to 4 optimizers, as a GAN has two), replay its memory\n"
     "                    requests through a model of PyTorch's CUDA caching\n"
     "                    allocator and print the estimate with its parts (context, reserved\n"
     "                    peak, workspaces, margin). Needs /usr/bin/python3 with torch.\n"
