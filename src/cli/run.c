@@ -204,11 +204,6 @@ static bool wants_private(const request_args *a, const run_opts *o)
     return !daemon_answers(a);
 }
 
-static const char *task_state(const json_t *t)
-{
-    return json_string_value(json_object_get(t, "state"));
-}
-
 /* Submits every task held, then releases them once the daemon has taken all: a file it
  * refuses (more GPUs than it has, a user's task cap) leaves none of them started. On a
  * failure the ones already queued are kept in `tasks` (with their ids) so that the caller
@@ -250,7 +245,7 @@ static int refresh_all(const request_args *a, const run_opts *o, json_t *tasks, 
     json_t *t;
     *left = 0;
     json_array_foreach(tasks, i, t) {
-        if (!json_object_get(t, "id") || !wait_state_live(task_state(t)))
+        if (!json_object_get(t, "id") || !wait_state_live(wait_task_state(t)))
             continue;
         bool ended;
         int rc = wait_refresh(a, t, &ended);
@@ -294,7 +289,7 @@ static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *t
     json_t *t;
     int left = 0;
     json_array_foreach(tasks, i, t) {
-        if (!json_object_get(t, "id") || !wait_state_live(task_state(t)))
+        if (!json_object_get(t, "id") || !wait_state_live(wait_task_state(t)))
             continue;
         bool answered, ended;
         carma_err err;

@@ -13,11 +13,6 @@
 #include "cli/logs.h"
 #include "cli/wait.h"
 
-static const char *task_state(const json_t *t)
-{
-    return json_string_value(json_object_get(t, "state"));
-}
-
 /* Whether dir holds a file named carma-ID-... */
 static bool id_used(const char *dir, const char *id)
 {
@@ -87,7 +82,7 @@ static void keep_logs(const request_args *a, const run_opts *o, json_t *t)
 
 void run_task_ended(const request_args *a, const run_opts *o, json_t *t, int *worst)
 {
-    int s = wait_state_status(task_state(t));
+    int s = wait_state_status(wait_task_state(t));
     *worst = s > *worst ? s : *worst;
     /* a task cancelled before it ever started has no output to keep */
     if (o->keep_logs && json_integer_value(json_object_get(t, "attempts")) > 0)
@@ -95,7 +90,7 @@ void run_task_ended(const request_args *a, const run_opts *o, json_t *t, int *wo
     FILE *f = a->opts.json ? stderr : stdout;
     /* file names are shown, not obeyed by the terminal */
     fprintf(f, "task %lld %s ", (long long)json_integer_value(json_object_get(t, "id")),
-            task_state(t));
+            wait_task_state(t));
     fput_escaped(f, json_string_value(json_object_get(t, "file")));
     if (json_object_get(t, "stdout_file")) {
         fputs(" (output: ", f);

@@ -72,27 +72,24 @@ int submit_send_all(const request_args *a, json_t *task, const int *array, size_
     int rc = send_keyed(a, task, array, narray, &reply);
     if (rc)
         return rc;
-    json_t *ids = narray ? json_object_get(reply, "ids")
-                         : json_pack("[O]", json_object_get(reply, "id"));
-    if (!json_is_array(ids)) {
+    json_t *ids = json_object_get(reply, "ids"), *id;
+    if (narray && !json_is_array(ids)) {
         rc = array_unknown(a, reply);
         json_decref(reply);
         return rc;
     }
-    size_t i;
-    json_t *id;
-    if (a->opts.json) {
-        json_t *out = narray ? json_pack("{sO}", "ids", ids)
-                             : json_pack("{sO}", "id", json_array_get(ids, 0));
+    if (a->opts.json) { /* {"id": N}, or {"ids": [...]} for an array */
+        json_t *out = json_pack("{sO}", narray ? "ids" : "id",
+                                narray ? ids : json_object_get(reply, "id"));
         cli_print_json(out);
         json_decref(out);
-    } else {
+    } else if (narray) {
+        size_t i;
         json_array_foreach(ids, i, id)
             printf("%s%lld", i ? " " : "", (long long)json_integer_value(id));
         printf("\n");
-    }
-    if (!narray)
-        json_decref(ids);
+    } else
+        printf("%lld\n", (long long)json_integer_value(json_object_get(reply, "id")));
     json_decref(reply);
     return 0;
 }

@@ -42,9 +42,14 @@ bool wait_state_live(const char *state)
     return !strcmp(state, "queued") || !strcmp(state, "running");
 }
 
+const char *wait_task_state(const json_t *t)
+{
+    return json_string_value(json_object_get(t, "state"));
+}
+
 int wait_refresh(const request_args *a, json_t *t, bool *ended)
 {
-    *ended = !wait_state_live(json_string_value(json_object_get(t, "state")));
+    *ended = !wait_state_live(wait_task_state(t));
     if (*ended)
         return 0;
     json_t *reply;
@@ -97,11 +102,11 @@ static int run(request_args *a)
     while (rc == 0 && left > 0) {
         for (int i = 0; i < n && rc == 0; i++) {
             json_t *t = json_array_get(tasks, (size_t)i);
-            bool was_live = wait_state_live(json_string_value(json_object_get(t, "state"))), ended;
+            bool was_live = wait_state_live(wait_task_state(t)), ended;
             if (!was_live || (rc = wait_refresh(a, t, &ended)) != 0 || !ended)
                 continue;
             left--;
-            int s = wait_state_status(json_string_value(json_object_get(t, "state")));
+            int s = wait_state_status(wait_task_state(t));
             worst = s > worst ? s : worst;
         }
         if (rc || left == 0)
@@ -118,7 +123,7 @@ static int run(request_args *a)
             size_t i;
             json_t *t;
             json_array_foreach(tasks, i, t) {
-                char *state = str_escape_controls(json_string_value(json_object_get(t, "state")));
+                char *state = str_escape_controls(wait_task_state(t));
                 printf("task %lld %s\n", (long long)json_integer_value(json_object_get(t, "id")),
                        state ? state : "?");
                 free(state);

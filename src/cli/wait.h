@@ -19,6 +19,9 @@ int wait_state_status(const char *state);
 /* queued or running: not ended yet. */
 bool wait_state_live(const char *state);
 
+/* t's "state" ({"id", "state", ...}, as wait_refresh keeps it); NULL when it has none. */
+const char *wait_task_state(const json_t *t);
+
 /* t is {"id": N, "state": S}. While S is live (queued, running), asks the daemon for the task
  * and stores its state (and "attempts", how often it was launched) in t. 0 with *ended telling
  * whether it has ended, or the exit status of a failed request (printed). */

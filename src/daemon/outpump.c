@@ -15,17 +15,20 @@
 #define CHECK_BYTES (1 << 20) /* free space looked at after this much output, */
 #define CHECK_NS 1000000000LL /* or this long */
 
-void outpump_write_all(int fd, const char *p, size_t n)
+bool outpump_write_all(int fd, const char *p, size_t n)
 {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
+        if (w == 0)
+            errno = ENOSPC; /* nothing written, no error said: no room */
         if (w <= 0)
-            return;
+            return false;
         p += w;
         n -= (size_t)w;
     }
+    return true;
 }
 
 static void say(outpump *p, const char *line)

@@ -43,8 +43,9 @@ void outpump_parent(outpump *p, const int w[2]);
  * timeout (NULL: none), and copies what came to the logs. */
 void outpump_wait(outpump *p, const struct timespec *timeout, const sigset_t *unblocked);
 /* Writes all of p (again after EINTR); gives up on another error (a full disk: the rest of
- * that chunk is lost, the task goes on). */
-void outpump_write_all(int fd, const char *p, size_t n);
+ * that chunk is lost, the task goes on). False then, errno saying why (ENOSPC when a write
+ * wrote nothing). */
+bool outpump_write_all(int fd, const char *p, size_t n);
 /* After the task: copies what the pipes still hold (a bounded amount: a writer left behind
  * cannot keep the supervisor here) and closes them; says how much was dropped when the output
  * ended under the floor. */

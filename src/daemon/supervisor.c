@@ -57,15 +57,17 @@ static int write_file_atomic(int dfd, const char *name, const char *data, size_t
     int fd = safefs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
         return -1;
-    size_t done = 0;
-    ssize_t w = 1;
-    while (done < len && (w > 0 || (w < 0 && errno == EINTR)))
-        if ((w = write(fd, data + done, len - done)) > 0)
-            done += (size_t)w;
-    int ok = done == len && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok && renameat(dfd, tmp, dfd, name) == 0;
+    bool ok = outpump_write_all(fd, data, len) && fsync(fd) == 0;
+    int e = errno; /* the first failure's, kept through the clean-up */
+    if (close(fd) && ok) {
+        ok = false;
+        e = errno;
+    }
+    if (ok && renameat(dfd, tmp, dfd, name)) {
+        ok = false;
+        e = errno;
+    }
     if (!ok) {
-        int e = w == 0 ? ENOSPC : errno;
         unlinkat(dfd, tmp, 0);
         errno = e;
     }
