@@ -392,14 +392,14 @@ int cmd_simulate(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     carma_err err = {{0}};
     char path[4096], source[4200];
-    /* the table says what it was run with: the testbed's settings, or what the user gave */
-    snprintf(source, sizeof source, "%s%s", a.cargs.path ? a.cargs.path : "data/aegis.conf",
-             a.cargs.nsets ? " with --set" : "");
     if (a.validate && !a.cargs.path) {
         if (carma_data_path("aegis.conf", path, sizeof path, &err))
             return cli_fail("simulate", &err);
         a.cargs.path = path;
     }
+    /* the table says what it was run with: the testbed's settings, or what the user gave */
+    snprintf(source, sizeof source, "%s%s", a.cargs.path ? a.cargs.path : "",
+             a.cargs.nsets ? " with --set" : "");
     carma_config cfg;
     if ((rc = load_config(&a, &cfg, &err)) != 0)
         return cli_config_fail("simulate", rc, &err);

@@ -275,13 +275,15 @@ static void print_cell(char *buf, size_t cap, double sim, double real, bool know
 static void print_table(const validate_row *rows, int n, const char *source)
 {
     int checked = 0, within = 0, excl_ok = 0, excl_n = 0, unused = 0;
-    char *shown = str_escape_controls(source); /* a path the user named */
-    printf("carma simulate --validate: %s on data/traces/aegis_*_60.csv; figures "
+    /* paths the user named (--config, $CARMA_DATA_DIR) */
+    char *shown = str_escape_controls(source), *data = str_escape_controls(carma_data_dir());
+    printf("carma simulate --validate: %s on %s/traces/aegis_*_60.csv; figures "
            "normalized\nto exclusive on the same trace (its own row: seconds), simulated vs real "
            "(AEGIS, 3 x A100\n40 GB); ! = off by more than %.2f (exclusive makespan: %.0f %%). "
-           "venus is held out: no real\nresults.\n\n", shown ? shown : "?", TOLERANCE,
-           100 * EXCL_TOLERANCE);
+           "venus is held out: no real\nresults.\n\n", shown ? shown : "?", data ? data : "?",
+           TOLERANCE, 100 * EXCL_TOLERANCE);
     free(shown);
+    free(data);
     printf("%-7s %-12s  %-26s  %-26s  %-9s  %-15s  %s\n", "trace", "policy",
            "makespan: sim real diff", "mean JCT: sim real diff", "OOM s/r", "done/failed s r",
            "energy MJ s/r");

@@ -221,9 +221,12 @@ jq -e 'all(.[]; .sim_energy_j > 1e6) and ([.[] | select(.trace == "philly")]
         | all(.real_energy_j > 1e6 and (.sim_energy_j / .real_energy_j - 1 | fabs) < 0.2))' \
     <<<"$out" >/dev/null || fail "--validate: energies in J, the simulated near the real"
 "$CARMA" simulate --validate | grep -q "^within +-0.05: [0-9]* of 20" || fail "--validate table"
-# its header says what it ran with: the testbed's settings, or the user's
-"$CARMA" simulate --validate | head -1 | grep -q "^carma simulate --validate: data/aegis.conf on" \
-    || fail "--validate header: $("$CARMA" simulate --validate | head -1)"
+# its header says what it ran with: the testbed's settings, or the user's, and the data
+# directory's traces ($CARMA_DATA_DIR's when set)
+ln -s "$SRC/data" "$tmp/vdata"
+hdr=$(CARMA_DATA_DIR="$tmp/vdata" "$CARMA" simulate --validate | head -1)
+grep -qxF "carma simulate --validate: $tmp/vdata/aegis.conf on $tmp/vdata/traces/aegis_*_60.csv;\
+ figures normalized" <<<"$hdr" || fail "--validate header: $hdr"
 "$CARMA" simulate --validate --config "$SRC/data/aegis.conf" --set window=20 | head -1 |
     grep -qF -- "--validate: $SRC/data/aegis.conf with --set on" \
     || fail "--validate header with --config and --set"
