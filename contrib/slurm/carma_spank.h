@@ -47,7 +47,8 @@ void cspank_free_argv(char **argv);
 
 /* Node side (slurmstepd, as the job's user): sets the job's CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
  * from its shards, and CUDA_MPS_PIPE_DIRECTORY when the node's carma daemon runs an MPS
- * server. Never fails the job: what goes wrong is logged. */
+ * server; a step granted no GPU, or a shard step whose cap cannot be set, gets an empty
+ * CUDA_VISIBLE_DEVICES (no GPU). Never fails the hook: what goes wrong is logged. */
 void cspank_node_setup(spank_t sp, const cspank_conf *c);
 
 #endif

@@ -9,7 +9,9 @@
 # added by TresPerJob/TresPerTask updates, a refusal with a % in it and an error in
 # job_submit.lua all refuse the job (each was accepted unchecked); with no carma daemon on the
 # node the plugin only warns and no node is drained; with one running MPS, the job gets its
-# pipe directory.
+# pipe directory. A job or step granted no GPU is shown none (CUDA_VISIBLE_DEVICES empty), as
+# is a shard step whose cap cannot be set; what a hostile daemon sends reaches the slurmd log
+# escaped.
 # Skips (77) unless run as root with Slurm, munge and the lua job_submit plugin installed.
 # Usage: test_slurm_cluster.sh CARMA SOURCE_DIR PLUGIN
 set -u
@@ -67,6 +69,20 @@ j3=$(submit --gres=gpu:1 --wrap "$envjob") || fail "gpu:1: $(cat "$SD/submit.err
 grep -q "served as shard:40" "$SD/submit.err" || fail "gpu:1: no word of the rewrite: $(cat "$SD/submit.err")"
 # gpu:2 -> a node of its own.
 j4=$(submit --gres=gpu:2 --wrap "$envjob") || fail "gpu:2: $(cat "$SD/submit.err")"
+# No GPU asked for: Slurm leaves CUDA_VISIBLE_DEVICES unset, which CUDA takes as every GPU of
+# the node; the plugin sets it empty (no GPU). The same for a step of a shard job that asks
+# for none (--gres=none), whose environment the batch step's cap and pipe directory reach.
+j5=$(submit --wrap "$envjob") || fail "no GPU: $(cat "$SD/submit.err")"
+j6=$(submit --gpu-mem=1G --wrap "srun --gres=none sh -c '$envjob'") ||
+    fail "--gres=none step: $(cat "$SD/submit.err")"
+# carma itself in a job without GPUs (on a fake NVML of two GPUs) finds none: it once listed
+# (and `carma run` would have used) every GPU of the node.
+printf 'gpu uuid=GPU-fake-m%s name="Fake A100" total=40960 used=0 minor=%s\n' 0 0 1 1 \
+    >"$SD/two-gpus"
+j7=$(CARMA_NVML_LIBRARY=$(dirname "$CARMA")/tests/fake_nvml/full/libnvidia-ml.so.1 \
+     CARMA_DCGM_LIBRARY=/nonexistent/libdcgm.so.4 FAKE_NVML_SCENARIO=$SD/two-gpus \
+     submit --wrap "$CARMA gpus --gpu-backend nvml") ||
+    fail "carma gpus job: $(cat "$SD/submit.err")"
 
 [ "$(job_field "$j1" TresPerNode)" = "gres:shard:10" ] || fail "--gpu-mem=10G: TresPerNode $(job_field "$j1" TresPerNode)"
 [ "$(squeue -h -t all -j "$j1" -o %b)" = "gres:shard:10" ] || fail "--gpu-mem=10G: squeue %b $(squeue -h -t all -j "$j1" -o %b)"
@@ -75,7 +91,9 @@ j4=$(submit --gres=gpu:2 --wrap "$envjob") || fail "gpu:2: $(cat "$SD/submit.err
 [ "$(job_field "$j4" TresPerNode)" = "gres:gpu:2" ] || fail "gpu:2: TresPerNode $(job_field "$j4" TresPerNode)"
 [ "$(job_field "$j4" OverSubscribe)" = "NO" ] || fail "gpu:2: not exclusive: OverSubscribe=$(job_field "$j4" OverSubscribe)"
 
-for j in $j1 $j2 $j3 $j4; do slurm_wait_job "$j" || fail "job $j: $(job_field "$j" JobState)"; done
+for j in $j1 $j2 $j3 $j4 $j5 $j6; do
+    slurm_wait_job "$j" || fail "job $j: $(job_field "$j" JobState)"
+done
 [ "$(job_env "$j1" SLURM_SHARDS_ON_NODE)" = 10 ] || fail "job $j1: shards: $(cat "$SD/out/$j1.out")"
 [ "$(job_env "$j1" CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)" = "0=10240M" ] || fail "job $j1: MPS cap: $(cat "$SD/out/$j1.out")"
 [ "$(job_env "$j1" SLURM_SPANK_CARMA_GPU_MEM_MIB)" = 10240 ] || fail "job $j1: figure: $(cat "$SD/out/$j1.out")"
@@ -86,6 +104,13 @@ grep -Eq '^CUDA_VISIBLE_DEVICES=[0-3]$' "$SD/out/$j1.out" || fail "job $j1: one 
 # (Slurm gives a job with a node of its own every GPU of the node)
 grep -q '^CUDA_VISIBLE_DEVICES=0,1,2,3$' "$SD/out/$j4.out" || fail "job $j4: the node's GPUs: $(cat "$SD/out/$j4.out")"
 grep -q CUDA_MPS_PINNED "$SD/out/$j4.out" && fail "job $j4: a whole-GPU job got an MPS cap"
+for j in $j5 $j6; do
+    grep -qx 'CUDA_VISIBLE_DEVICES=' "$SD/out/$j.out" ||
+        fail "job $j, granted no GPU, may see every GPU: $(cat "$SD/out/$j.out")"
+done
+slurm_wait_job "$j7" && fail "job $j7, granted no GPU, ran carma on GPUs: $(cat "$SD/out/$j7.out")"
+grep -q "CUDA_VISIBLE_DEVICES is set but empty: it makes no GPU visible" "$SD/out/$j7.out" ||
+    fail "job $j7: $(cat "$SD/out/$j7.out")"
 # The two 10-shard jobs and the gpu:1 job could not share the gpu:1 job's GPU.
 g3=$(job_env "$j3" CUDA_VISIBLE_DEVICES) n3=$(job_field "$j3" NodeList)
 for j in $j1 $j2; do
@@ -267,7 +292,48 @@ grep -q CUDA_MPS_PIPE_DIRECTORY "$SD/out/$jg.out" && fail "job $jg: a garbage pi
 [ "$(job_env "$jg" CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)" = "0=1024M" ] ||
     fail "job $jg: MPS cap: $(cat "$SD/out/$jg.out")"
 kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
+# hostile, refuse: UUIDs, a pipe directory and an error text with terminal escapes, a newline
+# and a forged log line (fake_carmad.py): they once reached the slurmd log (and the refusal
+# the job's output) as they were; now escaped, and that pipe directory is not the job's.
+forged='\x1b[31mred\n[2000-01-01T00:00:00.000] forged: %n%s%s \u009b2J'
+slurmd_log() { grep -a carma_spank "$SD"/log/slurmd-node*.log | tail -"$1"; }
+for mode in hostile refuse; do
+    "$SRC/tests/slurm/fake_carmad.py" "$mode" "$CSOCK" 2>>"$SD/log/fake.log" &
+    DAEMON_PID=$!
+    for _ in $(seq 50); do [ -S "$CSOCK" ] && break; sleep 0.1; done
+    jx=$(submit --gpu-mem=1G --wrap "$envjob") || fail "$mode daemon: $(cat "$SD/submit.err")"
+    slurm_wait_job "$jx" 15 || fail "job $jx, $mode daemon: $(job_field "$jx" JobState)"
+    kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
+    if [ "$mode" = hostile ]; then
+        g=$(job_env "$jx" SLURM_JOB_GPUS)
+        grep -qF "carma_spank: GPU $g (GPU-m$g-$forged): 40960 MiB free" \
+            "$SD"/log/slurmd-node*.log || fail "hostile daemon: no escaped UUID: $(slurmd_log 3)"
+        grep -qF "not an absolute path of printable characters: /pipe$forged" \
+            "$SD"/log/slurmd-node*.log || fail "hostile daemon: pipe directory not refused: log"
+        grep -q CUDA_MPS_PIPE_DIRECTORY "$SD/out/$jx.out" &&
+            fail "job $jx: a pipe directory with escapes"
+    else
+        grep -qF "carma_spank: carma daemon at $CSOCK: $forged" "$SD"/log/slurmd-node*.log ||
+            fail "refusing daemon: no escaped error: $(slurmd_log 3)"
+    fi
+    grep -l $'\e' "$SD"/log/slurmd-node*.log "$SD/out/$jx.out" &&
+        fail "$mode daemon: an escape character reached a log"
+    grep -a '^\[2000-01-01' "$SD"/log/slurmd-node*.log "$SD/out/$jx.out" &&
+        fail "$mode daemon: a forged log line"
+done
 DAEMON_PID=
+
+# A shard step whose MPS cap cannot be set sees no GPU, not an uncapped one: here an admin's
+# shard_mib that makes 2 shards more than the plugin's 1 TiB (slurmstepd reads plugstack.conf
+# at each start).
+sed -i 's/ timeout_ms=1000$/ timeout_ms=1000 shard_mib=1048576/' "$SD/plugstack.conf"
+jc=$(submit --gres=shard:2 --wrap "$envjob") || fail "shard:2: $(cat "$SD/submit.err")"
+slurm_wait_job "$jc" || fail "job $jc: $(job_field "$jc" JobState)"
+sed -i 's/ shard_mib=1048576$//' "$SD/plugstack.conf"
+grep -qx 'CUDA_VISIBLE_DEVICES=' "$SD/out/$jc.out" && ! grep -q CUDA_MPS_PINNED "$SD/out/$jc.out" ||
+    fail "job $jc: no MPS cap but a GPU: $(cat "$SD/out/$jc.out")"
+grep -q "SHARDS_ON_NODE=2 is not a shard count (1..1 of 1048576 MiB); no MPS cap; the step gets" \
+    "$SD"/log/slurmd-node*.log || fail "job $jc: no reason logged: $(slurmd_log 2)"
 
 # carma inside a whole-GPU allocation (docs/slurm-allocation.md): a gpu:2 job (given a node of
 # its own, so all four of its GPUs) runs `carma run` on two task files; its private daemon, on
