@@ -5,10 +5,12 @@
  * d_oom_waits), its supervisor lost (failed), or written but never launched (the task
  * returns to its queue and the attempt does not count). */
 #include <assert.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "daemon/journal.h"
 #include "daemon/registry.h"
@@ -126,6 +128,21 @@ dtask *task_from_rows(const store_task_row *row, const store_attempt_row *a,
         t->st.learned_mib = (uint64_t)row->learned_mib;
     }
     return t;
+}
+
+/* Why the attempt directory dir cannot be looked at, for the log: a symlink or a file in its
+ * place (nothing there is followed or trusted) is named as such, not as unreadable files. */
+static void unreadable_why(const char *dir, char *buf, size_t cap)
+{
+    struct stat sb;
+    if (lstat(dir, &sb))
+        snprintf(buf, cap, "cannot be looked at now (%s: %s)", dir, strerror(errno));
+    else if (S_ISLNK(sb.st_mode) || !S_ISDIR(sb.st_mode))
+        snprintf(buf, cap, "cannot be looked at: %s is a %s, not its directory (carma follows "
+                 "no link there; put the attempt's directory back in its place)", dir,
+                 S_ISLNK(sb.st_mode) ? "symbolic link" : "file");
+    else
+        snprintf(buf, cap, "cannot be looked at now (its files in %s are unreadable)", dir);
 }
 
 /* Written but never launched: back to its queue, the attempt does not count. */
@@ -267,9 +284,11 @@ static int restore_running(restore_ctx *rc, dtask *t, const store_attempt_row *a
                  (long long)t->sub.time_limit_s);
     }
     if (s == SUP_RUNNING || s == SUP_UNKNOWN) {
+        char why[4400] = "still running";
+        if (s == SUP_UNKNOWN)
+            unreadable_why(t->att.dir, why, sizeof why);
         dlog(d, "task %llu: attempt %d %s; adopted", (unsigned long long)t->st.id, t->att.n,
-             s == SUP_RUNNING ? "still running"
-                              : "cannot be looked at now (its files are unreadable)");
+             why);
         if (asked)
             dlog(d, "task %llu: its cancel, asked for before the restart, is sent now",
                  (unsigned long long)t->st.id);

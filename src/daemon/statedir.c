@@ -7,6 +7,7 @@
  * locked for the daemon's life: two daemons on one state directory would both adopt its
  * running tasks. Its free space is looked at each monitor tick (state_min_free_mib): a full
  * filesystem would fail a database write, and that stops the daemon. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,10 +22,21 @@
 
 #define LOCK_NAME "daemon.lock"
 
+static const char *file_kind(const struct stat *sb)
+{
+    return S_ISLNK(sb->st_mode) ? "symbolic link" : S_ISDIR(sb->st_mode) ? "directory"
+                                                                         : "special file";
+}
+
 /* A private directory (dirfd/name), narrowed to 0700 when it was wider. */
 static int private_dir(int dirfd, const char *name, const char *what, carma_err *err)
 {
     int fd = safefs_dir(dirfd, name, 0700, SAFEFS_PRIVATE, err);
+    struct stat there; /* "Not a directory" alone did not say what is there, or why */
+    if (fd < 0 && fstatat(dirfd, name, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISDIR(there.st_mode) && !S_ISLNK(there.st_mode))
+        carma_err_set(err, "%s is not a directory (a file is in its place); refusing it: move it "
+                      "away", name);
     if (fd < 0)
         return carma_err_prefix(err, "%s", what);
     struct stat sb;
@@ -45,6 +57,11 @@ static int lock_state(daemon_state *d, carma_err *err)
 {
     const char *dir = d->opts->state_dir;
     int fd = safefs_openat(d->state_fd, LOCK_NAME, O_RDWR | O_CREAT, 0600);
+    struct stat sb;
+    if (fd < 0 && fstatat(d->state_fd, LOCK_NAME, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISREG(sb.st_mode)) /* ELOOP's "Too many levels of symbolic links" said neither */
+        return carma_err_set(err, "%s/%s is not a regular file (a %s); refusing it: move it away "
+                             "(the daemon makes its own)", dir, LOCK_NAME, file_kind(&sb));
     if (fd < 0)
         return carma_err_set(err, "%s/%s: %s", dir, LOCK_NAME, strerror(errno));
     struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
@@ -125,6 +142,54 @@ static int check_socket_dir(const char *socket_path, socket_dir *sd, carma_err *
     return 0;
 }
 
+/* Whether attempts/ holds anything: the attempt directories of an earlier database. */
+static bool has_attempts(int attempts_fd)
+{
+    int fd = openat(attempts_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dir) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    struct dirent *e;
+    bool any = false;
+    while (!any && (e = readdir(dir)))
+        any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(dir);
+    return any;
+}
+
+/* The database's own files, before SQLite opens them: its companions (-wal: its latest
+ * transactions; -shm; -journal), when there, regular files of ours (SQLite refused a symlink
+ * with "unable to open database file", naming neither the file nor why). And an empty
+ * database where attempts/ holds attempt directories was cut short (or emptied) since: carma
+ * would have begun again with no tasks, those attempts' tasks unwatched. */
+static int check_db_files(daemon_state *d, const char *path, carma_err *err)
+{
+    static const char *const companions[] = {"carma.db-wal", "carma.db-shm", "carma.db-journal"};
+    struct stat sb;
+    for (size_t i = 0; i < sizeof companions / sizeof companions[0]; i++) {
+        if (fstatat(d->state_fd, companions[i], &sb, AT_SYMLINK_NOFOLLOW))
+            continue;
+        if (!S_ISREG(sb.st_mode))
+            return carma_err_set(err, "%s/%s is not a regular file (a %s); refusing it: move it "
+                                 "away", d->opts->state_dir, companions[i], file_kind(&sb));
+        if (sb.st_uid != geteuid())
+            return carma_err_set(err, "%s/%s is owned by uid %u; refusing it: it must be owned "
+                                 "by uid %u", d->opts->state_dir, companions[i],
+                                 (unsigned)sb.st_uid, (unsigned)geteuid());
+    }
+    bool wal = fstatat(d->state_fd, "carma.db-wal", &sb, AT_SYMLINK_NOFOLLOW) == 0 && sb.st_size;
+    if (fstatat(d->state_fd, "carma.db", &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+        sb.st_size == 0 && !wal && has_attempts(d->attempts_fd))
+        return carma_err_set(err, "%s is empty, but %s/attempts holds the directories of earlier "
+                             "attempts: the database was cut short or emptied; carma left it as "
+                             "it is: restore it from a backup, or remove it to start with an "
+                             "empty queue (task ids begin again)", path, d->opts->state_dir);
+    return 0;
+}
+
 static int open_state_dir(daemon_state *d, carma_err *err)
 {
     const char *dir = d->opts->state_dir;
@@ -141,7 +206,8 @@ static int open_state_dir(daemon_state *d, carma_err *err)
         return -1;
     char path[4200];
     snprintf(path, sizeof path, "%s/carma.db", dir);
-    if (safefs_private_file(d->state_fd, "carma.db", path, err))
+    if (check_db_files(d, path, err) ||
+        safefs_private_file(d->state_fd, "carma.db", path, err))
         return carma_err_prefix(err, "state database");
     return 0;
 }

@@ -393,13 +393,16 @@ static int open_log(int dfd, const char *dir, const char *name, const launch_spe
     return fd;
 }
 
-/* Moves the attempt directory `name` of `parent` aside, to NAME.replaced-K (a fresh K). */
+/* Moves the attempt directory `name` of `parent` aside, to NAME.replaced-K (a fresh K), and
+ * sets its modification time to now: the purge (purge.c) keeps it keep_attempt_logs_days from
+ * then, not from its old attempt's end (a rename leaves it as it was). */
 static int set_aside(const launch_spec *spec, int parent, const char *name, carma_err *err)
 {
     char aside[4200];
     for (int k = 1; k < 1000; k++) {
         snprintf(aside, sizeof aside, "%s.replaced-%d", name, k);
         if (renameat2(parent, name, parent, aside, RENAME_NOREPLACE) == 0) {
+            utimensat(parent, aside, NULL, AT_SYMLINK_NOFOLLOW); /* best effort: the age */
             if (spec->set_aside) /* for the daemon's log */
                 snprintf(spec->set_aside, spec->set_aside_cap, "%s", aside);
             return 0;

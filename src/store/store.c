@@ -53,22 +53,6 @@ static const char *const schema =
     " ngpus INTEGER NOT NULL, runtime_s REAL NOT NULL, smact REAL, drama REAL, util REAL,"
     " updated_at REAL NOT NULL, PRIMARY KEY(uid, cwd, command, batch, ngpus));";
 
-/* The database's format (PRAGMA user_version), raised with each change an older carma cannot
- * read; 0 = before formats were kept, 1 = histories per user and directory. A database of a
- * newer format is refused untouched rather than half understood. */
-#define STORE_FORMAT 1
-
-static int read_format(sqlite3 *db, int *format)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -1;
-    *format = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* Columns added after the first release: added to an older database when missing. */
 static const char *const added_columns[][2] = {
     {"tasks", "history_mib INTEGER"},
@@ -149,15 +133,7 @@ int store_open(store **out, const char *path, carma_err *err)
         return -1;
     }
     sqlite3_busy_timeout(s->db, 5000);
-    int format = 0;
-    if (read_format(s->db, &format)) {
-        store_db_error(s, err, path);
-        store_close(s);
-        return -1;
-    }
-    if (format > STORE_FORMAT) {
-        carma_err_set(err, "state database %s has format %d, newer than this carma reads (%d):"
-                      " run the carma that wrote it, or a newer one", path, format, STORE_FORMAT);
+    if (store_check(s->db, path, err)) { /* before anything is written in it */
         store_close(s);
         return -1;
     }

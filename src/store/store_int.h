@@ -1,6 +1,6 @@
-/* store_int.h — what the store's files share (store.c, store_attempts.c, store_history.c):
- * the database handle, its error message, reading rows, and the schema's upgrades. Internal to
- * src/store. */
+/* store_int.h — what the store's files share (store.c, store_attempts.c, store_history.c,
+ * store_check.c): the database handle and format, its checks, its error message, reading rows,
+ * and the schema's upgrades. Internal to src/store. */
 #ifndef CARMA_STORE_STORE_INT_H
 #define CARMA_STORE_STORE_INT_H
 
@@ -8,7 +8,16 @@
 
 #include "store/store.h"
 
+/* The database's format (PRAGMA user_version), raised with each change an older carma cannot
+ * read; 0 = before formats were kept, 1 = histories per user and directory. A database of a
+ * newer format is refused untouched rather than half understood. */
+#define STORE_FORMAT 1
+
 sqlite3 *store_db(store *s);
+/* Whether the database at path, just opened, is one store_open may use: an SQLite database of
+ * a format this carma reads, undamaged (quick_check), and carma's or empty. 0, or -1 with err
+ * naming the file and what to do; nothing in it is written (store_check.c). */
+int store_check(sqlite3 *db, const char *path, carma_err *err);
 bool store_has_column(sqlite3 *db, const char *table, const char *column);
 
 /* The memory history's table, per user and directory (store_history.c). */
