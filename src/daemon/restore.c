@@ -16,6 +16,7 @@
 #include "daemon/registry.h"
 #include "daemon/tasks.h"
 #include "util/array.h"
+#include "util/safefs.h"
 #include "util/strutil.h"
 
 /* A running attempt that ended while the daemon was away: classified once the core is ready. */
@@ -140,7 +141,7 @@ static void unreadable_why(const char *dir, char *buf, size_t cap)
     else if (S_ISLNK(sb.st_mode) || !S_ISDIR(sb.st_mode))
         snprintf(buf, cap, "cannot be looked at: %s is a %s, not its directory (carma follows "
                  "no link there; put the attempt's directory back in its place)", dir,
-                 S_ISLNK(sb.st_mode) ? "symbolic link" : "file");
+                 safefs_type_name(sb.st_mode));
     else
         snprintf(buf, cap, "cannot be looked at now (its files in %s are unreadable)", dir);
 }

@@ -22,12 +22,6 @@
 
 #define LOCK_NAME "daemon.lock"
 
-static const char *file_kind(const struct stat *sb)
-{
-    return S_ISLNK(sb->st_mode) ? "symbolic link" : S_ISDIR(sb->st_mode) ? "directory"
-                                                                         : "special file";
-}
-
 /* A private directory (dirfd/name), narrowed to 0700 when it was wider. */
 static int private_dir(int dirfd, const char *name, const char *what, carma_err *err)
 {
@@ -61,7 +55,8 @@ static int lock_state(daemon_state *d, carma_err *err)
     if (fd < 0 && fstatat(d->state_fd, LOCK_NAME, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
         !S_ISREG(sb.st_mode)) /* ELOOP's "Too many levels of symbolic links" said neither */
         return carma_err_set(err, "%s/%s is not a regular file (a %s); refusing it: move it away "
-                             "(the daemon makes its own)", dir, LOCK_NAME, file_kind(&sb));
+                             "(the daemon makes its own)", dir, LOCK_NAME,
+                             safefs_type_name(sb.st_mode));
     if (fd < 0)
         return carma_err_set(err, "%s/%s: %s", dir, LOCK_NAME, strerror(errno));
     struct flock whole = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
@@ -174,7 +169,8 @@ static int check_db_files(daemon_state *d, const char *path, carma_err *err)
             continue;
         if (!S_ISREG(sb.st_mode))
             return carma_err_set(err, "%s/%s is not a regular file (a %s); refusing it: move it "
-                                 "away", d->opts->state_dir, companions[i], file_kind(&sb));
+                                 "away", d->opts->state_dir, companions[i],
+                                 safefs_type_name(sb.st_mode));
         if (sb.st_uid != geteuid())
             return carma_err_set(err, "%s/%s is owned by uid %u; refusing it: it must be owned "
                                  "by uid %u", d->opts->state_dir, companions[i],

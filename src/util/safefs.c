@@ -91,6 +91,17 @@ int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma
     return fd;
 }
 
+const char *safefs_type_name(mode_t mode)
+{
+    return S_ISREG(mode)    ? "regular file"
+           : S_ISLNK(mode)  ? "symbolic link"
+           : S_ISDIR(mode)  ? "directory"
+           : S_ISFIFO(mode) ? "named pipe"
+           : S_ISSOCK(mode) ? "socket"
+           : S_ISCHR(mode) || S_ISBLK(mode) ? "device"
+                                             : "special file";
+}
+
 int safefs_private_file(int dirfd, const char *name, const char *path, carma_err *err)
 {
     int fd = safefs_openat(dirfd, name, O_RDONLY | O_CREAT | O_EXCL, 0600);
@@ -105,7 +116,7 @@ int safefs_private_file(int dirfd, const char *name, const char *path, carma_err
         return carma_err_set(err, "%s: %s", path, strerror(errno));
     if (!S_ISREG(sb.st_mode))
         return carma_err_set(err, "%s is not a regular file (a %s); refusing it", path,
-                             S_ISLNK(sb.st_mode) ? "symbolic link" : "special file");
+                             safefs_type_name(sb.st_mode));
     if (sb.st_uid != geteuid() || sb.st_nlink != 1)
         return carma_err_set(err, "%s is owned by uid %u with %u link(s); refusing it: it must "
                                   "be owned by uid %u, with one link",

@@ -25,6 +25,9 @@ typedef enum safefs_kind {
  * O_DIRECTORY descriptor (O_CLOEXEC), or -1 with err naming the path, its owner and mode. */
 int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma_err *err);
 
+/* What a file of this mode is, for an error ("symbolic link", "directory", "named pipe", ...). */
+const char *safefs_type_name(mode_t mode);
+
 /* Makes sure name in dirfd is a private regular file of ours: when absent it is created empty
  * (mode 0600, never through a symlink); when present it must be a regular file (not a
  * symlink) owned by the effective uid with one link, and its mode is narrowed to 0600. path

@@ -1,12 +1,13 @@
 /* test_safefs_stage.c — a set of output files written into a directory all together
  * (safefs_stage_*): the files appear only on commit, a symlink at a final name is replaced and
  * not followed, a failed commit restores what it replaced, and nothing of the staging (nor a
- * target directory it made) is left. */
+ * target directory it made) is left. And a private file's intruder named (safefs_type_name). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,28 @@ static void test_uncommitted_leaves_no_target(void **state)
     safefs_stage_close(&st); /* harmless after a failed open */
 }
 
+/* safefs_private_file names what is in a private file's place (it called a directory a
+ * "special file") */
+static void test_private_file_names_the_intruder(void **state)
+{
+    fixture *fx = *state;
+    carma_err err = {{0}};
+    char path[128];
+    snprintf(path, sizeof path, "%s/db", fx->root);
+    assert_int_equal(mkdir(path, 0700), 0);
+    int dfd = open(fx->root, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    assert_int_equal(safefs_private_file(dfd, "db", path, &err), -1);
+    assert_non_null(strstr(err.msg, "(a directory)"));
+    assert_int_equal(rmdir(path), 0);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(safefs_private_file(dfd, "db", path, &err), -1);
+    assert_non_null(strstr(err.msg, "(a named pipe)"));
+    close(dfd);
+    assert_string_equal(safefs_type_name(S_IFSOCK), "socket");
+    assert_string_equal(safefs_type_name(S_IFLNK), "symbolic link");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +192,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_commit_restores, setup, teardown),
         cmocka_unit_test_setup_teardown(test_directory_refused_before_moving, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uncommitted_leaves_no_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_file_names_the_intruder, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
