@@ -41,7 +41,8 @@ static const char usage[] =
     "FILE), and exits as `carma wait` does: 0 when all ended done; else the worst of 3 (one\n"
     "was cancelled), 4 (one ran past its time limit), 5 (one failed); 124 when --timeout ran\n"
     "out; 1 on an error; 2 on a usage error; 128+N after signal N. Every file is read and\n"
-    "checked before anything is submitted.\n\n"
+    "checked before anything is submitted, and all go in one request: the daemon queues all\n"
+    "of them or, refusing one, none.\n\n"
     "It uses the daemon the other commands would use. It starts a private daemon of its own\n"
     "instead when none answers there, with --private, or inside a Slurm job (SLURM_JOB_ID\n"
     "set) unless --socket or $CARMA_SOCKET names a daemon: its socket and state live in a\n"
@@ -204,11 +205,19 @@ static bool wants_private(const request_args *a, const run_opts *o)
     return !daemon_answers(a);
 }
 
-/* Submits every task held, then releases them once the daemon has taken all: a file it
- * refuses (more GPUs than it has, a user's task cap) leaves none of them started. On a
- * failure the ones already queued are kept in `tasks` (with their ids) so that the caller
- * cancels and reports them. */
-static int submit_all(const request_args *a, json_t *tasks)
+/* The task (file) t queued with id: reported and cancelled by its id from now on. */
+static void submitted(json_t *t, json_int_t id)
+{
+    json_object_del(t, "task");
+    json_object_set_new(t, "id", json_integer(id));
+    json_object_set_new(t, "state", json_string("queued"));
+}
+
+/* For a daemon that takes no batch: submits every task held, then releases them once the
+ * daemon has taken all, so that a file it refuses leaves none of them started. On a failure
+ * the ones already queued are kept in `tasks` (with their ids) so that the caller cancels and
+ * reports them; should carma run die meanwhile, they stay held. */
+static int submit_held(const request_args *a, json_t *tasks)
 {
     size_t i;
     json_t *t, *reply;
@@ -221,9 +230,7 @@ static int submit_all(const request_args *a, json_t *tasks)
         int rc = submit_send(a, task, &id);
         if (rc)
             return rc; /* this one and the rest: reported as not submitted */
-        json_object_del(t, "task");
-        json_object_set_new(t, "id", json_integer(id));
-        json_object_set_new(t, "state", json_string("queued"));
+        submitted(t, id);
     }
     json_array_foreach(tasks, i, t) {
         if (stop_signal)
@@ -235,6 +242,32 @@ static int submit_all(const request_args *a, json_t *tasks)
         json_decref(reply);
     }
     return 0;
+}
+
+/* Submits every task in one request: the daemon queues all of them or, refusing one (more
+ * GPUs than it has, a user's task cap), none; a carma run killed while it sends them leaves
+ * all or none, none held. An older daemon's are sent held one at a time (submit_held). */
+static int submit_all(const request_args *a, json_t *tasks)
+{
+    if (stop_signal)
+        return 128 + stop_signal;
+    size_t i, n = json_array_size(tasks);
+    json_t *t, *specs = json_array();
+    json_int_t *ids = calloc(n, sizeof *ids);
+    json_array_foreach(tasks, i, t)
+        json_array_append(specs, json_object_get(t, "task"));
+    int rc = 1;
+    if (ids)
+        rc = submit_send_batch(a, specs, ids);
+    else
+        fputs("carma run: out of memory\n", stderr);
+    json_decref(specs);
+    if (rc == 0) {
+        json_array_foreach(tasks, i, t)
+            submitted(t, ids[i]);
+    }
+    free(ids);
+    return rc == SUBMIT_UNTAKEN ? submit_held(a, tasks) : rc;
 }
 
 /* One look at every live task; prints those that ended, raising *worst. *left: still live. */

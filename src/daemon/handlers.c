@@ -92,7 +92,61 @@ static json_t *array_arg(const json_t *req, int *out, size_t *n)
     return NULL;
 }
 
-static json_t *do_submit(daemon_state *d, peer *p, const json_t *req)
+/* A batch's tasks: absent, or 1..PROTO_MAX_ARRAY task objects in *specs, each given the
+ * request's "env" when it has none of its own (the client sends an environment all of them
+ * share once). NULL, or the error reply. */
+static json_t *batch_arg(json_t *req, json_t **specs)
+{
+    json_t *b = json_object_get(req, "tasks"), *env = json_object_get(req, "env"), *v;
+    *specs = NULL;
+    if (!b)
+        return NULL;
+    if (json_object_get(req, "task") || json_object_get(req, "array"))
+        return proto_error("'tasks' and 'task' or 'array': give one (a batch's tasks are in "
+                           "'tasks')");
+    if (!json_is_array(b) || json_array_size(b) < 1 || json_array_size(b) > PROTO_MAX_ARRAY)
+        return proto_error("'tasks' must be a list of 1 to %d tasks", PROTO_MAX_ARRAY);
+    size_t i;
+    json_array_foreach(b, i, v) {
+        if (!json_is_object(v))
+            return proto_error("tasks[%zu]: expected a task object", i);
+        if (env && !json_object_get(v, "env"))
+            json_object_set(v, "env", env); /* checked with the task, as its own would be */
+    }
+    *specs = b;
+    return NULL;
+}
+
+/* A batch (a "tasks" list): all its tasks or none; the reply, or NULL when the request has no
+ * "tasks". A refusal says which task in "index" (null: the whole batch). */
+static json_t *submit_batch(daemon_state *d, peer *p, json_t *req, bool key_ok,
+                            const char *key, uint64_t *ids)
+{
+    json_t *specs, *r = batch_arg(req, &specs);
+    carma_err err;
+    long refused = -1;
+    bool repeat;
+    if (!r && !specs)
+        return NULL;
+    if (!r && !key_ok)
+        r = proto_error("'key' must be a string of 16 to 64 hex digits");
+    if (!r && d_submit_batch(d, p, specs, key, ids, &repeat, &refused, &err))
+        r = proto_error("submission refused: %s", err.msg);
+    if (r) {
+        json_object_set_new(r, "index", refused < 0 ? json_null() : json_integer(refused));
+        return r;
+    }
+    r = proto_ok();
+    json_t *list = json_array();
+    for (size_t i = 0; i < json_array_size(specs); i++)
+        json_array_append_new(list, json_integer((json_int_t)ids[i]));
+    json_object_set_new(r, "ids", list);
+    if (repeat)
+        json_object_set_new(r, "repeat", json_true());
+    return r;
+}
+
+static json_t *do_submit(daemon_state *d, peer *p, json_t *req)
 {
     submission sub;
     carma_err err;
@@ -100,10 +154,13 @@ static json_t *do_submit(daemon_state *d, peer *p, const json_t *req)
     static int array[PROTO_MAX_ARRAY]; /* static: large for a stack; one request at a time */
     static uint64_t ids[PROTO_MAX_ARRAY];
     size_t narray;
-    json_t *bad = array_arg(req, array, &narray);
-    if (bad)
+    bool key_ok = key_arg(req, &key);
+    json_t *bad = submit_batch(d, p, req, key_ok, key, ids);
+    if (bad) /* a batch's reply */
         return bad;
-    if (!key_arg(req, &key))
+    if ((bad = array_arg(req, array, &narray)) != NULL)
+        return bad;
+    if (!key_ok)
         return proto_error("'key' must be a string of 16 to 64 hex digits");
     if (submission_from_json(json_object_get(req, "task"), &sub, &err))
         return proto_error("invalid submission: %s", err.msg);

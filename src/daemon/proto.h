@@ -14,7 +14,7 @@
 #include "util/err.h"
 
 #define PROTO_MAX_LINE (256 * 1024) /* longest request line the daemon accepts */
-#define PROTO_VERSION 1
+#define PROTO_VERSION 2 /* 2: submit takes a batch, "tasks" */
 #define PROTO_MAX_ARRAY 1000 /* tasks in one submitted array (carma submit --array) */
 
 /* A task this one waits for (submit --after, --afterok). */

@@ -1,6 +1,7 @@
-/* submit.c — a new task: checked against the server, given the memory figure an earlier
- * identical run measured (when none was submitted) and the run time and activity of its last
- * solo run, stored, and queued in the core. */
+/* submit.c — a new task, an array's tasks or a batch of different ones: checked against the
+ * server, given the memory figure an earlier identical run measured (when none was submitted)
+ * and the run time and activity of its last solo run, stored, and queued in the core; a
+ * request's tasks all or none. */
 #include <assert.h>
 #include <math.h>
 #include <pwd.h>
@@ -105,6 +106,18 @@ static int check_fits(const daemon_state *d, const dtask *t, carma_err *err)
                          "memory", what, (double)m.mib / 1024, sub->ngpus, big_enough);
 }
 
+/* What one request makes: one task (sub), an array's (sub with each of the indices), or a
+ * batch's different tasks (specs, each read as a request's task is); n of them. what names
+ * the many in messages. */
+typedef struct members {
+    submission *sub;     /* one task's, an array's; NULL for a batch */
+    const int *array;    /* an array's indices, else NULL */
+    const json_t *specs; /* a batch's task objects, else NULL */
+    size_t n;
+    const char *what;    /* "array", "batch" */
+    long *refused;       /* a batch: the index of the task refused (else left at -1) */
+} members;
+
 /* The queue controls asked for: dependencies on tasks that exist (so that no cycle can be
  * made: a task only waits for older ones); a priority above 0, which passes other users'
  * tasks, from root or the daemon's own user only. */
@@ -125,11 +138,22 @@ static int check_controls(daemon_state *d, const peer *p, const submission *sub,
     return 0;
 }
 
+/* What one task's submission must be, whatever came with it: GPUs the server has, a new
+ * submission's bounds, its queue controls. */
+static int check_spec(daemon_state *d, const peer *p, const submission *sub, carma_err *err)
+{
+    if (sub->ngpus > d->ngpus)
+        return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
+                             d->ngpus);
+    return submission_check_new(sub, err) || check_controls(d, p, sub, err) ? -1 : 0;
+}
+
 /* A user's tasks not ended live in the daemon's memory, and their specs (a whole environment,
  * a command of up to SUB_MAX_COMMAND bytes each) in its database: at most max_tasks_per_user of
  * them, so that no user fills either for the others (root is not limited). `adding` is how
- * many the submission makes (an array's all count). */
-static int check_user_tasks(const daemon_state *d, const peer *p, size_t adding, carma_err *err)
+ * many the submission makes (an array's or a batch's all count; what names which). */
+static int check_user_tasks(const daemon_state *d, const peer *p, size_t adding,
+                            const char *what, carma_err *err)
 {
     int max = d->cfg.daemon.max_tasks_per_user;
     if (max == 0 || p->uid == 0)
@@ -141,9 +165,9 @@ static int check_user_tasks(const daemon_state *d, const peer *p, size_t adding,
     }
     if (n + adding > (size_t)max) {
         if (adding > 1)
-            return carma_err_set(err, "you have %zu tasks not ended and the array adds %zu "
+            return carma_err_set(err, "you have %zu tasks not ended and the %s adds %zu "
                                  "(max_tasks_per_user = %d): wait for some to end, cancel "
-                                 "some, or submit a smaller array", n, adding, max);
+                                 "some, or submit a smaller %s", n, what, adding, max, what);
         return carma_err_set(err, "you have %zu tasks not ended (max_tasks_per_user = %d): "
                              "wait for some to end, or cancel some", n, max);
     }
@@ -151,7 +175,8 @@ static int check_user_tasks(const daemon_state *d, const peer *p, size_t adding,
 }
 
 /* The idempotency key stored with each task of a submission: the client's for a single task,
- * "KEY.i" for an array's i-th (a '.' is in no client's key, so the two never meet). */
+ * "KEY.i" for an array's or a batch's i-th (a '.' is in no client's key, so the two never
+ * meet). */
 static void task_key(char *out, size_t cap, const char *key, size_t i, size_t narray)
 {
     if (narray)
@@ -170,9 +195,9 @@ static int key_lookup(daemon_state *d, const peer *p, const char *k, uint64_t *i
 }
 
 /* A submission repeated with its key: the ids of the tasks its first sending stored (1), none
- * stored (0), or -1 (a store error, or the key used for an array of another size). */
+ * stored (0), or -1 (a store error, or the key used for an array or batch of another size). */
 static int find_repeat(daemon_state *d, const peer *p, const char *key, size_t narray,
-                       uint64_t *ids, carma_err *err)
+                       const char *what, uint64_t *ids, carma_err *err)
 {
     /* Looked up in the iteration's transaction: a repeat in the same batch of requests sees
      * the first one's rows. */
@@ -189,11 +214,11 @@ static int find_repeat(daemon_state *d, const peer *p, const char *key, size_t n
     if (found < 0 || i == 0)
         return found;
     if (i < n)
-        return carma_err_set(err, "key: already used for a smaller array");
+        return carma_err_set(err, "key: already used for a smaller %s", what);
     uint64_t more;
     task_key(k, sizeof k, key, n, narray);
     if (narray && (found = key_lookup(d, p, k, &more, err)) != 0)
-        return found < 0 ? -1 : carma_err_set(err, "key: already used for a larger array");
+        return found < 0 ? -1 : carma_err_set(err, "key: already used for a larger %s", what);
     return 1;
 }
 
@@ -208,6 +233,19 @@ static int array_member(const submission *sub, json_t *spec, int index, submissi
     json_object_set_new(spec, "array_index", json_integer(index));
     json_object_set_new(spec, "name", json_string(name));
     return submission_from_json(spec, out, err);
+}
+
+/* The i-th task of a batch: its own spec, read and checked as a single task's is. */
+static int batch_member(daemon_state *d, const peer *p, const json_t *specs, size_t i,
+                        submission *out, carma_err *err)
+{
+    if (submission_from_json(json_array_get(specs, i), out, err))
+        return -1;
+    if (check_spec(d, p, out, err)) {
+        submission_free(out);
+        return -1;
+    }
+    return 0;
 }
 
 /* A task of the submission (which it takes), with its history read and checked to fit the
@@ -279,30 +317,39 @@ static int store_queue(daemon_state *d, dtask *t, char *spec, const char *key, c
 }
 
 /* Every task of the submission made and checked before the first is stored, so that a refusal
- * stores none: tasks[i] and specs[i] for i < n, freed on failure. */
-static int prepare_all(daemon_state *d, const peer *p, submission *sub, const int *array,
-                       size_t n, dtask **tasks, char **specs, carma_err *err)
+ * stores none: tasks[i] and specs[i] for i < m->n, freed on failure. An array's and a batch's
+ * members are made one at a time, as they are prepared. */
+static int prepare_all(daemon_state *d, const peer *p, const members *m, dtask **tasks,
+                       char **specs, carma_err *err)
 {
-    json_t *spec = array ? submission_to_json(sub) : NULL;
-    if (array && !spec)
+    json_t *spec = m->array ? submission_to_json(m->sub) : NULL;
+    if (m->array && !spec)
         return carma_err_set(err, "out of memory");
     size_t i;
-    for (i = 0; i < n; i++) {
-        submission member, *s = sub;
-        if (array) {
-            if (array_member(sub, spec, array[i], &member, err))
+    for (i = 0; i < m->n; i++) {
+        submission member, *s = m->sub;
+        if (m->array || m->specs) {
+            if (m->array ? array_member(m->sub, spec, m->array[i], &member, err)
+                         : batch_member(d, p, m->specs, i, &member, err))
                 break;
             s = &member;
         }
         tasks[i] = prepare(d, p, s, &specs[i], err);
-        if (array)
+        if (s == &member)
             submission_free(&member); /* a task took it, or it is refused */
         if (!tasks[i])
             break;
     }
     json_decref(spec);
-    if (i == n)
+    if (i == m->n)
         return 0;
+    if (m->specs) { /* which of the batch, and its file when it came from one */
+        const char *src = json_string_value(json_object_get(json_array_get(m->specs, i),
+                                                            "source"));
+        *m->refused = (long)i;
+        carma_err_prefix(err, "tasks[%zu]%s%s%s", i, src ? " (" : "", src ? src : "",
+                         src ? ")" : "");
+    }
     while (i-- > 0) {
         free(specs[i]);
         d_free_task(tasks[i]);
@@ -310,25 +357,24 @@ static int prepare_all(daemon_state *d, const peer *p, submission *sub, const in
     return -1;
 }
 
-int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key,
-             const int *array, size_t narray, uint64_t *ids, bool *repeat, carma_err *err)
+/* The request's tasks, all or none (d_submit, d_submit_batch). */
+static int submit_members(daemon_state *d, const peer *p, const members *m, const char *key,
+                          uint64_t *ids, bool *repeat, carma_err *err)
 {
     *repeat = false;
-    size_t n = narray ? narray : 1;
+    size_t n = m->n, listed = m->array || m->specs ? n : 0;
     if (key) {
-        int found = find_repeat(d, p, key, narray, ids, err);
+        int found = find_repeat(d, p, key, listed, m->what, ids, err);
         if (found)
             return found < 0 ? -1 : (*repeat = true, 0);
     }
-    if (sub->ngpus > d->ngpus)
-        return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
-                             d->ngpus);
-    if (submission_check_new(sub, err) || check_user_tasks(d, p, n, err) ||
-        check_controls(d, p, sub, err) || d_state_space_refuses(d, err))
+    /* an array's members share these; a batch's are checked one by one (prepare_all) */
+    if ((m->sub && check_spec(d, p, m->sub, err)) ||
+        check_user_tasks(d, p, n, m->what, err) || d_state_space_refuses(d, err))
         return -1;
     dtask **tasks = calloc(n, sizeof *tasks);
     char **specs = calloc(n, sizeof *specs);
-    if (!tasks || !specs || prepare_all(d, p, sub, narray ? array : NULL, n, tasks, specs, err)) {
+    if (!tasks || !specs || prepare_all(d, p, m, tasks, specs, err)) {
         if (!tasks || !specs)
             carma_err_set(err, "out of memory");
         free(tasks);
@@ -339,7 +385,7 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key,
     for (size_t i = 0; i < n; i++) {
         char k[96];
         if (key)
-            task_key(k, sizeof k, key, i, narray);
+            task_key(k, sizeof k, key, i, listed);
         /* a store error ends the daemon, and the transaction with every task is rolled back */
         if (rc == 0) {
             if ((rc = store_queue(d, tasks[i], specs[i], key ? k : NULL, err)) == 0)
@@ -354,4 +400,20 @@ int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key,
     if (rc == 0)
         d->need_schedule = true;
     return rc;
+}
+
+int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key,
+             const int *array, size_t narray, uint64_t *ids, bool *repeat, carma_err *err)
+{
+    long unused = -1;
+    members m = {sub, narray ? array : NULL, NULL, narray ? narray : 1, "array", &unused};
+    return submit_members(d, p, &m, key, ids, repeat, err);
+}
+
+int d_submit_batch(daemon_state *d, const peer *p, const json_t *specs, const char *key,
+                   uint64_t *ids, bool *repeat, long *refused, carma_err *err)
+{
+    *refused = -1;
+    members m = {NULL, NULL, specs, json_array_size(specs), "batch", refused};
+    return submit_members(d, p, &m, key, ids, repeat, err);
 }

@@ -21,6 +21,12 @@
  * task). sub is taken by a single task; the caller frees it in every case (submission_free). */
 int d_submit(daemon_state *d, const peer *p, submission *sub, const char *key,
              const int *array, size_t narray, uint64_t *ids, bool *repeat, carma_err *err);
+/* submit.c: a batch of different tasks, specs a JSON array of 1..PROTO_MAX_ARRAY task objects
+ * (each read and checked as a single task's), stored all or none as d_submit's array is, with
+ * their ids in ids[i] and key as an array's. A refusal names the task as tasks[i] (its source
+ * file too), with i in *refused; -1 when it is of the whole batch (max_tasks_per_user). */
+int d_submit_batch(daemon_state *d, const peer *p, const json_t *specs, const char *key,
+                   uint64_t *ids, bool *repeat, long *refused, carma_err *err);
 /* Reads the last solo run of an identical task (store_runs.c) into t->run_hist, when there is
  * one; call d_fill_sched_task after. Also at restart: the history is not kept in the task. */
 int d_take_run_history(daemon_state *d, dtask *t, carma_err *err);

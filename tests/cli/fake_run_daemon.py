@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """fake_run_daemon.py SOCKET MODE: a stand-in for carma's daemon answering the requests
-`carma run` makes (submit, release, show, cancel), for test_run_cli.sh: it puts carma run in
-states a real daemon reaches only by chance. A released task is running. Each request's verb
-is printed on stdout as it comes. MODE:
+`carma run` makes (ping, submit, release, show, cancel), for test_run_cancel.sh: it puts carma
+run in states a real daemon reaches only by chance. A task submitted in a batch ("tasks"), or
+released, is running. Each request's verb is printed on stdout as it comes ("submit tasks"
+for a batch, "submit held" for a held task). MODE:
   ended  a task has ended `done` by the time carma run cancels it: the cancel is refused, as
          the daemon refuses one of a task that has ended ("task N is already done")
   slow   a cancel is answered after a second, and the task never ends
+  old    a daemon of protocol version 1, which knows no batch: it refuses one for its missing
+         "task"; its tasks end done once released
 Serves until killed."""
 import json
 import socket
@@ -20,8 +23,18 @@ lock = threading.Lock()
 
 def answer(req):
     verb, tid = req.get("verb"), req.get("id")
-    print(verb, flush=True)
+    batch = "tasks" in req
+    held = req.get("task", {}).get("hold")
+    print(verb + (" tasks" if batch else " held" if held else ""), flush=True)
+    if verb == "ping":
+        return {"ok": True, "version": 1 if mode == "old" else 2, "uid": 0}
     with lock:
+        if verb == "submit" and batch and mode == "old":
+            return {"ok": False, "error": "invalid submission: task: expected an object"}
+        if verb == "submit" and batch:
+            ids = list(range(len(states) + 1, len(states) + 1 + len(req["tasks"])))
+            states.update({i: "running" for i in ids})
+            return {"ok": True, "ids": ids}
         if verb == "submit":
             tid = len(states) + 1
             states[tid] = "queued"
@@ -29,7 +42,7 @@ def answer(req):
         if tid not in states:
             return {"ok": False, "error": f"no task {tid}"}
         if verb == "release":
-            states[tid] = "running"
+            states[tid] = "done" if mode == "old" else "running"
             return {"ok": True}
         if verb == "show":
             return {"ok": True, "task": {"id": tid, "state": states[tid], "attempts": 1}}

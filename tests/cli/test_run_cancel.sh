@@ -4,8 +4,10 @@
 # done"), and is reported as it ended, not as running and "could not be cancelled"; a second
 # signal that comes while the cancels are being sent stops the waiting (it was missed, and
 # carma run waited two minutes more); a task whose cancel could not be sent is named with its
-# file. Also: --output-dir with a shared daemon is said to do nothing, and an --output-dir that
-# is not a directory is named with its terminal escapes shown escaped.
+# file. The tasks go in one request (a batch), not held one by one and released; to a daemon
+# that takes no batch (protocol version 1), held one by one, then released. Also: --output-dir
+# with a shared daemon is said to do nothing, and an --output-dir that is not a directory is
+# named with its terminal escapes shown escaped.
 set -u
 CARMA=$1
 fails=0
@@ -36,6 +38,22 @@ rc=$?
 [ "$(jq -r '.[0].state' <<<"$out")" = done ] || fail "ended before its cancel: --json $out"
 grep -qx 'task 1 done quick.yaml' "$tmp/err" && ! grep -q 'could not be cancelled' "$tmp/err" \
     || fail "ended before its cancel: $(cat "$tmp/err")"
+[ "$(grep '^submit' "$tmp/verbs")" = "submit tasks" ] && ! grep -q release "$tmp/verbs" \
+    || fail "the task should be submitted in one batch, not held: $(tr '\n' ' ' <"$tmp/verbs")"
+stop_fake
+
+# An older daemon, which knows no batch, is not sent one: the tasks are queued held one at a
+# time and then released, as before, saying so.
+start_fake old
+cp quick.yaml quick2.yaml
+out=$("$CARMA" run --socket "$tmp/fake.sock" quick.yaml quick2.yaml 2>"$tmp/err")
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c 'done quick' <<<"$out")" = 2 ] || fail "older daemon: exit $rc: $out"
+grep -q 'does not take several tasks in one request (an older carma?)' "$tmp/err" \
+    || fail "older daemon: not said: $(cat "$tmp/err")"
+[ "$(grep -E '^(submit|release)' "$tmp/verbs" | tr '\n' ,)" = \
+    "submit held,submit held,release,release," ] \
+    || fail "older daemon: $(tr '\n' ' ' <"$tmp/verbs")"
 stop_fake
 
 # SIGINT, and a second one while the cancel is on its way (answered after a second): carma run

@@ -154,9 +154,9 @@ jq -e '.[1].earlier_attempts | length == 1 and .[0].attempt == 1 and (.[0].stder
     <<<"$out" >/dev/null || fail "relaunch: --json earlier_attempts: $out"
 no_leftovers "relaunch"
 
-# A file the daemon refuses (more GPUs than the private daemon's two): the tasks already queued
-# are cancelled and reported, the rest named as not submitted; 1. They were queued held, so
-# none of them started (no attempt, no output kept): nothing is half-done.
+# A file the daemon refuses (more GPUs than the private daemon's two): the daemon takes the
+# files' tasks in one request, all or none, so none of them was queued (nor started, no output
+# kept): each is named as not submitted, the refused one in the daemon's reason; 1.
 printf 'name: big\ncommand: sleep 1\ngpus: 3\nmemory: 1000\n' >big.yaml
 rm -f "$tmp/long.pid"
 # file names with a terminal escape are shown escaped, in the report and the refusal
@@ -165,16 +165,17 @@ cp quick.yaml $'q\e[1m.yaml' && cp quick.yaml $'r\e[1m.yaml'
     >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 1 ] || fail "refused submission: exit $rc"
-grep -qx 'task [0-9]* cancelled long.yaml' "$tmp/out" || fail "refused submission: $(cat "$tmp/out")"
+[ ! -s "$tmp/out" ] || fail "refused submission: a task was queued: $(cat "$tmp/out")"
 [ ! -e "$tmp/long.pid" ] && ! grep -q 'attempt 1 on GPUs' "$tmp/err" \
     || fail "refused submission: a task of the batch started: $(cat "$tmp/err")"
-grep -q 'asks for 3 GPUs but this server has 2' "$tmp/err" || fail "no reason: $(cat "$tmp/err")"
-grep -q 'big.yaml: not submitted' "$tmp/err" && grep -q 'quick.yaml: not submitted' "$tmp/err" \
-    || fail "unsubmitted files not named: $(cat "$tmp/err")"
+grep -q "tasks\[2\] ($tmp/big.yaml): task asks for 3 GPUs but this server has 2" "$tmp/err" \
+    || fail "no reason naming the file: $(cat "$tmp/err")"
+for f in long.yaml big.yaml quick.yaml; do
+    grep -qx "carma run: $f: not submitted" "$tmp/err" || fail "$f not named: $(cat "$tmp/err")"
+done
 grep -qxF 'carma run: r\x1b[1m.yaml: not submitted' "$tmp/err" \
+    && grep -qxF 'carma run: q\x1b[1m.yaml: not submitted' "$tmp/err" \
     || fail "an unsubmitted file's name not escaped: $(cat -v "$tmp/err")"
-grep -qx 'task [0-9]* cancelled q\\x1b\[1m.yaml' "$tmp/out" \
-    || fail "a cancelled file's name not escaped: $(cat -v "$tmp/out")"
 rm -f $'q\e[1m.yaml' $'r\e[1m.yaml'
 no_leftovers "refused submission"
 
