@@ -293,9 +293,12 @@ bool sched_oom_judgeable(const sched *s)
 bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out)
 {
     sched_advance(s, now);
-    sched_see_gpus(s, views);
-    if (s->policy->order == PORDER_CARMA)
+    if (s->policy->order == PORDER_CARMA) {
+        /* Only carma's OOM learning reads the GPUs' memory (carma_learn.c); copying it for
+         * every GPU at every call was most of a light load's cost on a large server. */
+        sched_see_gpus(s, views);
         return carma_next(s, now, views, out);
+    }
     bool from_recovery = s->recovery_q.head != NULL;
     sched_task *t = from_recovery ? s->recovery_q.head : s->main_q.head;
     if (!t)

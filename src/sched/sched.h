@@ -332,9 +332,9 @@ sched_task *sched_recovery_head(const sched *s);
  * rest). `views` has sched_ngpus(s) entries. */
 bool sched_next(sched *s, double now, const gpu_view *views, sched_decision *out);
 
-/* The GPUs' memory as the views give it (sched_next also takes it from its views): what an
- * out-of-memory crash alone teaches is judged against it, and a crash the daemon finds when it
- * starts is ended before anything was placed. */
+/* The GPUs' memory as the views give it (sched_next under the carma policy, the only one that
+ * reads it, also takes it from its views): what an out-of-memory crash alone teaches is judged
+ * against it, and a crash the daemon finds when it starts is ended before anything was placed. */
 void sched_see_gpus(sched *s, const gpu_view *views);
 
 /* Whether an out-of-memory crash can be judged now (sched_task_oom): under the carma policy

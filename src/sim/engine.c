@@ -22,6 +22,16 @@ static void job_finished(sim *s, sim_job *j, bool completed)
     j->state = completed ? JOB_DONE : JOB_FAILED;
     if (completed)
         s->done_t = s->now;
+    /* The core holds it no more: back to the pool, and no memo may take a later job that
+     * reuses it for this one. */
+    if (s->blocked_head == j->st) {
+        s->blocked = false;
+        s->blocked_head = NULL;
+    }
+    if (s->refreshed_head == j->st)
+        s->refreshed_head = NULL;
+    task_pool_put(&s->tasks, j->st);
+    j->st = NULL;
     s->finished++;
     if (s->setup->progress && s->finished % s->progress_step == 0)
         s->setup->progress(s->finished, s->njobs, s->setup->progress_user);
@@ -36,11 +46,11 @@ static double job_startup_s(const sim *s, const sim_job *j)
 
 static int dispatch(sim *s, const sched_decision *d)
 {
-    sim_job *j = (sim_job *)d->task; /* st is the first member */
+    sim_job *j = &s->jobs[d->task->id - 1];
     sim_job_result *r = &s->out->jobs[j - s->jobs];
     j->state = JOB_STARTING;
     j->attempt_start = s->now;
-    r->attempts = j->st.attempts;
+    r->attempts = j->st->attempts;
     if (isnan(r->first_start_s))
         r->first_start_s = s->now;
     r->ngpus = d->ngpus;
@@ -150,8 +160,8 @@ static bool job_fits(const sim *s, const sim_job *j, uint64_t extra)
 {
     if (j->cap_mib && j->held_mib + extra > j->cap_mib)
         return false;
-    for (int k = 0; k < j->st.ngpus; k++)
-        if (s->gpus[j->st.gpus[k]].used_mib + extra > s->setup->gpu->memory_mib)
+    for (int k = 0; k < j->st->ngpus; k++)
+        if (s->gpus[j->st->gpus[k]].used_mib + extra > s->setup->gpu->memory_mib)
             return false;
     return true;
 }
@@ -163,18 +173,18 @@ static int job_oom(sim *s, sim_job *j, uint64_t needed)
     sim_job_result *r = &s->out->jobs[j - s->jobs];
     if (j->state == JOB_RUNNING) {
         j->state = JOB_QUEUED; /* not running while its GPUs are updated */
-        for (int k = 0; k < j->st.ngpus; k++)
-            if (gpu_change(s, j->st.gpus[k], j, -1))
+        for (int k = 0; k < j->st->ngpus; k++)
+            if (gpu_change(s, j->st->gpus[k], j, -1))
                 return -1;
         j->held_mib = 0;
     }
     r->oom_crashes++;
     s->out->summary.oom_crashes++;
     r->busy_s += s->now - j->attempt_start;
-    for (int k = 0; k < j->st.ngpus; k++) /* released (a recovery makes a new head) */
-        gpu_improved(s, j->st.gpus[k]);
+    for (int k = 0; k < j->st->ngpus; k++) /* released (a recovery makes a new head) */
+        gpu_improved(s, j->st->gpus[k]);
     sched_oom_seen seen = {true, needed};
-    if (sched_task_oom(s->core, &j->st, &seen, s->now) == SCHED_END_RETRY) {
+    if (sched_task_oom(s->core, j->st, &seen, s->now) == SCHED_END_RETRY) {
         j->state = JOB_QUEUED;
     } else {
         r->busy_s -= s->now - j->attempt_start; /* job_finished adds it back */
@@ -186,8 +196,8 @@ static int job_oom(sim *s, sim_job *j, uint64_t needed)
 static int on_allocate(sim *s, sim_job *j)
 {
     const sim_job_spec *sp = j->spec;
-    for (int k = 0; k < j->st.ngpus; k++)
-        gpu_starting(s, j->st.gpus[k], -1);
+    for (int k = 0; k < j->st->ngpus; k++)
+        gpu_starting(s, j->st->gpus[k], -1);
     if (!job_fits(s, j, sp->early_mib)) /* crashes at allocation (it holds nothing yet) */
         return job_oom(s, j, sp->early_mib);
     j->state = JOB_RUNNING;
@@ -197,18 +207,18 @@ static int on_allocate(sim *s, sim_job *j)
     j->held_mib = sp->early_mib;
     if (sp->peak_mib > sp->early_mib &&
         event_heap_push(&s->heap, s->now + s->setup->params.mem_ramp_s, EV_RAMP,
-                        (int32_t)(j - s->jobs), (uint32_t)j->st.attempts))
+                        (int32_t)(j - s->jobs), (uint32_t)j->st->attempts))
         return -1;
-    for (int k = 0; k < j->st.ngpus; k++) {
-        int gi = j->st.gpus[k];
+    for (int k = 0; k < j->st->ngpus; k++) {
+        int gi = j->st->gpus[k];
         if (gpu_change(s, gi, j, +1))
             return -1;
-        sched_process_seen(s->core, &j->st, gi, s->now);
+        sched_process_seen(s->core, j->st, gi, s->now);
     }
     /* Its GPUs' grace periods end then (the EV_RETRY below comes a little later). */
-    for (int k = 0; k < j->st.ngpus; k++)
+    for (int k = 0; k < j->st->ngpus; k++)
         if (event_heap_push(&s->grace_ends, s->now + s->setup->sched.grace_s, EV_RETRY,
-                            j->st.gpus[k], 0))
+                            j->st->gpus[k], 0))
             return -1;
     if (event_heap_push(&s->heap, s->now + s->setup->sched.grace_s + GRACE_EPSILON_S, EV_RETRY,
                         -1, 0))
@@ -222,9 +232,9 @@ static int on_ramp(sim *s, sim_job *j)
     uint64_t extra = j->spec->peak_mib - j->held_mib;
     if (!job_fits(s, j, extra))
         return job_oom(s, j, j->spec->peak_mib);
-    for (int k = 0; k < j->st.ngpus; k++) {
-        s->gpus[j->st.gpus[k]].used_mib += extra;
-        if (gpu_memory_changed(s, j->st.gpus[k]))
+    for (int k = 0; k < j->st->ngpus; k++) {
+        s->gpus[j->st->gpus[k]].used_mib += extra;
+        if (gpu_memory_changed(s, j->st->gpus[k]))
             return -1;
     }
     j->held_mib = j->spec->peak_mib;
@@ -235,8 +245,8 @@ static int on_ramp(sim *s, sim_job *j)
 static void remember_solo_run(sim *s, const sim_job *j)
 {
     bool solo = !j->shared;
-    for (int k = 0; k < j->st.ngpus && solo; k++)
-        solo = s->placed_seq[j->st.gpus[k]] == j->placed_seq;
+    for (int k = 0; k < j->st->ngpus && solo; k++)
+        solo = s->placed_seq[j->st->gpus[k]] == j->placed_seq;
     if (solo)
         sim_history_record(&s->history, (size_t)(j - s->jobs), j->spec,
                            s->now - j->attempt_start, job_startup_s(s, j));
@@ -247,13 +257,33 @@ static int on_complete(sim *s, sim_job *j)
     if (s->setup->params.history)
         remember_solo_run(s, j);
     j->state = JOB_DONE;
-    for (int k = 0; k < j->st.ngpus; k++)
-        if (gpu_change(s, j->st.gpus[k], j, -1))
+    for (int k = 0; k < j->st->ngpus; k++)
+        if (gpu_change(s, j->st->gpus[k], j, -1))
             return -1;
     j->held_mib = 0;
-    sched_task_ended(s->core, &j->st, TASK_DONE, s->now);
+    sched_task_ended(s->core, j->st, TASK_DONE, s->now);
     job_finished(s, j, true);
     return try_place(s);
+}
+
+/* The core's task for job i, made when it arrives. */
+static void job_task_init(const sim *s, sim_job *j, size_t i)
+{
+    const sim_job_spec *sp = j->spec;
+    sched_task_init(j->st);
+    j->st->id = i + 1;
+    j->st->ngpus = sp->ngpus;
+    j->st->mem = sp->mem;
+    /* the facts the policies plan with: the catalog's measurements, or with sim_history
+     * only what the daemon's run history will have when the task arrives */
+    if (!s->setup->params.history) {
+        j->st->profiled_util = sp->util;
+        j->st->lucid_class = sp->lucid_class;
+        j->st->runtime_est_s = sp->runtime_s;
+        j->st->solo_smact = sp->smact;
+        j->st->solo_drama = sp->drama;
+    }
+    j->st->queued_at = sp->submit_s;
 }
 
 static int handle(sim *s, const sim_event *e)
@@ -261,10 +291,13 @@ static int handle(sim *s, const sim_event *e)
     sim_job *j = e->job >= 0 ? &s->jobs[e->job] : NULL;
     switch (e->kind) {
     case EV_ARRIVAL: {
+        if (!(j->st = task_pool_get(&s->tasks)))
+            return carma_err_set(&s->why, "out of memory");
+        job_task_init(s, j, (size_t)e->job);
         if (s->setup->params.history)
-            sim_history_fill(&s->history, (size_t)e->job, &j->st);
-        s->out->jobs[e->job].runtime_est_s = j->st.runtime_est_s;
-        if (sched_submit(s->core, &j->st, &s->why))
+            sim_history_fill(&s->history, (size_t)e->job, j->st);
+        s->out->jobs[e->job].runtime_est_s = j->st->runtime_est_s;
+        if (sched_submit(s->core, j->st, &s->why))
             return -1;
         j->state = JOB_QUEUED;
         /* A policy that places tasks behind a blocked head (backfill) may place this one. */
@@ -279,7 +312,7 @@ static int handle(sim *s, const sim_event *e)
             return 0; /* superseded by a later speed change */
         return on_complete(s, j);
     case EV_RAMP:
-        if (j->state != JOB_RUNNING || e->version != (uint32_t)j->st.attempts)
+        if (j->state != JOB_RUNNING || e->version != (uint32_t)j->st->attempts)
             return 0; /* that attempt is over */
         return on_ramp(s, j);
     case EV_RETRY:
@@ -341,6 +374,7 @@ static void sim_cleanup(sim *s)
     free(s->warm);
     free(s->dirty);
     free(s->jobs);
+    task_pool_free(&s->tasks);
     free(s->placed_seq);
     sim_history_free(&s->history);
 }
@@ -351,6 +385,7 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     memset(s, 0, sizeof *s);
     event_heap_init(&s->heap);
     event_heap_init(&s->grace_ends);
+    task_pool_init(&s->tasks);
     s->setup = setup;
     s->out = out;
     s->njobs = njobs;
@@ -388,20 +423,6 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     for (size_t i = 0; i < njobs; i++) {
         sim_job *j = &s->jobs[i];
         j->spec = &jobs[i];
-        sched_task_init(&j->st);
-        j->st.id = i + 1;
-        j->st.ngpus = jobs[i].ngpus;
-        j->st.mem = jobs[i].mem;
-        /* the facts the policies plan with: the catalog's measurements, or with sim_history
-         * only what the daemon's run history will have when the task arrives */
-        if (!setup->params.history) {
-            j->st.profiled_util = jobs[i].util;
-            j->st.lucid_class = jobs[i].lucid_class;
-            j->st.runtime_est_s = jobs[i].runtime_s;
-            j->st.solo_smact = jobs[i].smact;
-            j->st.solo_drama = jobs[i].drama;
-        }
-        j->st.queued_at = jobs[i].submit_s;
         j->pressure = sim_pressure(&setup->params, jobs[i].smact, jobs[i].drama);
         out->jobs[i].submit_s = jobs[i].submit_s;
         out->jobs[i].first_start_s = NAN;

@@ -7,6 +7,7 @@
 #include "sim/event_heap.h"
 #include "sim/gpu_activity.h"
 #include "sim/sim_history.h"
+#include "sim/task_pool.h"
 
 #define GRACE_EPSILON_S 1e-6 /* retry just after a grace period has certainly ended */
 
@@ -14,7 +15,8 @@ typedef enum job_state { JOB_PENDING = 0, JOB_QUEUED, JOB_STARTING, JOB_RUNNING,
                          JOB_FAILED } job_state;
 
 typedef struct sim_job {
-    sched_task st; /* what the core holds; st.id = index + 1 */
+    sched_task *st; /* what the core holds, from s->tasks between its arrival and its end
+                       (NULL before and after); st->id = index + 1 */
     const sim_job_spec *spec;
     job_state state;
     double remaining_s;  /* solo-speed seconds of work left in the current run */
@@ -58,6 +60,7 @@ typedef struct sim {
     event_heap heap;
     sim_job *jobs;
     size_t njobs;
+    task_pool tasks;     /* the jobs' core tasks, for those in the system only */
     sim_gpu *gpus;
     gpu_view *views;
     int *warm;           /* GPUs whose window aggregate still changes with time, but for the

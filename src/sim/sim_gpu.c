@@ -64,8 +64,8 @@ static double job_speed_on(const sim *s, const sim_job *j, const sim_gpu *g)
 int job_reschedule(sim *s, sim_job *j)
 {
     double speed = 1.0; /* a multi-GPU task runs at the pace of its slowest GPU */
-    for (int k = 0; k < j->st.ngpus; k++)
-        speed = fmin(speed, job_speed_on(s, j, &s->gpus[j->st.gpus[k]]));
+    for (int k = 0; k < j->st->ngpus; k++)
+        speed = fmin(speed, job_speed_on(s, j, &s->gpus[j->st->gpus[k]]));
     j->speed = speed;
     j->version++;
     return event_heap_push(&s->heap, s->now + j->remaining_s / speed, EV_COMPLETE,

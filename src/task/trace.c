@@ -31,15 +31,18 @@ static int check_entry(const trace_entry *e, const trace_entry *prev, const char
     if (!(e->submit_offset_s >= 0) || !isfinite(e->submit_offset_s))
         return carma_err_set(err, "%s: submit_offset_s must be a number >= 0", where);
     /* offsets in full (as trace_fprint writes them): %g's six digits made 1234567.25 read
-     * "1.23457e+06 is before the previous row's 1.23457e+06" */
+     * "1.23457e+06 is before the previous row's 1.23457e+06". Written only for a message: a
+     * row's round-trip formatting cost more than the rest of loading a trace. */
     char off[32], prev_off[32];
-    fmt_double(off, sizeof off, e->submit_offset_s);
-    if (e->submit_offset_s > TRACE_MAX_OFFSET_S)
+    if (e->submit_offset_s > TRACE_MAX_OFFSET_S) {
+        fmt_double(off, sizeof off, e->submit_offset_s);
         return carma_err_set(err,
                              "%s: submit_offset_s %s is past the latest a trace may hold, %.0f s "
                              "(about 31 years)",
                              where, off, TRACE_MAX_OFFSET_S);
+    }
     if (prev && e->submit_offset_s < prev->submit_offset_s) {
+        fmt_double(off, sizeof off, e->submit_offset_s);
         fmt_double(prev_off, sizeof prev_off, prev->submit_offset_s);
         return carma_err_set(err,
                              "%s: submit_offset_s %s is before the previous row's %s (offsets "
