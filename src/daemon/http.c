@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +27,24 @@ static bool is_token_char(char c)
 {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
            (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* How many Host fields the header lines from `from` to the empty line hold (the name is
+ * case-insensitive; RFC 9112 allows no space before its colon). */
+static int host_fields(const char *buf, size_t from, size_t len)
+{
+    int n = 0;
+    for (size_t start = from; start < len;) {
+        const char *nl = memchr(buf + start, '\n', len - start);
+        size_t end = nl ? (size_t)(nl - buf) : len, line = end - start;
+        if (line > 0 && buf[end - 1] == '\r')
+            line--;
+        if (line == 0)
+            break;
+        n += line >= 5 && !strncasecmp(buf + start, "host:", 5);
+        start = end + 1;
+    }
+    return n;
 }
 
 http_parse_rc http_parse(const char *buf, size_t len, http_request *req)
@@ -67,6 +86,11 @@ http_parse_rc http_parse(const char *buf, size_t len, http_request *req)
                                   (i + 2 < len && buf[i + 1] == '\r' && buf[i + 2] == '\n'));
     if (!done)
         return len >= HTTP_REQ_MAX ? HTTP_BAD : HTTP_INCOMPLETE;
+    /* RFC 9112 3.2: an HTTP/1.1 request without exactly one Host field, or any with more than
+     * one, is answered 400 */
+    int hosts = host_fields(buf, (size_t)(eol - buf) + 1, len);
+    if (hosts > 1 || (hosts == 0 && !memcmp(version, "HTTP/1.1", 8)))
+        return HTTP_BAD;
     /* a longer method is none this server knows: cut short, it stays unknown (501) */
     size_t mlen = (size_t)(sp1 - buf);
     memcpy(req->method, buf, mlen < sizeof req->method ? mlen : sizeof req->method - 1);

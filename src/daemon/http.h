@@ -2,10 +2,11 @@
  * that lives in the daemon's poll loop, never blocks it and starts no thread. It answers
  * `GET /metrics` (and HEAD) with a body its caller renders, `GET /` with a link to it, 404 for
  * any other path, 405 for another method HTTP defines, 501 for a method it does not (methods
- * are case-sensitive: `get` is not GET), 400 for anything that is not a request; every reply
- * closes its connection. A remote peer cannot stall or exhaust the daemon: a request is at
- * most HTTP_REQ_MAX bytes, a connection lives at most HTTP_DEADLINE_S seconds, and at most
- * HTTP_MAX_CONNS are open (a new one pushes out the oldest that has not sent its request). */
+ * are case-sensitive: `get` is not GET), 400 for anything that is not a request (an HTTP/1.1
+ * one without a Host field, or any with two, included); every reply closes its connection.
+ * A remote peer cannot stall or exhaust the daemon: a request is at most HTTP_REQ_MAX bytes,
+ * a connection lives at most HTTP_DEADLINE_S seconds, and at most HTTP_MAX_CONNS are open (a
+ * new one pushes out the oldest that has not sent its request). */
 #ifndef CARMA_DAEMON_HTTP_H
 #define CARMA_DAEMON_HTTP_H
 

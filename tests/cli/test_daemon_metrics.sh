@@ -100,17 +100,19 @@ fi
 
 # ---- HEAD, the index, and bad requests; the Unix socket serves throughout
 status() { $PROBE "$PORT" "$1" 2>/dev/null | head -1 | tr -d '\r'; }
-[ "$(status 'HEAD /metrics HTTP/1.1\r\n\r\n')" = "HTTP/1.1 200 OK" ] || fail "HEAD /metrics"
+[ "$(status 'HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\n')" = "HTTP/1.1 200 OK" ] || fail "HEAD /metrics"
 grep -q 'href="/metrics"' <<<"$($PROBE "$PORT" /)" || fail "/ does not link /metrics"
-[ "$(status 'POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n')" = "HTTP/1.1 405 Method Not Allowed" ] \
+[ "$(status 'POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n')" = "HTTP/1.1 405 Method Not Allowed" ] \
     || fail "POST /metrics: $(status 'POST /metrics HTTP/1.1\r\n\r\n')"
 [ "$(status /nope)" = "HTTP/1.1 404 Not Found" ] || fail "GET /nope: $(status /nope)"
 # methods are case-sensitive: `get` is a method HTTP does not define, as FOO is
 for m in get FOO; do
-    [ "$(status "$m /metrics HTTP/1.1\r\n\r\n")" = "HTTP/1.1 501 Not Implemented" ] \
-        || fail "$m /metrics: $(status "$m /metrics HTTP/1.1\r\n\r\n")"
+    [ "$(status "$m /metrics HTTP/1.1\r\nHost: a\r\n\r\n")" = "HTTP/1.1 501 Not Implemented" ] \
+        || fail "$m /metrics: $(status "$m /metrics HTTP/1.1\r\nHost: a\r\n\r\n")"
 done
 [ "$(status 'hello\r\n\r\n')" = "HTTP/1.1 400 Bad Request" ] || fail "garbage: $(status 'hello\r\n\r\n')"
+# an HTTP/1.1 request without a Host field (RFC 9112 3.2)
+[ "$(status 'GET /metrics HTTP/1.1\r\n\r\n')" = "HTTP/1.1 400 Bad Request" ] || fail "no Host"
 big="GET /metrics HTTP/1.1\r\nX-Pad: $(head -c 20000 /dev/zero | tr '\0' a)\r\n\r\n"
 [ "$(status "$big")" = "HTTP/1.1 400 Bad Request" ] || fail "20 kB of headers: $(status "$big")"
 # a peer that sends half a request and waits does not stall the daemon

@@ -285,26 +285,37 @@ static void requests_parse_and_route(void **state)
     assert_int_equal(parse("HEAD /metrics?x=1 HTTP/1.0\n\n", &r), HTTP_REQUEST);
     assert_string_equal(r.path, "/metrics");
     assert_int_equal(http_route(&r, &page), 200);
-    assert_int_equal(parse("GET / HTTP/1.1\r\n\r\n", &r), HTTP_REQUEST);
+    assert_int_equal(parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n", &r), HTTP_REQUEST);
     assert_int_equal(http_route(&r, &page), 200);
     assert_int_equal(page, HTTP_PAGE_INDEX);
-    assert_int_equal(parse("POST /metrics HTTP/1.1\r\n\r\n", &r), HTTP_REQUEST);
+    assert_int_equal(parse("POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &r), HTTP_REQUEST);
     assert_int_equal(http_route(&r, &page), 405);
     assert_int_equal(page, HTTP_PAGE_NONE);
-    assert_int_equal(parse("DELETE /nope HTTP/1.1\r\n\r\n", &r), HTTP_REQUEST);
+    assert_int_equal(parse("DELETE /nope HTTP/1.1\r\nHost: x\r\n\r\n", &r), HTTP_REQUEST);
     assert_int_equal(http_route(&r, &page), 404);
-    assert_int_equal(parse("GET /metricsx HTTP/1.1\r\n\r\n", &r), HTTP_REQUEST);
+    assert_int_equal(parse("GET /metricsx HTTP/1.1\r\nHost: x\r\n\r\n", &r), HTTP_REQUEST);
     assert_int_equal(http_route(&r, &page), 404);
     /* a method HTTP does not define, on any path, is not implemented: methods are
      * case-sensitive, so `get` is one */
-    const char *unknown[] = {"get /metrics HTTP/1.1\r\n\r\n", "FOO / HTTP/1.1\r\n\r\n",
-                             "Get /nope HTTP/1.1\r\n\r\n",
-                             "VERYLONGMETHODNAME / HTTP/1.1\r\n\r\n"};
+    const char *unknown[] = {"get /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                             "FOO / HTTP/1.1\r\nHost: x\r\n\r\n",
+                             "Get /nope HTTP/1.1\r\nHost: x\r\n\r\n",
+                             "VERYLONGMETHODNAME / HTTP/1.1\r\nHost: x\r\n\r\n"};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         assert_int_equal(parse(unknown[i], &r), HTTP_REQUEST);
         assert_int_equal(http_route(&r, &page), 501);
         assert_int_equal(page, HTTP_PAGE_NONE);
     }
+    /* Host (RFC 9112 3.2): an HTTP/1.1 request needs exactly one (any case, no space before
+     * its colon); HTTP/1.0 none, and at most one */
+    const char *hosts[] = {"GET / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nX-Host: a\r\n\r\n",
+                           "GET / HTTP/1.1\r\nHost : a\r\n\r\n",
+                           "GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n",
+                           "GET / HTTP/1.0\r\nHost: a\r\nHOST: b\r\n\r\n"};
+    for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++)
+        assert_int_equal(parse(hosts[i], &r), HTTP_BAD);
+    assert_int_equal(parse("GET / HTTP/1.1\nX: y\nhOsT:a\n\n", &r), HTTP_REQUEST);
+    assert_int_equal(parse("GET / HTTP/1.0\r\n\r\n", &r), HTTP_REQUEST);
     /* partial: the request line, or the headers, not yet whole */
     assert_int_equal(parse("GET /metr", &r), HTTP_INCOMPLETE);
     assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n", &r), HTTP_INCOMPLETE);
@@ -405,17 +416,17 @@ static void the_server_answers_bounds_and_drops(void **state)
     assert_non_null(strstr(out, "Content-Length: 6\r\n"));
     assert_non_null(strstr(out, "Connection: close\r\n"));
     assert_non_null(strstr(out, "\r\n\r\nhello\n"));
-    const char *post = "POST /metrics HTTP/1.1\r\n\r\n";
+    const char *post = "POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
     assert_non_null(strstr(exchange(s, post, strlen(post), out, sizeof out),
                            "HTTP/1.1 405 Method Not Allowed\r\n"));
     assert_non_null(strstr(out, "Allow: GET, HEAD\r\n"));
-    const char *lower = "get /metrics HTTP/1.1\r\n\r\n";
+    const char *lower = "get /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
     assert_non_null(strstr(exchange(s, lower, strlen(lower), out, sizeof out),
                            "HTTP/1.1 501 Not Implemented\r\n"));
     assert_null(strstr(out, "Allow:"));
-    const char *nf = "GET /x HTTP/1.1\r\n\r\n";
+    const char *nf = "GET /x HTTP/1.1\r\nHost: x\r\n\r\n";
     assert_non_null(strstr(exchange(s, nf, strlen(nf), out, sizeof out), "HTTP/1.1 404 "));
-    const char *head = "HEAD /metrics HTTP/1.1\r\n\r\n";
+    const char *head = "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
     exchange(s, head, strlen(head), out, sizeof out);
     assert_non_null(strstr(out, "HTTP/1.1 200 OK\r\n"));
     assert_null(strstr(out, "hello")); /* HEAD: no body */
