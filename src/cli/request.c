@@ -178,6 +178,8 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
     *reply = NULL;
     bool answered = false, unanswered = false;
     for (int t = 0; t < tries && !*reply && !answered; t++) {
+        if (t > 0 && daemon_calls_interrupted())
+            break; /* the command is stopping: a signal, not the daemon, ended the last try */
         if (t > 0) { /* 0.2 s, 0.4 s, ...: a restarting daemon, a full listen queue */
             struct timespec ts = {0, 200000000L * t};
             nanosleep(&ts, NULL);

@@ -52,7 +52,9 @@ static const char usage[] =
     "(one an out-of-memory relaunch followed) as carma-RUN-ID.attemptN.out and .err (RUN:\n"
     "the Slurm job's id, else carma run's pid). Its nvml backend uses only the job's GPUs\n"
     "(SLURM_JOB_GPUS, else CUDA_VISIBLE_DEVICES). On SIGINT, SIGTERM or SIGHUP, and when\n"
-    "--timeout runs out, carma run cancels its tasks before it exits.\n\n"
+    "--timeout runs out, carma run cancels its tasks before it exits; a daemon that does not\n"
+    "answer is given 3 s after a signal, and a second signal stops the cancels it does not\n"
+    "answer (the tasks may then run on: carma queue).\n\n"
     "  --private           always start a private daemon\n"
     "  --gpu-backend NAME  a private daemon's GPU backend: sim or nvml (default: the config's\n"
     "                      `gpu_backend`, nvml)\n"
@@ -313,7 +315,8 @@ static int send_cancel(const request_args *a, const json_t *t, bool *answered, c
 
 /* Cancels every live task, then waits (a while) until they have ended: tasks of a job that
  * is going away must not outlive it. A signal other than the one that stopped the run (one
- * that comes during the cancels too) stops the waiting, not the cancels. */
+ * that comes during the cancels too) stops the waiting, and the cancels only where the daemon
+ * does not answer them. */
 static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *tasks,
                              int *worst)
 {
@@ -340,6 +343,13 @@ static void cancel_and_drain(const request_args *a, const run_opts *o, json_t *t
                          (long long)json_integer_value(json_object_get(t, "id")),
                          json_string_value(json_object_get(t, "file")));
         cli_fail("run", &err);
+        if (!answered && signals_seen > spent) {
+            /* a second signal ended a cancel the daemon did not answer: the others would
+             * hang the same way */
+            fprintf(stderr, "carma run: the daemon does not answer; the tasks not cancelled "
+                            "may still run (carma queue)\n");
+            return;
+        }
     }
     if (left == 0)
         return;
@@ -370,6 +380,10 @@ static int submit_and_wait(const request_args *a, const run_opts *o, json_t *tas
             fprintf(stderr, "carma run: --timeout %g s ran out\n", o->timeout_s);
         }
     }
+    if (stop_signal && rc != 128 + stop_signal) { /* it ended a request in progress */
+        rc = 128 + stop_signal;
+        fprintf(stderr, "carma run: signal %d\n", (int)stop_signal);
+    }
     if (rc)
         cancel_and_drain(a, o, tasks, &worst);
     run_print_report(a, tasks);
@@ -386,6 +400,9 @@ static void catch_signals(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* a stopped or hung daemon must not hold the run past a signal (nor the cancels past a
+     * second one) */
+    daemon_calls_interruptible(&signals_seen);
 }
 
 static int run(request_args *a)

@@ -140,6 +140,29 @@ int daemon_connect_first(const char *const *paths, int n, int *used, carma_err *
                          tried);
 }
 
+#define INTERRUPT_GRACE_S 3.0 /* how long a call waits on for its reply after a signal */
+
+static volatile sig_atomic_t *interrupts; /* daemon_calls_interruptible's */
+
+static sig_atomic_t interrupts_at_start;
+
+void daemon_calls_interruptible(volatile sig_atomic_t *signals)
+{
+    interrupts = signals;
+    interrupts_at_start = signals ? *signals : 0;
+}
+
+bool daemon_calls_interrupted(void)
+{
+    return interrupts && *interrupts != interrupts_at_start;
+}
+
+/* Whether a signal came since a call began with *seen (its count then). */
+static bool interrupted(sig_atomic_t seen)
+{
+    return interrupts && *interrupts != seen;
+}
+
 json_t *daemon_call(int fd, json_t *req, carma_err *err)
 {
     bool answered;
@@ -183,6 +206,7 @@ static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool
                     carma_err *err)
 {
     *answered = false;
+    const sig_atomic_t seen = interrupts ? *interrupts : 0;
     size_t len;
     char *line = proto_encode_line(req, &len);
     json_decref(req);
@@ -193,8 +217,13 @@ static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool
     int send_errno = 0;
     for (size_t off = 0; off < len;) {
         ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && errno == EINTR && !interrupted(seen))
             continue;
+        if (w < 0 && errno == EINTR) {
+            carma_err_set(err, "interrupted while sending to the daemon");
+            free(line);
+            return NULL;
+        }
         if (w < 0) {
             send_errno = errno; /* the daemon may have said why it hung up: read on */
             break;
@@ -204,6 +233,7 @@ static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool
     free(line);
     size_t cap = 0, n = 0;
     char *buf = NULL;
+    double grace_end = INFINITY;
     for (;;) {
         if (n > 0 && buf[n - 1] == '\n')
             break;
@@ -221,10 +251,19 @@ static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool
             }
             buf = g;
         }
+        /* After a signal the reply has INTERRUPT_GRACE_S more: a daemon that answers (a
+         * cancel sent as the command stops) is heard, a stopped or hung one ends the call. */
+        if (interrupted(seen) && !isfinite(grace_end))
+            grace_end = clock_mono_s() + INTERRUPT_GRACE_S;
         /* a deadline bounds the whole reply: a socket timeout, each read only (a daemon that
          * sent a byte at a time would hold the caller as long as it went on) */
-        if (isfinite(deadline) && !readable_by(fd, deadline)) {
-            carma_err_set(err, "no whole reply in time");
+        double by = fmin(deadline, grace_end);
+        if (isfinite(by) && !readable_by(fd, by)) {
+            if (by == grace_end)
+                carma_err_set(err, "interrupted: no reply from the daemon within %.0f s of the "
+                              "signal", INTERRUPT_GRACE_S);
+            else
+                carma_err_set(err, "no whole reply in time");
             free(buf);
             return NULL;
         }

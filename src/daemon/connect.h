@@ -4,6 +4,7 @@
 #define CARMA_DAEMON_CONNECT_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -32,6 +33,15 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err);
 /* The same; on failure *answered tells a reply from the daemon (a refusal: retrying cannot
  * help) from none (the connection failed: a retry with the same idempotency key may). */
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err);
+/* Makes every later daemon_call* of this process interruptible: once *signals has changed
+ * since a call began (the command's signal handler counts them), the call waits at most 3 s
+ * more for its reply, then gives up ("interrupted"): a stopped or hung daemon would otherwise
+ * hold a command that catches SIGINT for as long as it hangs, while one that answers (a
+ * cancel sent as the command stops) is still heard. Signals are the process's, so is this;
+ * NULL: none. */
+void daemon_calls_interruptible(volatile sig_atomic_t *signals);
+/* Whether a signal has come since daemon_calls_interruptible (then a call is not sent again). */
+bool daemon_calls_interrupted(void);
 /* daemon_call with the whole exchange bounded, for callers inside another program (the Slurm
  * plugin, where a job waits for it): the reply by `deadline` (clock_mono_s() seconds) and at
  * most max_reply bytes. */

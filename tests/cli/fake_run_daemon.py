@@ -9,6 +9,7 @@ for a batch, "submit held" for a held task). MODE:
   slow   a cancel is answered after a second, and the task never ends
   old    a daemon of protocol version 1, which knows no batch: it refuses one for its missing
          "task"; its tasks end done once released
+  hung   after the first `show` it answers nothing more, as a stopped (SIGSTOP) daemon
 Serves until killed."""
 import json
 import socket
@@ -18,6 +19,7 @@ import time
 
 path, mode = sys.argv[1], sys.argv[2]
 states = {}
+shows = 0
 lock = threading.Lock()
 
 
@@ -26,6 +28,11 @@ def answer(req):
     batch = "tasks" in req
     held = req.get("task", {}).get("hold")
     print(verb + (" tasks" if batch else " held" if held else ""), flush=True)
+    global shows
+    if mode == "hung" and shows >= 1:
+        while True:  # every request from now on waits for ever
+            time.sleep(60)
+    shows += verb == "show"
     if verb == "ping":
         return {"ok": True, "version": 1 if mode == "old" else 2, "uid": 0}
     with lock:

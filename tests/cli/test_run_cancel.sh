@@ -73,6 +73,25 @@ rc=$?
     || fail "second signal: exit $rc: $(cat "$tmp/err")"
 stop_fake
 
+# A daemon that stops answering (stopped with SIGSTOP, hung): a signal ends the request that
+# waits on it (3 s later), and a second one the cancel that waits on it; carma run exits 130,
+# saying the task may still run (it waited for ever on the reply).
+start_fake hung
+"$CARMA" run --socket "$tmp/fake.sock" quick.yaml >"$tmp/out" 2>"$tmp/err" &
+run_pid=$!
+looked_twice() { [ "$(grep -cx show "$tmp/verbs")" -ge 2 ]; }
+wait_until 10 looked_twice || fail "hung: the task was not looked at"
+kill -INT "$run_pid"
+wait_until 10 grep -qx cancel "$tmp/verbs" || fail "hung: no cancel sent after a signal"
+kill -INT "$run_pid"
+wait_until 10 gone "$run_pid" || { fail "hung: carma run still waits"; kill -KILL "$run_pid"; }
+wait "$run_pid"
+rc=$?
+[ $rc -eq 130 ] && grep -q 'task 1 (quick.yaml) could not be cancelled: interrupted' "$tmp/err" \
+    && grep -q 'the daemon does not answer; the tasks not cancelled may still run' "$tmp/err" \
+    || fail "hung: exit $rc: $(cat "$tmp/err")"
+stop_fake
+
 # The daemon gone when the task is to be cancelled: the task is named, with its file.
 start_fake slow
 "$CARMA" run --socket "$tmp/fake.sock" quick.yaml >"$tmp/out" 2>"$tmp/err" &
