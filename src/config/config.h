@@ -31,7 +31,7 @@ typedef struct daemon_config {
     double sample_interval_s; /* monitoring tick */
     double kill_grace_s;      /* SIGTERM -> SIGKILL delay when a task is cancelled */
     bool mps;                 /* run tasks as CUDA MPS clients with a memory cap each */
-    char mps_pipe_dir[CONFIG_STR_MAX]; /* "" = STATE/mps/pipe */
+    char mps_pipe_dir[CONFIG_STR_MAX]; /* "" = STATE/mps/pipe (root: STATE-mps) */
     char mps_log_dir[CONFIG_STR_MAX];  /* "" = STATE/mps/log */
     int mps_thread_pct;       /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE per task; 0 = not set */
     int max_conns_per_uid;    /* open connections per user (root, the daemon's own: no cap) */

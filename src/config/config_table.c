@@ -270,10 +270,13 @@ const config_row config_rows[] = {
               "its memory figure plus margin_mib, so an estimate that is too low fails that task "
               "alone")},
     {OPT_STRING("mps_pipe_dir", DAEMON, mps_pipe_dir,
-                "daemon: MPS pipe directory, an absolute path (empty: STATE/mps/pipe)"),
+                "daemon: MPS pipe directory, an absolute path (empty: STATE/mps/pipe, or as "
+                "root STATE-mps: other users' MPS servers must reach it, so as root it and "
+                "every directory above it must be searchable by others)"),
      .check = check_mps_pipe_dir},
     {OPT_STRING("mps_log_dir", DAEMON, mps_log_dir,
-                "daemon: MPS log directory, an absolute path (empty: STATE/mps/log)"),
+                "daemon: MPS log directory, an absolute path (empty: STATE/mps/log; kept "
+                "private)"),
      .check = check_mps_log_dir},
     {OPT_INT("mps_active_thread_percentage", DAEMON, mps_thread_pct,
              "daemon: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE given to each collocated task (0: not "

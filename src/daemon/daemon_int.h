@@ -48,6 +48,7 @@
 #include "gpu/backend.h"
 #include "gpu/mps.h"
 #include "gpu/nvml_backend.h"
+#include "gpu/procs.h"
 #include "sched/sched.h"
 #include "sched/window.h"
 #include "store/store.h"
@@ -88,6 +89,10 @@ typedef struct attempt {
     int util_n;                     /* ... how many (known) */
     bool cancel_sent;               /* its supervisor was asked to cancel */
     bool oom_waits;                 /* crashed out of memory, judged once GPU memory is known */
+    signed char mps_client;         /* mps = on: 1 its processes were seen as MPS clients, -1
+                                       one as a plain compute process (mps_tasks.c), 0 not
+                                       known */
+    unsigned char mps_plain_samples;/* samples in a row that listed one so */
 } attempt;
 
 /* A task, kept in memory while it is live (queued or running): an ended one is read from the
@@ -242,6 +247,10 @@ void d_mps_stop(daemon_state *d);
 int d_mps_task_env(daemon_state *d, const dtask *t, mps_env *env, carma_err *err);
 /* Asks the MPS servers to end a task's clients cleanly before it is signalled. */
 void d_mps_terminate(daemon_state *d, const dtask *t);
+/* mps = on: with the task's processes of this sample (pids), whether NVML lists them as MPS
+ * clients on its GPUs; one listed as a plain compute process (in two samples in a row) is
+ * running without MPS, and without its memory cap: logged once, shown in the task's JSON. */
+void d_mps_watch(daemon_state *d, dtask *t, const pid_set *pids);
 
 /* statedir.c: checks the socket's path and directory, then opens, checks and locks the state
  * directory and makes sure the database file is a private regular file of ours. */

@@ -199,6 +199,7 @@ static void track_tasks(daemon_state *d, double now)
         proc_match_task(&pids, d->readings, d->ngpus, &u);
         track_task(d, t, &u, now);
         track_solo(d, t, &pids, &pt);
+        d_mps_watch(d, t, &pids);
     }
     pid_set_free(&pids);
     proc_table_free(&pt);

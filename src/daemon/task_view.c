@@ -237,6 +237,10 @@ json_t *d_task_json(const daemon_state *d, const dtask *t, bool detail)
     json_object_set_new(j, "peak_mib", t->att.n > 0 && t->att.peak_mib >= 0
                                            ? json_integer((json_int_t)t->att.peak_mib)
                                            : json_null());
+    /* mps = on: whether NVML lists the running attempt's processes as MPS clients */
+    bool mps_seen = d->mps_on && t->state == DS_RUNNING && t->att.mps_client != 0;
+    json_object_set_new(j, "mps_client", mps_seen ? json_boolean(t->att.mps_client > 0)
+                                                   : json_null());
     json_object_set_new(j, "outcome", t->outcome[0] ? json_string(t->outcome) : json_null());
     json_object_set_new(j, "submitted_at", json_real(t->submitted_at));
     json_object_set_new(j, "ended_at", t->ended_at > 0 ? json_real(t->ended_at) : json_null());

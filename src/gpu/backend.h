@@ -35,6 +35,7 @@ typedef struct gpu_proc {
     pid_t pid;
     uint64_t used_mib;  /* 0 with used_known = false when NVML cannot say */
     bool used_known;
+    bool mps_client;    /* in the MPS client list (meaningful when the reading's mps_known) */
 } gpu_proc;
 
 typedef struct gpu_reading {
@@ -51,6 +52,7 @@ typedef struct gpu_reading {
     double power_w;             /* NaN unknown */
     double energy_mj;           /* total energy counter, NaN unknown */
     bool procs_known;
+    bool mps_known;             /* the MPS client list was read too (procs[].mps_client) */
     int nprocs;
     gpu_proc procs[GPU_MAX_PROCS];
     metric_source src_power;    /* where power_w and energy_mj came from (NVML, or DCGM 155/156) */

@@ -108,7 +108,8 @@ static int fakegpu_sample(gpu_backend *b, gpu_reading *out, carma_err *err)
             smocc += p->smocc;
             drama += p->drama;
             if (r->nprocs < GPU_MAX_PROCS)
-                r->procs[r->nprocs++] = (gpu_proc){p->pid, p->mib, true};
+                r->procs[r->nprocs++] =
+                    (gpu_proc){.pid = p->pid, .used_mib = p->mib, .used_known = true};
         }
         r->mem_known = true;
         r->total_mib = sg->total_mib;

@@ -1,6 +1,7 @@
-/* mps.c — CUDA MPS helpers (see mps.h). The control binary runs as a child with an environment
- * built before fork (nothing but async-signal-safe calls after fork), its exec failure reported
- * back through a close-on-exec pipe, and every wait bounded by a timeout. */
+/* mps.c — CUDA MPS helpers (see mps.h; the directories are mps_dirs.c's). The control binary
+ * runs as a child with an environment built before fork (nothing but async-signal-safe calls
+ * after fork), its exec failure reported back through a close-on-exec pipe, and every wait
+ * bounded by a timeout. */
 #include "gpu/mps.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include <unistd.h>
 
 #include "util/clock.h"
-#include "util/safefs.h"
 
 extern char **environ;
 
@@ -106,8 +106,13 @@ typedef struct run_io {
 } run_io;
 
 static void child_exec(const char *bin, char *const argv[], char *const envp[], int in_fd,
-                       int out_fd, int report_fd)
+                       int out_fd, int report_fd, bool shared)
 {
+    /* The daemon's umask (077) would close to other users whatever the control daemon leaves
+     * to the umask in its pipe directory; it is documented as started from a root shell
+     * (umask 022), and other users' MPS servers and clients must use its pipes. */
+    if (shared)
+        umask(022);
     if (dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
         dup2(out_fd, STDERR_FILENO) < 0) {
         int e = errno;
@@ -204,7 +209,8 @@ static int run_control(const mps_options *o, const char *arg, const run_io *io, 
         goto done;
     }
     if (pid == 0)
-        child_exec(bin, argv, env.v, in[0], io->out_fd >= 0 ? io->out_fd : out[1], report[1]);
+        child_exec(bin, argv, env.v, in[0], io->out_fd >= 0 ? io->out_fd : out[1], report[1],
+                   o->shared);
     close(report[1]);
     report[1] = -1;
     close(in[0]);
@@ -252,26 +258,6 @@ done:
 }
 
 /* ---- control daemon ------------------------------------------------------------------------- */
-
-/* A pipe or log directory: made 0700 when missing; an existing one must be ours and writable
- * by nobody else, and not a symlink (as the state directory: whoever could write there could
- * plant a pid file that passes for a running control daemon, or pipes of their own that every
- * task would connect to, or links where the root daemon writes its start log). */
-static int own_dir(const char *path, carma_err *err)
-{
-    int fd = safefs_dir(AT_FDCWD, path, 0700, SAFEFS_PRIVATE, err);
-    if (fd < 0)
-        return carma_err_prefix(err, "MPS directory");
-    close(fd);
-    return 0;
-}
-
-int mps_dirs_prepare(const mps_options *o, carma_err *err)
-{
-    if (!o->pipe_dir || !*o->pipe_dir || !o->log_dir || !*o->log_dir)
-        return carma_err_set(err, "MPS needs both a pipe directory and a log directory");
-    return own_dir(o->pipe_dir, err) || own_dir(o->log_dir, err) ? -1 : 0;
-}
 
 int mps_control_start(const mps_options *o, carma_err *err)
 {

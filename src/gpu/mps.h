@@ -24,14 +24,29 @@ typedef struct mps_options {
     const char *visible_devices; /* CUDA_VISIBLE_DEVICES for the daemon; NULL: all GPUs */
     int default_thread_pct;      /* daemon-wide CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 0: unset */
     double timeout_s;            /* per control call; 0: 10 s */
+    bool shared;                 /* tasks run as other users (a root daemon): see below */
 } mps_options;
 
-/* Creates the pipe and log directories (mode 0700) when missing; an existing one must be the
- * effective user's, writable by nobody else, and not a symlink (else -1, naming it). */
+/* The default pipe and log directories of a daemon whose state directory is `state`:
+ * STATE/mps/pipe and STATE/mps/log. With `shared` (a root daemon, its tasks run as their
+ * submitters) the pipe directory is STATE-mps instead, beside the state directory: that one
+ * is private (0700), and the MPS server the control daemon starts for a task's user runs as
+ * that user and must reach the pipe directory itself. -1 when a path is too long. */
+int mps_default_dirs(const char *state, bool shared, char *pipe, size_t pipe_cap, char *log,
+                     size_t log_cap, carma_err *err);
+
+/* Creates the pipe and log directories when missing (0700); an existing one must be the
+ * effective user's, writable by nobody else, and not a symlink (else -1, naming it). With
+ * o->shared the pipe directory is made 0755 (its missing parents too), and it must be
+ * searchable by others (o+x), as must every directory above it, each of those also owned by
+ * the effective user or root and writable by nobody else unless sticky (whoever could write
+ * there could swap the pipe directory for one of theirs): else -1, naming the directory and
+ * why. The log directory stays private either way. */
 int mps_dirs_prepare(const mps_options *o, carma_err *err);
 
 /* Creates the pipe and log directories as mps_dirs_prepare and runs
- * `nvidia-cuda-mps-control -d` with them in its environment; succeeds when that exits 0.
+ * `nvidia-cuda-mps-control -d` with them in its environment (with o->shared, under umask 022,
+ * not the daemon's 077); succeeds when that exits 0.
  * Errors say when the binary is absent and quote the start log (LOG_DIR/carma-mps-start.log)
  * otherwise. */
 int mps_control_start(const mps_options *o, carma_err *err);

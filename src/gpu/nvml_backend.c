@@ -328,7 +328,26 @@ static bool read_activity_and_power(gpu_backend *b, nvml_gpu *g, gpu_reading *r)
     return true;
 }
 
-/* Compute processes plus MPS clients (under MPS the compute list shows only the server). */
+/* The MPS clients into the compute list: a pid both give keeps the compute list's entry and
+ * is marked a client. false when out has no room for them all. */
+static bool merge_mps(gpu_proc *out, int *n, const gpu_proc *mps, int nmps)
+{
+    for (int i = 0; i < nmps; i++) {
+        int j = 0;
+        while (j < *n && out[j].pid != mps[i].pid)
+            j++;
+        if (j == *n) {
+            if (*n >= GPU_MAX_PROCS)
+                return false;
+            out[(*n)++] = mps[i];
+        }
+        out[j].mps_client = true;
+    }
+    return true;
+}
+
+/* Compute processes plus MPS clients (under MPS the compute list shows the server; a process
+ * in the compute list only is not an MPS client). */
 static bool read_procs(gpu_backend *b, nvml_gpu *g, gpu_reading *r)
 {
     int n = 0;
@@ -337,18 +356,26 @@ static bool read_procs(gpu_backend *b, nvml_gpu *g, gpu_reading *r)
     if (rc == NVML_ERROR_GPU_IS_LOST)
         return false;
     bool known = rc == NVML_SUCCESS;
+    r->mps_known = false;
     if (known && b->lib.mps_procs) {
-        rc = nvml_read_proc_list(b->lib.mps_procs, b->lib.mps_layout, g->dev, r->procs, &n,
+        gpu_proc mps[GPU_MAX_PROCS];
+        int nmps = 0;
+        rc = nvml_read_proc_list(b->lib.mps_procs, b->lib.mps_layout, g->dev, mps, &nmps,
                                  GPU_MAX_PROCS);
         if (rc == NVML_ERROR_GPU_IS_LOST)
             return false;
+        if (rc == NVML_SUCCESS && !merge_mps(r->procs, &n, mps, nmps))
+            rc = NVML_ERROR_INSUFFICIENT_SIZE;
         /* NOT_SUPPORTED here just means no MPS on this GPU */
         known = rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_SUPPORTED;
+        r->mps_known = rc == NVML_SUCCESS;
     }
     r->procs_known = known;
     r->nprocs = known ? n : 0;
-    if (!known)
+    if (!known) {
         memset(r->procs, 0, sizeof r->procs);
+        r->mps_known = false;
+    }
     return true;
 }
 

@@ -86,7 +86,7 @@ static bool append_records(const unsigned char *buf, unsigned count, size_t stri
         }
         if (*n >= max)
             return false;
-        out[(*n)++] = (gpu_proc){(pid_t)rec.pid, mib, known};
+        out[(*n)++] = (gpu_proc){.pid = (pid_t)rec.pid, .used_mib = mib, .used_known = known};
     }
     return true;
 }

@@ -254,7 +254,7 @@ DAEMON_PID=$!
 for _ in $(seq 50); do "$CARMA" --socket "$CSOCK" gpus >/dev/null 2>&1 && break; sleep 0.2; done
 jm=$(submit --gpu-mem=4G --wrap "$envjob") || fail "--gpu-mem=4G: $(cat "$SD/submit.err")"
 slurm_wait_job "$jm" || fail "job $jm: $(job_field "$jm" JobState)"
-[ "$(job_env "$jm" CUDA_MPS_PIPE_DIRECTORY)" = "$SD/carma-state/mps/pipe" ] ||
+[ "$(job_env "$jm" CUDA_MPS_PIPE_DIRECTORY)" = "$SD/carma-state-mps" ] ||
     fail "job $jm: no carma MPS pipe directory: $(cat "$SD/out/$jm.out")"
 g=$(job_env "$jm" SLURM_JOB_GPUS)
 grep -q "carma_spank: GPU $g (GPU-fake-m$g): [0-9]* MiB free, the job may use 4096 MiB" \
@@ -262,7 +262,7 @@ grep -q "carma_spank: GPU $g (GPU-fake-m$g): [0-9]* MiB free, the job may use 40
     fail "the plugin did not log the job's GPU $g (GPU-fake-m$g) from the daemon: $(grep carma_spank "$SD"/log/slurmd-node*.log | tail -3)"
 kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=
-pid=$(cat "$SD/carma-state/mps/pipe/nvidia-cuda-mps-control.pid" 2>/dev/null)
+pid=$(cat "$SD/carma-state-mps/nvidia-cuda-mps-control.pid" 2>/dev/null)
 [ -n "$pid" ] && kill "$pid" 2>/dev/null
 
 # A daemon that misbehaves costs a job at most timeout_ms (1000 here), and the job starts.

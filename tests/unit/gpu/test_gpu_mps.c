@@ -1,7 +1,11 @@
 /* test_gpu_mps.c — MPS helpers without a GPU: the client environment, and the control daemon's
  * start/command/stop plumbing run against a stand-in nvidia-cuda-mps-control script that
  * records what it was given; the absent binary, a failing start and a hung command; a symlink
- * planted where the start's log goes is not followed (the daemon may be root). */
+ * planted where the start's log goes is not followed (the daemon may be root). For a daemon
+ * whose tasks run as other users (shared): the default pipe directory lies outside the
+ * private state directory, is made 0755 with its parents, and one other users could not pass
+ * through to (or whose parent another user could swap) is refused; the control daemon starts
+ * under umask 022. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +29,7 @@ static const char *const script =
     "if [ \"$1\" = -d ]; then\n"
     "  [ -n \"$FAIL_START\" ] && { echo 'cannot start: no GPUs'; exit 1; }\n"
     "  env | grep -E '^CUDA_(MPS_|VISIBLE)' | sort > \"$CUDA_MPS_PIPE_DIRECTORY/daemon-env\"\n"
+    "  umask > \"$CUDA_MPS_PIPE_DIRECTORY/umask\"\n"
     "  sleep 30 >/dev/null 2>&1 </dev/null &\n"
     "  echo $! > \"$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid\"\n"
     "  exit 0\n"
@@ -215,6 +220,116 @@ static void planted_log_symlink_is_not_followed(void **state)
     assert_string_equal(slurp(dir, "victim"), "precious\n");
 }
 
+static void default_dirs_leave_a_shared_pipe_outside_the_state(void **state)
+{
+    (void)state;
+    char pipe[64], log[64];
+    carma_err err = {""};
+    assert_int_equal(mps_default_dirs("/home/u/.local/state/carma", false, pipe, sizeof pipe,
+                                      log, sizeof log, &err), 0);
+    assert_string_equal(pipe, "/home/u/.local/state/carma/mps/pipe");
+    assert_string_equal(log, "/home/u/.local/state/carma/mps/log");
+    assert_int_equal(mps_default_dirs("/var/lib/carma/", true, pipe, sizeof pipe, log,
+                                      sizeof log, &err), 0);
+    assert_string_equal(pipe, "/var/lib/carma-mps");
+    assert_string_equal(log, "/var/lib/carma/mps/log"); /* the log stays private */
+    const char *longer = "/a/state/directory/path/longer/than/the/sixty-four/bytes/given";
+    assert_int_equal(mps_default_dirs(longer, false, pipe, sizeof pipe, log, sizeof log, &err),
+                     -1);
+    assert_non_null(strstr(err.msg, "too long"));
+}
+
+static unsigned mode_of(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (unsigned)(st.st_mode & 07777);
+}
+
+static void shared_pipe_dir_is_reachable_by_every_user(void **state)
+{
+    (void)state;
+    assert_int_equal(chmod(dir, 0755), 0); /* mkdtemp's 0700 would stop every other user */
+    char pipe[160], parent[160];
+    snprintf(parent, sizeof parent, "%s/a", dir);
+    snprintf(pipe, sizeof pipe, "%s/a/b/pipe", dir);
+    mode_t old = umask(077); /* the daemon's */
+    mps_options o = {.control_bin = bin, .pipe_dir = pipe, .log_dir = log_dir, .shared = true};
+    carma_err err = {""};
+    int rc = mps_control_start(&o, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(mode_of(parent), 0755);
+    assert_int_equal(mode_of(pipe), 0755);
+    assert_int_equal(mode_of(log_dir), 0700);
+    /* whatever the control daemon leaves to its umask is open to other users' servers */
+    assert_string_equal(slurp(pipe, "umask"), "0022\n");
+    assert_int_equal(mps_control_stop(&o, &err), 0);
+    /* not shared: the daemon's own umask, as before */
+    o = (mps_options){.control_bin = bin, .pipe_dir = pipe_dir, .log_dir = log_dir};
+    assert_int_equal(mps_control_start(&o, &err), 0);
+    assert_string_equal(slurp(pipe_dir, "umask"), "0077\n");
+    assert_int_equal(mode_of(pipe_dir), 0700);
+    assert_int_equal(mps_control_stop(&o, &err), 0);
+    umask(old);
+}
+
+/* mps_dirs_prepare with shared on pipe directory `p`: the error, or "" when accepted. */
+static const char *shared_verdict(const char *p)
+{
+    static carma_err err;
+    mps_options o = {.control_bin = bin, .pipe_dir = p, .log_dir = log_dir, .shared = true};
+    err.msg[0] = '\0';
+    return mps_dirs_prepare(&o, &err) ? err.msg : "";
+}
+
+static void shared_pipe_dir_others_cannot_reach_is_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(chmod(dir, 0755), 0);
+    char p[200], q[200];
+    /* a parent closed to other users (the state directory, 0700) */
+    snprintf(p, sizeof p, "%s/closed", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(q, sizeof q, "%s/closed/pipe", dir);
+    const char *why = shared_verdict(q);
+    assert_non_null(strstr(why, "cannot pass through it"));
+    assert_non_null(strstr(why, p));
+    assert_non_null(strstr(why, "without its memory cap"));
+    /* the pipe directory itself closed */
+    snprintf(q, sizeof q, "%s/own", dir);
+    assert_int_equal(mkdir(q, 0700), 0);
+    why = shared_verdict(q);
+    assert_non_null(strstr(why, "other users cannot reach it"));
+    assert_non_null(strstr(why, "chmod o+x"));
+    /* a parent others may write to could have the pipe directory swapped */
+    snprintf(p, sizeof p, "%s/open", dir);
+    assert_int_equal(mkdir(p, 0777), 0);
+    assert_int_equal(chmod(p, 0777), 0);
+    snprintf(q, sizeof q, "%s/open/pipe", dir);
+    assert_int_equal(mkdir(q, 0755), 0);
+    assert_int_equal(chmod(q, 0755), 0); /* whatever the umask */
+    why = shared_verdict(q);
+    assert_non_null(strstr(why, "writable by nobody else unless sticky"));
+    /* ... unless sticky, as /tmp: nobody else can rename what is ours there */
+    assert_int_equal(chmod(p, 01777), 0);
+    assert_string_equal(shared_verdict(q), "");
+    /* a pipe directory that is open for writing stays refused, as before */
+    assert_int_equal(chmod(q, 0777), 0);
+    assert_non_null(strstr(shared_verdict(q), "refusing it"));
+    /* reached through a link: the directories it resolves to are the ones checked */
+    snprintf(p, sizeof p, "%s/real", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    assert_int_equal(chmod(p, 0700), 0);
+    snprintf(q, sizeof q, "%s/link", dir);
+    assert_int_equal(symlink(p, q), 0);
+    snprintf(q, sizeof q, "%s/link/pipe", dir);
+    assert_non_null(strstr(shared_verdict(q), "cannot pass through it"));
+    assert_int_equal(chmod(p, 0755), 0);
+    assert_string_equal(shared_verdict(q), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +340,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(failing_start_quotes_its_output, setup, teardown),
         cmocka_unit_test_setup_teardown(hung_command_times_out, setup, teardown),
         cmocka_unit_test_setup_teardown(planted_log_symlink_is_not_followed, setup, teardown),
+        cmocka_unit_test(default_dirs_leave_a_shared_pipe_outside_the_state),
+        cmocka_unit_test_setup_teardown(shared_pipe_dir_is_reachable_by_every_user, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(shared_pipe_dir_others_cannot_reach_is_refused, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -271,11 +271,11 @@ static void match_sums_memory_per_gpu(void **state)
     pid_t pids[] = {201, 202, 203};
     pid_set s = {pids, 3, 3};
     gpu_reading r[4];
-    r[0] = reading(0, true, 3, (gpu_proc[]){{201, 1000, true}, {999, 5000, true},
-                                            {203, 24, true}});
-    r[1] = reading(1, true, 1, (gpu_proc[]){{202, 0, false}});
+    r[0] = reading(0, true, 3, (gpu_proc[]){{201, 1000, true, false}, {999, 5000, true, false},
+                                            {203, 24, true, false}});
+    r[1] = reading(1, true, 1, (gpu_proc[]){{202, 0, false, false}});
     r[2] = reading(2, false, 0, NULL);
-    r[3] = reading(3, true, 1, (gpu_proc[]){{998, 7000, true}});
+    r[3] = reading(3, true, 1, (gpu_proc[]){{998, 7000, true, false}});
     task_gpu_usage u;
     proc_match_task(&s, r, 4, &u);
     assert_int_equal(u.ngpus, 2);
@@ -305,11 +305,12 @@ static void idle_ignores_mps_servers(void **state)
     write_file("702/cmdline", py_argv, sizeof py_argv);
     static const char ctl_argv[] = "nvidia-cuda-mps-control\0-d\0";
     write_file("703/cmdline", ctl_argv, sizeof ctl_argv);
-    gpu_reading r = reading(0, true, 2, (gpu_proc[]){{700, 300, true}, {701, 300, true}});
+    gpu_reading r =
+        reading(0, true, 2, (gpu_proc[]){{700, 300, true, false}, {701, 300, true, false}});
     assert_true(gpu_reading_idle(&r, root_dir));
-    r = reading(0, true, 2, (gpu_proc[]){{700, 300, true}, {702, 300, true}});
+    r = reading(0, true, 2, (gpu_proc[]){{700, 300, true, false}, {702, 300, true, false}});
     assert_false(gpu_reading_idle(&r, root_dir));
-    r = reading(0, true, 1, (gpu_proc[]){{703, 0, true}});
+    r = reading(0, true, 1, (gpu_proc[]){{703, 0, true, false}});
     assert_false(gpu_reading_idle(&r, root_dir));
     r = reading(0, true, 0, NULL);
     assert_true(gpu_reading_idle(&r, root_dir));
@@ -335,11 +336,12 @@ static void only_leaves_out_processes_that_exited(void **state)
     assert_true(proc_table_has(&t, 20) && proc_table_has(&t, 10) && !proc_table_has(&t, 40));
     pid_set mine = {0};
     assert_int_equal(proc_table_task_tree(&t, 20, &mine, &err), 0);
-    gpu_reading r = reading(0, true, 2, (gpu_proc[]){{20, 100, true}, {40, 100, true}});
+    gpu_reading r =
+        reading(0, true, 2, (gpu_proc[]){{20, 100, true, false}, {40, 100, true, false}});
     assert_true(gpu_reading_only(&r, &mine, &t, root_dir));
     assert_false(gpu_reading_only(&r, &mine, NULL, root_dir)); /* no table: 40 is a witness */
     assert_false(gpu_reading_idle(&r, root_dir));
-    r = reading(0, true, 2, (gpu_proc[]){{20, 100, true}, {30, 100, true}});
+    r = reading(0, true, 2, (gpu_proc[]){{20, 100, true, false}, {30, 100, true, false}});
     assert_false(gpu_reading_only(&r, &mine, &t, root_dir));
     r = reading(0, false, 0, NULL);
     assert_false(gpu_reading_only(&r, &mine, &t, root_dir)); /* unknown is not alone */

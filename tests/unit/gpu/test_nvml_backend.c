@@ -120,6 +120,11 @@ static void process_lists_merge_compute_and_mps_clients(void **state)
     assert_false(a->procs[1].used_known); /* NVML_VALUE_NOT_AVAILABLE */
     assert_int_equal(a->procs[2].pid, 4444);
     assert_int_equal(a->procs[2].used_mib, 2048);
+    /* which are MPS clients: in the client list (4242 in both), not in the compute list only */
+    assert_true(a->mps_known);
+    assert_true(a->procs[0].mps_client);
+    assert_false(a->procs[1].mps_client);
+    assert_true(a->procs[2].mps_client);
     assert_true(F.r[1].procs_known);
     assert_int_equal(F.r[1].nprocs, 0);
 }
@@ -268,6 +273,7 @@ static void old_library_uses_fallback_entry_points(void **state)
     assert_true(isnan(a->energy_mj)); /* no nvmlDeviceGetTotalEnergyConsumption */
     assert_double_equal(a->power_w, 251.5, 1e-9);
     assert_true(a->procs_known); /* via the _v2 list; no MPS list in this library */
+    assert_false(a->mps_known);  /* so no process can be told an MPS client or not */
     assert_int_equal(a->nprocs, 2);
     assert_int_equal(a->procs[0].pid, 4242);
     assert_int_equal(a->procs[0].used_mib, 10240);
