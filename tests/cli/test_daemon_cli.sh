@@ -67,7 +67,8 @@ done
 # leaves no socket directory, nor its parents, made for it; one that was there stays
 for sock in "$tmp/sd/sub/s" "$tmp/s"; do
     "$CARMA" daemon --gpu-backend sim --socket "$sock" --state "$tmp/file" 2>"$tmp/err"
-    [ $? -eq 1 ] && grep -q "state directory: $tmp/file: Not a directory" "$tmp/err" \
+    [ $? -eq 1 ] &&
+        grep -q "state directory: $tmp/file is not a directory (a file is in its place)" "$tmp/err" \
         || fail "state $tmp/file: $(cat "$tmp/err")"
 done
 [ ! -e "$tmp/sd" ] || fail "a daemon refusing its state directory left $(find "$tmp/sd") behind"
