@@ -1,8 +1,9 @@
 /* reap.c — the running attempts: each loop looks at every one's supervisor (supervisor.h),
  * ends the attempts that ended (classified by oomclass.h; the core's recovery rules send an
  * out-of-memory crash back to the recovery queue), records what a done run measured (its peak;
- * with its GPUs to itself, its run time and activity), and sends the cancels that were
- * requested, after the commit that recorded them. */
+ * with its GPUs to itself, its run time and activity) and what a crash was seen to need (its
+ * identical queued tasks learn it), and sends the cancels that were requested, after the
+ * commit that recorded them. */
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,8 +16,49 @@
 void d_never_fits_reason(dtask *t)
 {
     snprintf(t->end_reason, sizeof t->end_reason,
-             "not retried: it needs %llu MiB, more than any GPU here holds",
+             t->att.n == 0 ? "never started: an identical task was seen to need %llu MiB, more "
+                             "than any GPU here holds"
+                           : "not retried: it needs %llu MiB, more than any GPU here holds",
              (unsigned long long)t->st.learned_mib);
+}
+
+/* Whether a and b are the same task as the memory history knows them (D_TASK_KEY). */
+static bool identical(const dtask *a, const dtask *b)
+{
+    return a->uid == b->uid && a->sub.batch == b->sub.batch && a->sub.ngpus == b->sub.ngpus &&
+           !strcmp(a->sub.cwd, b->sub.cwd) && !strcmp(a->sub.command, b->sub.command);
+}
+
+/* t's out-of-memory crash was seen to need t->st.learned_mib: its identical tasks still
+ * queued (a sweep, an array) learn it now rather than crash once each, and a later identical
+ * submission finds seen_mib in the memory history (take_history in submit.c). */
+static void teach_identical(daemon_state *d, const dtask *t, int64_t seen_mib)
+{
+    carma_err err;
+    if (seen_mib >= 0 && d_txn(d) &&
+        store_history_put(d->db, &(store_task_key)D_TASK_KEY(t), (uint64_t)seen_mib,
+                          daemon_wall_now(), &err))
+        d_fail(d, &err);
+    if (!t->st.learned_known || !t->st.learned_seen)
+        return;
+    uint64_t mib = t->st.learned_mib;
+    int taught = 0;
+    char detail[160];
+    snprintf(detail, sizeof detail, "figure %llu MiB, learned from task %llu's out-of-memory "
+             "crash (an identical task)", (unsigned long long)mib, (unsigned long long)t->st.id);
+    for (size_t i = 0; i < d->ntasks; i++) {
+        dtask *u = d->tasks[i];
+        if (u == t || u->state != DS_QUEUED || !identical(u, t) ||
+            (u->st.learned_known && u->st.learned_mib >= mib))
+            continue;
+        sched_task_learn(d->core, &u->st, mib);
+        d_save_task(d, u);
+        d_event(d, u, "learned", detail);
+        taught++;
+    }
+    if (taught)
+        dlog(d, "task %llu: %d queued identical task(s) learned its figure, %llu MiB",
+             (unsigned long long)t->st.id, taught, (unsigned long long)mib);
 }
 
 void d_end_attempt(daemon_state *d, dtask *t, task_outcome outcome, const char *why)
@@ -58,6 +100,8 @@ void d_end_attempt_at(daemon_state *d, dtask *t, task_outcome outcome, const cha
     assert(d->failed || d_task_ok(d, t));
     d_save_attempt(d, t, false);
     d_save_task(d, t);
+    if (outcome == TASK_OOM)
+        teach_identical(d, t, seen_mib);
     if (outcome == TASK_DONE && t->att.peak_mib >= 0 && d_txn(d)) {
         carma_err err;
         if (store_history_put(d->db, &(store_task_key)D_TASK_KEY(t), (uint64_t)t->att.peak_mib,

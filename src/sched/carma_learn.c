@@ -1,5 +1,8 @@
 /* carma_learn.c — the carma policy's out-of-memory learning (carma.c's fourth part): what a
- * crash teaches about a task's figure, and whether any GPU here could ever hold it. */
+ * crash teaches about a task's figure (and identical tasks', sched_task_learn), and whether
+ * any GPU here could ever hold it. */
+#include <assert.h>
+
 #include "sched/sched_int.h"
 
 bool carma_fits_no_gpu(const sched *s, uint64_t need)
@@ -48,7 +51,19 @@ sched_end carma_learn(sched *s, sched_task *t, const sched_oom_seen *seen)
         need = held + 1;
     t->learned_known = true;
     t->learned_mib = need;
+    t->learned_seen = saw_more;
     return carma_fits_no_gpu(s, need) ? SCHED_END_NEVER_FITS : SCHED_END_RETRY;
+}
+
+void sched_task_learn(sched *s, sched_task *t, uint64_t mib)
+{
+    (void)s;
+    assert(t->where != SCHED_RUNNING);
+    if (t->learned_known && t->learned_mib >= mib)
+        return;
+    t->learned_known = true;
+    t->learned_mib = mib;
+    t->learned_seen = false; /* its own crash did not see it */
 }
 
 sched_task *sched_take_never_fits(sched *s, const gpu_view *views)

@@ -230,6 +230,8 @@ typedef struct sched_task {
     double started_at;      /* when the current attempt was placed */
     bool learned_known;     /* carma: out-of-memory crashes taught it a figure */
     uint64_t learned_mib;   /* ... this one (MiB, before the margin) */
+    bool learned_seen;      /* ... from what its last crash was seen to need, not a guess
+                               (the figure identical tasks may learn: sched_task_learn) */
     int skipped;            /* carma: tasks that passed it, as head, with no reservation to
                                vouch for them (runtimes unknown) */
     uint64_t end_epoch;     /* carma: its predicted end, memoized for one placement call */
@@ -369,6 +371,12 @@ typedef struct sched_oom_seen {
  * (SCHED_END_NEVER_FITS), said only while every GPU's memory is known (a GPU not seen may hold
  * it); otherwise it is retried, collocated as any task. */
 sched_end sched_task_oom(sched *s, sched_task *t, const sched_oom_seen *seen, double now);
+
+/* A task not running learns `mib` (before the margin) as its figure, unless it has learned
+ * more: what an identical task's out-of-memory crash was seen to need (learned_seen), so that
+ * a sweep of identical tasks does not crash once each. Only carma_oom_learning places by it,
+ * and a figure no GPU holds ends the task through sched_take_never_fits. */
+void sched_task_learn(sched *s, sched_task *t, uint64_t mib);
 
 /* A queued task whose learned figure fits no GPU here, now that every GPU's memory is known
  * (views): one judged while some GPU's memory was unknown was retried, and would have stayed

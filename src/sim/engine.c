@@ -184,7 +184,9 @@ static int job_oom(sim *s, sim_job *j, uint64_t needed)
     for (int k = 0; k < j->st->ngpus; k++) /* released (a recovery makes a new head) */
         gpu_improved(s, j->st->gpus[k]);
     sched_oom_seen seen = {true, needed};
-    if (sched_task_oom(s->core, j->st, &seen, s->now) == SCHED_END_RETRY) {
+    sched_end end = sched_task_oom(s->core, j->st, &seen, s->now);
+    sim_teach_identical(s, j); /* before its task goes back to the pool */
+    if (end == SCHED_END_RETRY) {
         j->state = JOB_QUEUED;
     } else {
         r->busy_s -= s->now - j->attempt_start; /* job_finished adds it back */
@@ -296,6 +298,7 @@ static int handle(sim *s, const sim_event *e)
         job_task_init(s, j, (size_t)e->job);
         if (s->setup->params.history)
             sim_history_fill(&s->history, (size_t)e->job, j->st);
+        sim_learn_on_arrival(s, j);
         s->out->jobs[e->job].runtime_est_s = j->st->runtime_est_s;
         if (sched_submit(s->core, j->st, &s->why))
             return -1;
@@ -402,10 +405,10 @@ static int sim_init(sim *s, const sim_setup *setup, const sim_job_spec *jobs, si
     out->jobs = calloc(njobs ? njobs : 1, sizeof *out->jobs);
     if (!s->gpus || !s->views || !s->warm || !s->dirty || !s->jobs || !out->jobs)
         return carma_err_set(err, "out of memory");
-    if (setup->params.history &&
-        (!(s->placed_seq = calloc(ng, sizeof *s->placed_seq)) ||
-         sim_history_init(&s->history, jobs, njobs, err)))
-        return s->placed_seq ? -1 : carma_err_set(err, "out of memory");
+    if (sim_history_init(&s->history, jobs, njobs, err))
+        return -1;
+    if (setup->params.history && !(s->placed_seq = calloc(ng, sizeof *s->placed_seq)))
+        return carma_err_set(err, "out of memory");
     out->njobs = njobs;
     s->t_start = njobs ? jobs[0].submit_s : 0;
     activity_sample idle = {0, 0, 0};

@@ -92,8 +92,9 @@ typedef struct sim {
     size_t finished;
     size_t progress_step;
     carma_err why;       /* what went wrong inside an event handler */
-    /* sim_history: what the daemon's run history would hold; a task's GPUs were its own
-     * throughout when none was placed on since (placed_seq, per GPU the latest) */
+    /* sim_history: what the daemon's run history would hold (the run times only with
+     * sim_history = on); a task's GPUs were its own throughout when none was placed on since
+     * (placed_seq, per GPU the latest) */
     sim_history history;
     uint64_t *placed_seq;
     uint64_t nplaced;
@@ -124,5 +125,13 @@ bool gpu_any_warm(const sim *s);
 /* Brings the window aggregates of recently changed GPUs up to now: those the core could read
  * for `head` (f: sched_head_needs; see sim_gpu.c); the others stay stale. */
 void refresh_views(sim *s, const sched_task *head, const sched_gpu_needs *f);
+
+/* ---- identical tasks learn from a crash (sim_learn.c), as the daemon's do (reap.c) ---------- */
+
+/* j's out-of-memory crash was just judged by the core: when it was seen to need a figure
+ * (learned_seen), its task file's queued jobs learn it, and later ones on arrival. */
+void sim_teach_identical(sim *s, const sim_job *j);
+/* j arrived: it learns what a crash of its task file was seen to need, if any. */
+void sim_learn_on_arrival(sim *s, sim_job *j);
 
 #endif

@@ -2,6 +2,7 @@
 #include "sim/sim_history.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,10 +20,14 @@ static int by_name(const void *a, const void *b)
 
 int sim_history_init(sim_history *h, const sim_job_spec *jobs, size_t n, carma_err *err)
 {
-    named *order = malloc((n ? n : 1) * sizeof *order);
-    h->file = malloc((n ? n : 1) * sizeof *h->file);
-    h->runs = malloc((n ? n : 1) * sizeof *h->runs);
-    if (!order || !h->file || !h->runs) {
+    size_t cap = n ? n : 1;
+    named *order = malloc(cap * sizeof *order);
+    h->file = malloc(cap * sizeof *h->file);
+    h->runs = malloc(cap * sizeof *h->runs);
+    h->members = malloc(cap * sizeof *h->members);
+    h->first = malloc((cap + 1) * sizeof *h->first);
+    h->taught_mib = calloc(cap, sizeof *h->taught_mib);
+    if (!order || !h->file || !h->runs || !h->members || !h->first || !h->taught_mib) {
         free(order);
         sim_history_free(h);
         return carma_err_set(err, "out of memory");
@@ -33,10 +38,14 @@ int sim_history_init(sim_history *h, const sim_job_spec *jobs, size_t n, carma_e
     size_t files = 0;
     for (size_t k = 0; k < n; k++) {
         const char *name = order[k].name, *prev = k ? order[k - 1].name : NULL;
-        if (k == 0 || !name || !prev || strcmp(name, prev))
+        if (k == 0 || !name || !prev || strcmp(name, prev)) {
+            h->first[files] = k;
             h->runs[files++] = (sim_history_run){NAN, NAN, NAN, NAN};
+        }
         h->file[order[k].job] = files - 1;
+        h->members[k] = order[k].job;
     }
+    h->first[files] = n;
     free(order);
     return 0;
 }
@@ -45,8 +54,10 @@ void sim_history_free(sim_history *h)
 {
     free(h->file);
     free(h->runs);
-    h->file = NULL;
-    h->runs = NULL;
+    free(h->members);
+    free(h->first);
+    free(h->taught_mib);
+    *h = (sim_history){0};
 }
 
 void sim_history_fill(const sim_history *h, size_t i, sched_task *st)

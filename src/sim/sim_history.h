@@ -21,9 +21,15 @@ typedef struct sim_history_run {
 typedef struct sim_history {
     size_t *file;         /* per job: its task file's index in runs */
     sim_history_run *runs; /* per task file */
+    size_t *members;      /* the jobs, grouped by task file: file f's are members[first[f]..
+                             first[f + 1]) */
+    size_t *first;
+    uint64_t *taught_mib; /* per task file: what a crash of one was seen to need (0: none) */
 } sim_history;
 
-/* Groups the jobs by task file name (a job without a name is a file of its own). */
+/* Groups the jobs by task file name (a job without a name is a file of its own): the task
+ * files are the daemon's identical tasks. Made for every run (sim_learn.c teaches identical
+ * tasks with it); the run times only with sim_history = on. */
 int sim_history_init(sim_history *h, const sim_job_spec *jobs, size_t n, carma_err *err);
 void sim_history_free(sim_history *h);
 

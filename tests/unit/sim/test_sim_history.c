@@ -1,7 +1,8 @@
 /* test_sim_history.c — sim_history = on: a task is planned with the run time of an earlier run
  * of its task file only when that run ended done with its GPUs to itself (not beside another
  * task, and with none placed beside it later), as the daemon's run history works; off: with
- * the catalog's. And the history's grouping and its solo profile (start-up reads idle). */
+ * the catalog's. And the history's grouping and its solo profile (start-up reads idle), and
+ * identical jobs learning from one's out-of-memory crash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,11 +105,45 @@ static void history_groups_by_task_file(void **state)
     sim_history_free(&h);
 }
 
+/* An out-of-memory crash teaches its task file's other jobs what it was seen to need
+ * (sim_learn.c, as the daemon's reap.c): the one queued meanwhile and the one arriving later
+ * are placed by it, and neither crashes. Without it each would crash once. */
+static void identical_jobs_learn_from_a_crash(void **state)
+{
+    (void)state;
+    sim_setup s;
+    memset(&s, 0, sizeof s);
+    sched_config_defaults(&s.sched);
+    s.sched.policy = POLICY_CARMA;
+    s.sched.max_tasks_per_gpu = 2; /* the second "big" waits while s and the first run */
+    sim_params_defaults(&s.params);
+    int n;
+    carma_err err;
+    assert_int_equal(gpu_spec_parse("A100-40GB", NULL, &n, &s.gpu, &err), 0);
+    s.ngpus = 1;
+    sim_job_spec jobs[] = {job("s", 0, 5000, 15000), job("big", 10, 1000, 30000),
+                           job("big", 20, 1000, 30000), job("s", 1500, 5000, 15000),
+                           job("big", 2000, 1000, 30000)};
+    for (int k = 0; k < 3; k++) { /* the "big" ones, told 5000 MiB: they reach 30000 */
+        sim_job_spec *b = &jobs[(int[]){1, 2, 4}[k]];
+        b->early_mib = 1000;
+        mem_figures_set(&b->mem, MEM_ORACLE, 5000);
+    }
+    sim_result r;
+    assert_int_equal(sim_run(&s, jobs, 5, &r, &err), 0);
+    assert_int_equal(r.jobs[1].oom_crashes, 1); /* the first learns the hard way */
+    assert_int_equal(r.jobs[2].oom_crashes, 0); /* queued then: taught */
+    assert_int_equal(r.jobs[4].oom_crashes, 0); /* arrived later: taught */
+    assert_int_equal(r.summary.completed, 5);
+    sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(only_solo_done_runs_are_known),
         cmocka_unit_test(history_groups_by_task_file),
+        cmocka_unit_test(identical_jobs_learn_from_a_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
