@@ -260,6 +260,12 @@ static void op_refigure(world *w)
     TRACE("refigure %d: %s=%llu smact %g util %g class %d\n", i + 1,
           mem_source_estimator_name(src), (unsigned long long)t->mem.mib[src], t->solo_smact,
           t->profiled_util, t->lucid_class);
+    if (w->st[i] != RUNNING && (u8(&w->r) & 1)) { /* an identical task's crash teaches it */
+        uint64_t had = t->learned_known ? t->learned_mib : 0, mib = mib_from(&w->r);
+        sched_task_learn(w->s, t, mib);
+        TRACE("learn %d: %llu\n", i + 1, (unsigned long long)mib);
+        CHECK(t->learned_known && t->learned_mib == (mib > had ? mib : had));
+    }
 }
 
 /* What the policy places a task with agrees with what it says of its figures. */
