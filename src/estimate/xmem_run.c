@@ -1,5 +1,7 @@
 /* xmem_run.c — see xmem_run.h. The tracer writes to an inherited descriptor (fd 3) of a file
- * this process created, so a tracer running as another user needs no rights on its path. */
+ * this process created, so a tracer running as another user needs no rights on its path. It
+ * runs in a session of its own with no other descriptor of carma's, and what the script left
+ * running is ended with the trace (xmem_session.c). */
 #include "estimate/xmem_run.h"
 
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "estimate/xmem_session.h"
 #include "util/clock.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
@@ -74,20 +77,24 @@ static int target_user(run_user *u, carma_err *err)
 }
 
 /* In the child: fd 3 = trace, stdout -> stderr, stderr -> pipe, stdin /dev/null (as the task
- * will have it: a script reading it must not wait on, or take, the terminal's input); then
- * exec the tracer. */
+ * will have it: a script reading it must not wait on, or take, the terminal's input), fd 4 =
+ * the files list if any, and no other descriptor (carma's own, or its caller's, are not the
+ * script's to read or to hold open); in a session of its own; then exec the tracer. */
 static void child(int trace_fd, int files_fd, int err_fd, char *const argv[], int argc,
-                  int iterations, const char *pydir, const run_user *u)
+                  int iterations, const char *pydir, const run_user *u, pid_t parent)
 {
     int in = open("/dev/null", O_RDONLY);
     /* above 4 first, so that placing one cannot overwrite the other */
     int tf = fcntl(trace_fd, F_DUPFD, 5), ff = files_fd < 0 ? -1 : fcntl(files_fd, F_DUPFD, 5);
     if (in < 0 || tf < 0 || (files_fd >= 0 && ff < 0) || dup2(in, 0) < 0 ||
-        dup2(err_fd, 2) < 0 || dup2(2, 1) < 0 || dup2(tf, 3) < 0 || (ff >= 0 && dup2(ff, 4) < 0))
+        dup2(err_fd, 2) < 0 || dup2(2, 1) < 0 || dup2(tf, 3) < 0 ||
+        (ff >= 0 && dup2(ff, 4) < 0) || xmem_session_child(ff >= 0 ? 5 : 4))
         _exit(126);
     if (u->drop && (setgroups((size_t)u->ngroups, u->groups) || setgid(u->gid) ||
                     setuid(u->uid) || setuid(0) == 0))
         _exit(126); /* the last test: root must be gone for good */
+    if (xmem_session_tie(parent)) /* after the change of user, which clears it */
+        _exit(126);
     if (u->drop && (setenv("HOME", u->home, 1) || setenv("USER", u->name, 1) ||
                     setenv("LOGNAME", u->name, 1)))
         _exit(126);
@@ -150,27 +157,33 @@ static int trace_timeout(double *s, carma_err *err)
     return 0;
 }
 
+/* How the wait for the tracer ended. */
+typedef enum { TRACER_ENDED, TRACER_LATE, CARMA_STOPPED } drain_end;
+
 /* Reads the child's stderr until the child has ended (not until the pipe closes: a process the
- * script left behind keeps it open, and a script that closed its stderr may still run); false
- * when `limit` seconds passed first. *st: the child's wait status. */
-static bool drain(pid_t pid, int fd, double limit, int *st, char *reason, size_t cap,
-                  char *last, size_t lcap)
+ * script left behind keeps it open, and a script that closed its stderr may still run), `limit`
+ * seconds have passed, or carma was sent a stop signal. The child is not reaped. */
+static drain_end drain(pid_t pid, int fd, double limit, char *reason, size_t cap, char *last,
+                       size_t lcap)
 {
     char buf[4096];
     size_t len = 0, after = 0; /* bytes read once it ended */
     bool ended = false;
     double deadline = clock_mono_s() + limit;
     for (;;) {
-        pid_t w = ended ? 0 : waitpid(pid, st, WNOHANG);
-        if (w < 0 && errno != EINTR)
-            *st = -1; /* not an exit: "the tracer failed" */
-        if (w == pid || (w < 0 && errno != EINTR))
+        if (xmem_session_signal())
+            return CARMA_STOPPED;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        /* WNOWAIT: left a zombie until what it left is ended (xmem_session_end) */
+        int w = ended ? 0 : waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+        if ((w == 0 && si.si_pid == pid) || (w < 0 && errno != EINTR))
             ended = true; /* what it wrote before its end is read below, without waiting */
         double left = deadline - clock_mono_s();
         if (left <= 0 && !ended)
-            return false;
+            return TRACER_LATE;
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        /* short waits while it runs: its end is seen by waitpid, not by the pipe */
+        /* short waits while it runs: its end is seen by waitid, not by the pipe */
         int wait_ms = ended ? 0 : left < 0.05 ? (int)(left * 1000) + 1 : 50;
         /* once it ended, the pipe holds at most its capacity of what it wrote; more is a
          * process it left behind, not waited for */
@@ -207,7 +220,7 @@ static bool drain(pid_t pid, int fd, double limit, int *st, char *reason, size_t
     }
     if (len)
         take_line(buf, reason, cap, last, lcap);
-    return true;
+    return TRACER_ENDED;
 }
 
 /* A temporary file with no name (carma interrupted, by Ctrl-C or a kill, leaves none behind):
@@ -284,25 +297,42 @@ int xmem_run_files(char *const argv[], int argc, int iterations, const xmem_coef
         return carma_err_set(err, "pipe: %s", strerror(errno));
     }
     fflush(NULL);
-    pid_t pid = fork();
+    xmem_session ses;
+    xmem_session_begin(&ses);
+    pid_t parent = getpid(), pid = fork();
+    int fork_errno = errno;
     if (pid == 0) {
         close(pfd[0]);
-        child(fd, lfd, pfd[1], argv, argc, iterations, pydir, &u);
+        child(fd, lfd, pfd[1], argv, argc, iterations, pydir, &u, parent);
     }
+    xmem_session_forked(&ses);
     close(pfd[1]);
     char reason[512] = "", last[512] = "";
-    int st = 0, rc = 0;
-    bool in_time = pid > 0 && drain(pid, pfd[0], limit, &st, reason, sizeof reason, last,
-                                    sizeof last);
+    int st = -1, rc = 0; /* -1: not an exit, "the tracer failed" */
+    drain_end how = pid > 0 ? drain(pid, pfd[0], limit, reason, sizeof reason, last, sizeof last)
+                            : TRACER_ENDED;
+    if (pid > 0) {
+        /* what the script left running (or, past the limit or stopped, the tracer too) */
+        int left = xmem_session_end(&ses, pid);
+        if (left > 0)
+            fprintf(stderr, "carma: %d process%s the traced script started could not be "
+                    "stopped\n", left, left == 1 ? "" : "es");
+        else if (left < 0)
+            fprintf(stderr, "carma: processes the traced script started may still run (no "
+                    "/proc or no subreaper to find them by)\n");
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+    }
     close(pfd[0]);
+    int sig = xmem_session_finish(&ses); /* a stop signal: carma ends there by default */
     if (pid < 0)
-        rc = carma_err_set(err, "fork: %s", strerror(errno));
-    else if (!in_time) {
-        kill(pid, SIGKILL); /* DataLoader workers end with their parent */
-        waitpid(pid, &st, 0);
+        rc = carma_err_set(err, "fork: %s", strerror(fork_errno));
+    else if (sig)
+        rc = carma_err_set(err, "stopped by signal %d while tracing", sig);
+    else if (how == TRACER_LATE)
         rc = carma_err_set(err, "the tracer ran past %g s before the script's step %d; stopped",
                            limit, iterations);
-    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (*reason)
             rc = carma_err_set(err, "%s", reason);
         else if (WIFEXITED(st) && WEXITSTATUS(st) == 126)

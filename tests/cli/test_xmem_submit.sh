@@ -2,7 +2,8 @@
 # test_xmem_submit.sh — `carma submit` without --mem estimates a Python training command with
 # xmem on the client side (as the user, cached by script, arguments and environment, and
 # checked against the files the script read), and
-# `carma show` names the figure's source. Needs /usr/bin/python3 with torch, else only notes it.
+# `carma show` names the figure's source; the traced script has none of carma's
+# descriptors. Needs /usr/bin/python3 with torch, else only notes it.
 # Usage: test_xmem_submit.sh /path/to/carma /path/to/source_dir
 set -u
 CARMA=$1
@@ -89,6 +90,26 @@ if [ "$(id -u)" -eq 0 ]; then
     grep -q "xmem estimate [0-9]* MiB$" "$tmp/err6" || fail "not traced: $(cat "$tmp/err6")"
     [ "$(cat "$tmp/victim")" = precious ] || fail "root wrote through the user's cache link"
 fi
+
+# the traced script has its input, output, the trace's file (3) and the list of the files it
+# read (4): no descriptor of carma's or its caller's (9 here)
+mkdir "$tmp/fds"
+chmod 777 "$tmp/fds" # the script (as nobody, under root) writes its list there
+cat >"$tmp/fds/fds.py" <<EOF
+import os, torch, torch.nn as nn
+own = " ".join(f for f in sorted(os.listdir("/proc/self/fd"), key=int)
+               if os.path.exists("/proc/self/fd/" + f))
+open("$tmp/fds/out", "w").write(own)
+m = nn.Linear(16, 4).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad(); m(torch.randn(8, 16).cuda()).sum().backward(); opt.step()
+EOF
+chmod 644 "$tmp/fds/fds.py"
+"$CARMA" submit --hold -- python3 "$tmp/fds/fds.py" >/dev/null 2>"$tmp/err7" 9<"$tmp/err4" ||
+    fail "submit fds.py: $(cat "$tmp/err7")"
+[ "$(cat "$tmp/fds/out" 2>/dev/null)" = "0 1 2 3 4" ] ||
+    fail "the traced script's descriptors are not 0 1 2 3 4: $(cat "$tmp/fds/out" 2>/dev/null)"
 
 stop_daemon
 [ "$fails" -eq 0 ] && echo "all xmem submit tests passed"

@@ -24,6 +24,15 @@ def main():
     if a.iterations < 1 or not cmd:
         print("carma_trace: need --iterations >= 1 and a command", file=sys.stderr)
         return 2
+    # carma's descriptors are the tracer's, not for the programs the script runs (os.system,
+    # subprocess with close_fds=False): one would hold the trace file open, or write to it
+    for fd in (a.out_fd, a.files_fd):
+        if fd is not None:
+            try:
+                os.set_inheritable(fd, False)
+            except OSError as e:
+                print("carma_trace: descriptor %d: %s" % (fd, e.strerror), file=sys.stderr)
+                return 2
     from .run import main as run_main   # imports torch: after the usage checks
     with (open(a.out, "w") if a.out else os.fdopen(a.out_fd, "w")) as out:
         rc, msg = run_main(cmd, out, a.iterations, a.files_fd)
