@@ -21,9 +21,9 @@ static const char usage[] =
     "  --all, -a       every task, queued and running ones too\n"
     "  --since TIME    only tasks submitted or ended since TIME: an age (30m, 12h, 2d, 1w)\n"
     "                  or a local date or time (2026-11-20, '2026-11-20 14:00')\n"
-    "  --user NAME     only this user's tasks (NAME: a user name or a numeric uid)\n"
-    "  --state STATE   only tasks in this state: done, failed, cancelled, timeout (queued,\n"
-    "                  running: those live tasks, --all or not)\n"
+    "  --user NAME, -u NAME   only this user's tasks (NAME: a user name or a numeric uid)\n"
+    "  --state STATE, -s STATE   only tasks in this state (sacct's -s): done, failed,\n"
+    "                  cancelled, timeout (queued, running: those live tasks, --all or not)\n"
     "  --limit N       at most N tasks; when there are more, stderr says how to go on\n"
     "  --after ID      only tasks with ids above ID\n" REQUEST_USAGE;
 
@@ -35,8 +35,8 @@ static void print_header(void)
 
 static void print_row(const json_t *t)
 {
-    char wait[32], el[32], ex[32], pk[32], end[32];
-    const json_t *gh = json_object_get(t, "gpu_hours"), *peak = json_object_get(t, "peak_mib");
+    char wait[32], el[32], ex[32], pk[32], end[32], gh[32];
+    const json_t *peak = json_object_get(t, "peak_mib");
     /* other users chose these names, and a reply is another process's text: no escape
      * sequence reaches the terminal */
     char *name = column_text(json_string_value(json_object_get(t, "name")), 20);
@@ -46,13 +46,13 @@ static void print_row(const json_t *t)
         snprintf(pk, sizeof pk, "%lld", (long long)json_integer_value(peak));
     else
         snprintf(pk, sizeof pk, "%s", TIME_UNKNOWN);
-    printf("%-6lld %-20s %-10s %-9s %-4lld %-11s %-11s %9.3f %-8s %-9s %s\n",
+    printf("%-6lld %-20s %-10s %-9s %-4lld %-11s %-11s %9s %-8s %-9s %s\n",
            (long long)json_integer_value(json_object_get(t, "id")), name ? name : "?",
            user ? user : "?", state ? state : "?",
            (long long)json_integer_value(json_object_get(t, "attempts")),
            fmt_duration(json_object_get(t, "wait_s"), wait, sizeof wait),
            fmt_duration(json_object_get(t, "elapsed_s"), el, sizeof el),
-           json_is_number(gh) ? json_number_value(gh) : 0.0, pk,
+           fmt_hours(json_object_get(t, "gpu_hours"), gh, sizeof gh), pk,
            fmt_exit(json_object_get(t, "exit_code"), json_object_get(t, "signal"), ex,
                     sizeof ex),
            fmt_time(json_object_get(t, "ended_at"), end, sizeof end));
@@ -111,5 +111,5 @@ static int run(request_args *a)
     return rc;
 }
 
-const request_cmd cmd_history = {.usage = usage, .shortopts = "a", .longopts = longopts,
+const request_cmd cmd_history = {.usage = usage, .shortopts = "as:u:", .longopts = longopts,
                                  .run = run};

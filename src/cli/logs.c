@@ -23,7 +23,8 @@ static const char usage[] =
     "user's output bound for a terminal has its control characters shown escaped (ESC as\n"
     "\\x1b), newlines and tabs kept; a pipe or a file gets the text as written, but for\n"
     "bytes that are not UTF-8 (and NULs), which come as '?' (the daemon sends text as\n"
-    "JSON).\n\n"
+    "JSON). --json prints {\"stdout\", \"stderr\", \"attempt\"}: the attempt's number, null\n"
+    "for a task not started (with --follow: the last one's, the text every attempt's).\n\n"
     "  --follow, -f    keep printing as the task writes, until it ends: through each\n"
     "                  relaunch (an out-of-memory retry), announced on stderr as\n"
     "                  \"== attempt N\"\n"
@@ -208,6 +209,10 @@ static int run(request_args *a)
         fprintf(stderr, "carma logs: task %lld %s: no output\n", (long long)id,
                 task.ended ? "ended without starting" : "has not started yet");
     if (collected) {
+        /* which attempt the text is of (followed: the last); none yet is unknown, not 0 */
+        json_object_set_new(collected, "attempt",
+                            task.attempts > 0 && attempt > 0 ? json_integer(attempt)
+                                                             : json_null());
         cli_print_json(collected);
         json_decref(collected);
     }

@@ -19,6 +19,11 @@ static int run(request_args *a)
 {
     if (request_next_option(a) != 0)
         return a->status;
+    /* the options stop at ID (a negative N is no option): one typed after it is named */
+    for (int i = a->operands + 1; i < a->argc; i++)
+        if (a->argv[i][0] == '-' && a->argv[i][1] == '-' && a->argv[i][2])
+            return cli_usage_error("priority", "'%s' after the task id: options go before it",
+                                   a->argv[i]);
     if (a->operands + 2 != a->argc)
         return cli_usage_error("priority", "expected a task id and a priority");
     long long id;

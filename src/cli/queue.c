@@ -22,9 +22,9 @@ static const char usage[] =
     "on a GPU, behind the head, reserved for the head by backfill, ...).\n\n"
     "  --all, -a       also ended tasks: done, failed, cancelled, timeout (read from the\n"
     "                  daemon's database a page at a time)\n"
-    "  --state STATE   only tasks in this state: queued, running, done, failed, cancelled,\n"
-    "                  timeout\n"
-    "  --user NAME     only this user's tasks (NAME: a user name or a numeric uid)\n"
+    "  --state STATE, -t STATE   only tasks in this state (squeue's -t): queued, running,\n"
+    "                  done, failed, cancelled, timeout\n"
+    "  --user NAME, -u NAME   only this user's tasks (NAME: a user name or a numeric uid)\n"
     "  --limit N       at most N tasks; when an --all listing has more, stderr says how\n"
     "                  to go on\n"
     "  --after ID      with --all or an ended --state: only tasks with ids above ID\n"
@@ -78,7 +78,7 @@ void queue_print_task(const json_t *t)
 }
 
 static const struct option longopts[] = {
-    {"all", no_argument, NULL, 'a'},         {"state", required_argument, NULL, 's'},
+    {"all", no_argument, NULL, 'a'},         {"state", required_argument, NULL, 't'},
     {"user", required_argument, NULL, 'u'},  {"limit", required_argument, NULL, 'l'},
     {"after", required_argument, NULL, 'A'}, {NULL, 0, NULL, 0},
 };
@@ -94,9 +94,9 @@ static int run(request_args *a)
     while ((opt = request_next_option(a)) > 0) {
         if (opt == 'a')
             all = true;
-        else if (opt == 's' && (rc = request_state_option(a, a->arg)) != 0)
+        else if (opt == 't' && (rc = request_state_option(a, a->arg)) != 0)
             return rc;
-        else if (opt == 's')
+        else if (opt == 't')
             state = a->arg;
         else if (opt == 'u' && (rc = request_user_option(a, a->arg, user, sizeof user)) != 0)
             return rc;
@@ -125,4 +125,5 @@ static int run(request_args *a)
     return rc;
 }
 
-const request_cmd cmd_queue = {.usage = usage, .shortopts = "a", .longopts = longopts, .run = run};
+const request_cmd cmd_queue = {.usage = usage, .shortopts = "at:u:", .longopts = longopts,
+                               .run = run};

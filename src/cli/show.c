@@ -1,42 +1,48 @@
-/* show.c — `carma show ID`: everything the daemon knows about one task, times as local times
- * and durations, and every attempt it made. */
+/* show.c — `carma show ID...`: everything the daemon knows about a task, times as local times
+ * and durations, and every attempt it made; several tasks in turn. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/fmt.h"
 #include "cli/request.h"
+#include "daemon/connect.h"
 #include "util/strutil.h"
 
 static const char usage[] =
-    "usage: carma show [--socket PATH] [--json] ID\n\n"
-    "Prints one task: its state and, while it is queued, why it waits; its GPUs, memory\n"
+    "usage: carma show [--socket PATH] [--json] ID...\n\n"
+    "Prints a task: its state and, while it is queued, why it waits; its GPUs, memory\n"
     "figure and peak; when it was submitted, first started and ended (local time), how long\n"
     "it waited and ran, its GPU-hours; its command; and every attempt (GPUs, start, end,\n"
     "outcome, exit status, peak). Unknown values print as '-'; --json gives Unix times and\n"
-    "seconds as numbers, null when unknown.\n\n" REQUEST_USAGE;
+    "seconds as numbers, null when unknown. Several IDs are shown in turn, a blank line\n"
+    "between them, and with --json as an array (one ID: its object alone); one that does\n"
+    "not exist is named on stderr, the others still shown, and the exit status is 1.\n\n"
+    REQUEST_USAGE;
 
 /* A string field, its control characters made visible (names and commands are other
  * users'); anything else as JSON, which escapes them itself. */
 static void print_value(const char *key, const json_t *v, int indent)
 {
+    char *name = str_escape_controls(key); /* the reply's keys too: another process's text */
+    key = name ? name : "?";
     if (json_is_object(v) && json_object_size(v) == 0) {
         printf("%*s%-13s %s\n", indent, "", key, TIME_UNKNOWN); /* none: not a bare "key:" */
-        return;
-    }
-    if (json_is_object(v)) {
+    } else if (json_is_object(v)) {
         printf("%*s%s:\n", indent, "", key);
         const char *k;
         json_t *x;
         json_object_foreach((json_t *)v, k, x) print_value(k, x, indent + 2);
-        return;
+    } else {
+        char *text = json_is_string(v) ? str_escape_controls(json_string_value(v))
+                     : json_is_null(v) ? str_dup(TIME_UNKNOWN)
+                                       : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        printf("%*s%-13s %s\n", indent, "", key, text ? text : "?");
+        free(text);
     }
-    char *text = json_is_string(v) ? str_escape_controls(json_string_value(v))
-                 : json_is_null(v) ? str_dup(TIME_UNKNOWN)
-                                   : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    printf("%*s%-13s %s\n", indent, "", key, text ? text : "?");
-    free(text);
+    free(name);
 }
 
 /* One "key  value" line; the value escaped, as every reply string shown to a person is. */
@@ -58,17 +64,18 @@ static void print_attempts(const json_t *list)
     json_t *a;
     json_array_foreach(list, i, a) {
         char g[64], s[32], e[32], el[32], x[32], pk[32];
-        json_t *outcome = json_object_get(a, "outcome");
+        char *outcome = str_escape_controls(json_string_value(json_object_get(a, "outcome")));
         printf("  %-3lld %-7s %-19s  %-19s  %-11s %-9s %-9s %s\n",
                (long long)json_integer_value(json_object_get(a, "n")),
                fmt_ints(json_object_get(a, "gpus"), g, sizeof g),
                fmt_time(json_object_get(a, "started_at"), s, sizeof s),
                fmt_time(json_object_get(a, "ended_at"), e, sizeof e),
                fmt_duration(json_object_get(a, "elapsed_s"), el, sizeof el),
-               json_is_string(outcome) ? json_string_value(outcome) : TIME_UNKNOWN,
+               outcome ? outcome : TIME_UNKNOWN,
                fmt_exit(json_object_get(a, "exit_code"), json_object_get(a, "signal"), x,
                         sizeof x),
                fmt_mib(json_object_get(a, "peak_mib"), pk, sizeof pk));
+        free(outcome);
     }
 }
 
@@ -130,9 +137,7 @@ static void print_task(const json_t *t)
     line("started", b);
     line("ended", fmt_time(json_object_get(t, "ended_at"), b, sizeof b));
     line("elapsed", fmt_duration(json_object_get(t, "elapsed_s"), b, sizeof b));
-    v = json_object_get(t, "gpu_hours");
-    snprintf(b, sizeof b, "%.3f", json_is_number(v) ? json_number_value(v) : 0.0);
-    line("gpu_hours", b);
+    line("gpu_hours", fmt_hours(json_object_get(t, "gpu_hours"), b, sizeof b));
     line("outcome", str_of(t, "outcome") ? str_of(t, "outcome") : TIME_UNKNOWN);
     fmt_duration(json_object_get(t, "runtime_est_s"), b, sizeof b);
     if (str_of(t, "runtime_source"))
@@ -163,20 +168,67 @@ static void print_task(const json_t *t)
     print_attempts(json_object_get(t, "attempt_list"));
 }
 
+/* One task's reply on *fd (connected again after a lost connection): the task, or NULL with
+ * err, *lost when no reply came (the daemon cannot be reached: no use asking for others). */
+static json_t *ask(const request_args *a, int *fd, long long id, bool *lost, carma_err *err)
+{
+    bool answered = false;
+    json_t *reply = NULL;
+    if (*fd < 0)
+        *fd = request_connect(a, err);
+    if (*fd >= 0)
+        reply = daemon_call_answered(
+            *fd, json_pack("{sssI}", "verb", "show", "id", (json_int_t)id), &answered, err);
+    *lost = !answered;
+    if (!answered && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    json_t *task = json_incref(json_object_get(reply, "task"));
+    if (reply && !json_is_object(task))
+        carma_err_set(err, "the daemon's reply on task %lld holds no task", id);
+    json_decref(reply);
+    return json_is_object(task) ? task : (json_decref(task), NULL);
+}
+
 static int run(request_args *a)
 {
-    long long id;
-    json_t *reply;
-    int rc = request_task_verb(a, "show", &id, &reply);
-    if (!reply)
+    long long *ids;
+    int n, rc, fd = -1, failed = 0;
+    if (request_next_option(a) != 0) /* none of its own: --help or a usage error */
+        return a->status;
+    if ((rc = request_task_ids(a, &ids, &n)) != 0) /* `show 5 5` shows it once */
         return rc;
-    json_t *task = json_object_get(reply, "task");
-    if (a->opts.json)
-        cli_print_json(task);
-    else
-        print_task(task);
-    json_decref(reply);
-    return 0;
+    /* one ID: its object, as ever; several: an array of those found */
+    json_t *found = a->opts.json && n > 1 ? json_array() : NULL;
+    for (int i = 0, printed = 0; i < n; i++) {
+        carma_err err;
+        bool lost;
+        json_t *task = ask(a, &fd, ids[i], &lost, &err);
+        if (!task) {
+            failed = cli_fail("show", &err);
+            if (lost)
+                break;
+            continue;
+        }
+        if (found)
+            json_array_append(found, task);
+        else if (a->opts.json)
+            cli_print_json(task);
+        else {
+            if (printed++)
+                putchar('\n'); /* a blank line between tasks, as scontrol's */
+            print_task(task);
+        }
+        json_decref(task);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(ids);
+    if (found && (!failed || json_array_size(found)))
+        cli_print_json(found);
+    json_decref(found);
+    return failed;
 }
 
 const request_cmd cmd_show = {.usage = usage, .run = run};

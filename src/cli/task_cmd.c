@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/fmt.h"
 #include "cli/submit.h"
 #include "daemon/proto.h"
 #include "task/taskload.h"
@@ -86,7 +87,8 @@ static int task_check(int argc, char **argv)
             continue;
         }
         json_decref(sub);
-        printf("%s: ok\n", argv[i]);
+        fput_escaped(stdout, argv[i]); /* a glob over another user's files may name it */
+        fputs(": ok\n", stdout);
     }
     return bad;
 }

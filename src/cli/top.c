@@ -37,11 +37,38 @@ static const char usage[] =
     REQUEST_USAGE;
 
 static volatile sig_atomic_t stop;
+/* While a request is out: a daemon that does not answer (stopped, hung) would hold it past a
+ * Ctrl-C, whose flag nothing looks at until the reply, so the signal ends top there. */
+static volatile sig_atomic_t requesting;
+/* The terminal's settings to put back (raw_on: top changed them). */
+static struct termios saved;
+static volatile sig_atomic_t raw_on;
 
 static void on_signal(int sig)
 {
     (void)sig;
     stop = 1;
+    if (!requesting)
+        return;
+    if (raw_on)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved); /* async-signal-safe, as _exit is */
+    _exit(0); /* as a Ctrl-C between frames ends it */
+}
+
+/* request_send, a Ctrl-C while it waits ending top (on_signal); -1, sending nothing, after
+ * one that came just before. */
+static int ask(request_args *a, json_t *req, json_t **reply)
+{
+    requesting = 1;
+    if (stop) {
+        requesting = 0;
+        json_decref(req);
+        *reply = NULL;
+        return -1;
+    }
+    int rc = request_send(a, req, reply);
+    requesting = 0;
+    return rc;
 }
 
 /* The terminal's height, 0 when stdout is not one. */
@@ -93,7 +120,7 @@ typedef struct view {
 static int frame(request_args *a, const view *v)
 {
     json_t *gpus, *queue, *tasks;
-    int rc = request_send(a, json_pack("{ss}", "verb", "gpus"), &gpus);
+    int rc = ask(a, json_pack("{ss}", "verb", "gpus"), &gpus);
     if (rc)
         return rc;
     json_t *req = json_pack("{sssb}", "verb", "queue", "all", 0);
@@ -107,7 +134,7 @@ static int frame(request_args *a, const view *v)
         json_object_set_new(req, "limit", json_integer((json_int_t)fit + 1));
     }
     /* request_send takes req (and frees it): fit remembers the limit */
-    if ((rc = request_send(a, req, &queue))) {
+    if ((rc = ask(a, req, &queue))) {
         json_decref(gpus);
         return rc;
     }
@@ -201,7 +228,7 @@ static int run(request_args *a)
     struct sigaction sa = {.sa_handler = on_signal}; /* no SA_RESTART: poll wakes up */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    struct termios saved, raw;
+    struct termios raw;
     /* q from a terminal only while the view is on it (else a pager may be reading it too);
      * from a pipe or a file, always */
     bool tty_in = isatty(STDIN_FILENO), input;
@@ -211,7 +238,7 @@ static int run(request_args *a)
         raw.c_lflag &= (tcflag_t)~(ICANON | ECHO);
         raw.c_cc[VMIN] = 0;
         raw.c_cc[VTIME] = 0;
-        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+        raw_on = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
     }
     input = v.keys || !tty_in;
     while (!(rc = frame(a, &v)) && !wait_key(interval, &input, tty_in))
@@ -219,7 +246,7 @@ static int run(request_args *a)
             putchar('\n'); /* between frames that follow one another */
     if (v.keys)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-    return rc;
+    return rc < 0 ? 0 : rc; /* -1: stopped (ask), as between frames */
 }
 
 const request_cmd cmd_top = {.usage = usage, .longopts = longopts, .run = run};

@@ -1,13 +1,16 @@
 /* wait.c — `carma wait ID...`: block until tasks have ended; the exit status says how. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/request.h"
 #include "cli/wait.h"
+#include "daemon/connect.h"
 #include "util/clock.h"
 #include "util/strutil.h"
 
@@ -17,9 +20,10 @@ static const char usage[] =
     "usage: carma wait [--timeout SECONDS] [--socket PATH] [--json] ID...\n\n"
     "Waits until every task named has ended (looking every 0.5 s) and prints how each ended.\n"
     "Exit status: 0 when all ended done; else the worst of 3 (one was cancelled), 4 (one\n"
-    "ran past its time limit: timeout), 5 (one failed); 124 when --timeout ran out first\n"
-    "(the tasks still live are named); 1 when a task does not exist or the daemon cannot\n"
-    "be asked; 2 on a usage error.\n\n"
+    "ran past its time limit: timeout), 5 (one failed); 124 when --timeout ran out first,\n"
+    "waiting for a daemon that does not answer too (the tasks still live are named, those\n"
+    "it never told of as unknown: null with --json); 1 when a task does not exist or the\n"
+    "daemon cannot be reached; 2 on a usage error.\n\n"
     "  --timeout SECONDS  give up after this long\n"
     REQUEST_USAGE;
 
@@ -31,6 +35,8 @@ static const struct option longopts[] = {
 int wait_state_status(const char *state)
 {
     static const char *const bad[] = {"cancelled", "timeout", "failed"};
+    if (!state) /* a reply without one: not known to be done */
+        return 5;
     for (int i = 0; i < 3; i++)
         if (!strcmp(state, bad[i]))
             return 3 + i;
@@ -39,7 +45,7 @@ int wait_state_status(const char *state)
 
 bool wait_state_live(const char *state)
 {
-    return !strcmp(state, "queued") || !strcmp(state, "running");
+    return state && (!strcmp(state, "queued") || !strcmp(state, "running"));
 }
 
 const char *wait_task_state(const json_t *t)
@@ -49,17 +55,32 @@ const char *wait_task_state(const json_t *t)
 
 int wait_refresh(const request_args *a, json_t *t, bool *ended)
 {
+    return wait_refresh_by(a, t, INFINITY, ended);
+}
+
+int wait_refresh_by(const request_args *a, json_t *t, double deadline, bool *ended)
+{
     *ended = !wait_state_live(wait_task_state(t));
     if (*ended)
         return 0;
-    json_t *reply;
-    int rc = request_send(a, json_pack("{sssI}", "verb", "show", "id",
-                                       json_integer_value(json_object_get(t, "id"))),
-                          &reply);
-    if (rc)
-        return rc;
+    carma_err err;
+    int fd = request_connect(a, &err);
+    if (fd < 0)
+        return cli_fail(a->cmd, &err);
+    json_t *reply = daemon_call_within(fd, json_pack("{sssI}", "verb", "show", "id",
+                                                     json_integer_value(json_object_get(t, "id"))),
+                                       deadline, SIZE_MAX, &err);
+    close(fd);
+    if (!reply) /* no answer in time, or the daemon's refusal (no such task) */
+        return clock_mono_s() >= deadline ? EXIT_WAIT_TIMEOUT : cli_fail(a->cmd, &err);
     json_t *task = json_object_get(reply, "task");
     json_t *state = json_object_get(task, "state");
+    if (!json_is_string(state)) { /* no telling whether it ended */
+        json_decref(reply);
+        carma_err_set(&err, "the daemon's reply on task %lld names no state",
+                      (long long)json_integer_value(json_object_get(t, "id")));
+        return cli_fail(a->cmd, &err);
+    }
     json_object_set(t, "state", state);
     json_object_set(t, "attempts", json_object_get(task, "attempts"));
     *ended = !wait_state_live(json_string_value(state));
@@ -97,18 +118,30 @@ static int run(request_args *a)
         json_array_append_new(tasks, json_pack("{sIss}", "id", (json_int_t)ids[i], "state",
                                                "queued"));
     free(ids);
+    /* which tasks the daemon has told of: until then "queued" stands for "live, ask it" */
+    bool *told = calloc((size_t)n, sizeof *told), silent = false;
+    if (!told) {
+        json_decref(tasks);
+        carma_err err;
+        carma_err_set(&err, "out of memory");
+        return cli_fail("wait", &err);
+    }
     double deadline = clock_mono_s() + timeout;
     int left = n, worst = 0;
     while (rc == 0 && left > 0) {
         for (int i = 0; i < n && rc == 0; i++) {
             json_t *t = json_array_get(tasks, (size_t)i);
             bool was_live = wait_state_live(wait_task_state(t)), ended;
-            if (!was_live || (rc = wait_refresh(a, t, &ended)) != 0 || !ended)
+            if (!was_live || (rc = wait_refresh_by(a, t, deadline, &ended)) != 0)
+                continue;
+            told[i] = true;
+            if (!ended)
                 continue;
             left--;
             int s = wait_state_status(wait_task_state(t));
             worst = s > worst ? s : worst;
         }
+        silent = rc == EXIT_WAIT_TIMEOUT; /* the daemon did not answer in time */
         if (rc || left == 0)
             break;
         if (!wait_nap(deadline)) {
@@ -116,6 +149,10 @@ static int run(request_args *a)
             break;
         }
     }
+    for (int i = 0; i < n; i++) /* never told: unknown, not queued */
+        if (!told[i])
+            json_object_set_new(json_array_get(tasks, (size_t)i), "state", json_null());
+    free(told);
     if (rc == 0 || rc == EXIT_WAIT_TIMEOUT) {
         if (a->opts.json) {
             cli_print_json(tasks);
@@ -125,11 +162,14 @@ static int run(request_args *a)
             json_array_foreach(tasks, i, t) {
                 char *state = str_escape_controls(wait_task_state(t));
                 printf("task %lld %s\n", (long long)json_integer_value(json_object_get(t, "id")),
-                       state ? state : "?");
+                       state ? state : "unknown");
                 free(state);
             }
         }
-        if (rc == EXIT_WAIT_TIMEOUT)
+        if (silent)
+            fprintf(stderr, "carma wait: --timeout %g s ran out waiting for the daemon's "
+                    "answer; %d task(s) not seen to end\n", timeout, left);
+        else if (rc == EXIT_WAIT_TIMEOUT)
             fprintf(stderr, "carma wait: --timeout %g s ran out; %d task(s) still live\n",
                     timeout, left);
     }

@@ -12,11 +12,11 @@
 #define WAIT_POLL_S 0.5       /* between looks at the tasks still live: a client, not a busy
                                  loop */
 
-/* 0 for done (or a live state), 3 cancelled, 4 timeout, 5 failed: the worst is the exit
- * status. */
+/* 0 for done (or a live state), 3 cancelled, 4 timeout, 5 failed (or NULL: a reply that
+ * named no state, not known to be done): the worst is the exit status. */
 int wait_state_status(const char *state);
 
-/* queued or running: not ended yet. */
+/* queued or running: not ended yet (NULL: false). */
 bool wait_state_live(const char *state);
 
 /* t's "state" ({"id", "state", ...}, as wait_refresh keeps it); NULL when it has none. */
@@ -26,6 +26,9 @@ const char *wait_task_state(const json_t *t);
  * and stores its state (and "attempts", how often it was launched) in t. 0 with *ended telling
  * whether it has ended, or the exit status of a failed request (printed). */
 int wait_refresh(const request_args *a, json_t *t, bool *ended);
+/* The same, the daemon's answer awaited until `deadline` (clock_mono_s()) only: else
+ * EXIT_WAIT_TIMEOUT, nothing printed (a daemon that stopped answering holds no --timeout). */
+int wait_refresh_by(const request_args *a, json_t *t, double deadline, bool *ended);
 
 /* Sleeps until the next look: WAIT_POLL_S, or less when the deadline (clock_mono_s) comes
  * first, so that the whole of a --timeout is waited, with a look at its end. False, at once,

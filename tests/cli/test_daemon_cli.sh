@@ -37,6 +37,10 @@ for args in "show -- -$huge" "queue --all --after x" "priority 0 1"; do
     [ $? -eq 2 ] && grep -q "expected a task id (a positive integer), got" <<<"$out" \
         || fail "$args: $out"
 done
+# priority's options stop at the id (for a negative priority): one after it is named
+out=$("$CARMA" priority 5 -3 --json 2>&1)
+[ $? -eq 2 ] && grep -qF "'--json' after the task id: options go before it" <<<"$out" \
+    || fail "priority 5 -3 --json: $out"
 "$CARMA" submit >/dev/null 2>&1; [ $? -eq 2 ] || fail "submit without a command should exit 2"
 "$CARMA" submit --gpus 0 -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gpus 0 should exit 2"
 "$CARMA" submit --mem lots -- true >/dev/null 2>&1; [ $? -eq 2 ] || fail "--mem lots should exit 2"
@@ -135,6 +139,19 @@ done_() { [ "$("$CARMA" show --json 1 | jq -r .state)" = done ]; }
 wait_until 10 done_ || fail "task 1 did not finish"
 [ "$("$CARMA" logs 1)" = "hi there" ] || fail "logs"
 [ "$("$CARMA" logs --json 1 | jq -r .stdout)" = "hi there" ] || fail "logs --json"
+# which attempt it is of; a task never started has none: null, not 0
+[ "$("$CARMA" logs --json 1 | jq -c .attempt)" = 1 ] || fail "logs --json attempt: $("$CARMA" logs --json 1)"
+held=$("$CARMA" submit --hold -- true) || fail "submit --hold"
+[ "$("$CARMA" logs --json "$held" 2>/dev/null | jq -c .attempt)" = null ] \
+    || fail "logs --json of a task not started: $("$CARMA" logs --json "$held")"
+# show takes several ids (as scontrol's list): each in turn, a blank line between; --json an
+# array (one id: its object alone); one that does not exist is named, the others still shown
+out=$("$CARMA" show 1 99 "$held" 2>"$tmp/err"); rc=$?
+[ $rc -eq 1 ] && [ "$(grep -c '^id ' <<<"$out")" = 2 ] && grep -qx '' <<<"$out" \
+    && grep -q "no task 99" "$tmp/err" || fail "show 1 99 $held: exit $rc: $out $(cat "$tmp/err")"
+[ "$("$CARMA" show --json 1 "$held" | jq -c 'map(.id)')" = "[1,$held]" ] || fail "show --json 1 $held"
+[ "$("$CARMA" show --json 1 | jq -c .id)" = 1 ] || fail "show --json 1: one object"
+"$CARMA" cancel "$held" >/dev/null
 "$CARMA" gpus --json | jq -e 'length == 2 and all(.[]; has("mem_used_mib") and has("smact") and has("grace") and has("tasks") and has("power_w"))' >/dev/null \
     || fail "gpus --json"
 # the reply's backend and MPS pipe directory, on each GPU (null: the daemon runs no MPS)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Terminal escapes in what a user submits (task name, command) reach other users' terminals
 # only made visible: `queue` and `show` print ESC as \x1b and a newline as \n, while --json
-# keeps the exact strings; what a daemon says (a task's reason and state, in `history` too; a
-# GPU's name and sources in `gpus`) is escaped as well, and so is a GPU's name that `gpus
+# keeps the exact strings; what a daemon says (a task's reason and state, in `history` too; an
+# attempt's outcome and a field's name in `show`; a GPU's name and sources in `gpus`) is
+# escaped as well (and an unknown gpu_hours shows as '-', not 0.000), and so is a GPU's name that `gpus
 # --gpu-backend nvml` reads (test_gpus_direct_cli.sh). So are the controls in a task's output
 # that `carma logs` shows root on a terminal (lines and tabs kept), while a pipe, and the
 # owner's own terminal, get the bytes as written (this part needs root, setpriv and script(1);
@@ -54,7 +55,8 @@ stop_daemon
 # another process. A stand-in daemon (ours: the client talks to it) answers with ESC in them.
 python3 -c 'import json,socket,sys
 t={"id":1,"name":"n","user":"u","uid":0,"state":"queued\u001b[2J","queue":"main","attempts":0,
-   "gpus":[],"ngpus":1,"reason":"wait\u001b]0;T\u0007ing"}
+   "gpus":[],"ngpus":1,"reason":"wait\u001b]0;T\u0007ing","gpu_hours":None,
+   "attempt_list":[{"n":1,"gpus":[0],"outcome":"fail\u001b[5med"}],"extra\u001b[6m":1}
 t2={"id":2,"name":"m","user":"u","uid":0,"queue":"main","attempts":0,"gpus":[],"ngpus":1}
 g={"index":0,"name":"A100\u001b[2Jx","activity_source":"sim\u001b[1m","grace":"gr\u001b[3m",
    "tasks":[1],"holds":[{"id":1,"user":"u","name":"n","mem_mib":1,"mem_source":"est\u001b[4m"}]}
@@ -73,9 +75,15 @@ grep -qF 'wait\x1b]0;T\x07ing' <<<"$out" || fail "queue: the reason escaped: $(c
 out=$("$CARMA" show 1 --socket "$tmp/fake.sock" 2>&1)
 grep -q "$esc" <<<"$out" && fail "show printed a daemon's raw ESC: $(cat -v <<<"$out")"
 grep -qF 'wait\x1b]0;T\x07ing' <<<"$out" || fail "show: the reason escaped: $(cat -v <<<"$out")"
+# an attempt's outcome and a field's name are the daemon's text too; gpu_hours null is
+# unknown: '-', not 0.000
+grep -qF 'fail\x1b[5med' <<<"$out" && grep -qF 'extra\x1b[6m' <<<"$out" \
+    || fail "show: an attempt's outcome, a key escaped: $(cat -v <<<"$out")"
+grep -qxE 'gpu_hours +-' <<<"$out" || fail "show: gpu_hours null: $(grep gpu_hours <<<"$out")"
 out=$("$CARMA" history --socket "$tmp/fake.sock" 2>&1)
 grep -q "$esc" <<<"$out" && fail "history printed a daemon's raw ESC: $(cat -v <<<"$out")"
 grep -qF 'queued\x1b[2J' <<<"$out" || fail "history: the state escaped: $(cat -v <<<"$out")"
+grep -q '^1 .* 0\.000 ' <<<"$out" && fail "history: gpu_hours null shown as 0: $out"
 out=$("$CARMA" gpus --socket "$tmp/fake.sock" 2>&1)
 grep -q "$esc" <<<"$out" && fail "gpus printed a daemon's raw ESC: $(cat -v <<<"$out")"
 for want in 'A100\x1b[2Jx' 'sim\x1b[1m' 'gr\x1b[3m' 'est\x1b[4m'; do

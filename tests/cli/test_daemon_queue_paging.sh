@@ -54,6 +54,11 @@ for s in "" "--state queued" "--state running"; do
 done
 [ "$("$CARMA" queue --state running --json | jq -c 'map(.name)')" = '["long1"]' ] || fail "--state running"
 [ "$("$CARMA" queue --all --user root --json | jq length)" = 7 ] || fail "--user root"
+# squeue's and sacct's short forms: -u USER, and -t (squeue) or -s (sacct) STATE
+[ "$("$CARMA" queue -u root -t done --json | jq -c 'map(.id)')" = '[1,2,3,4,5]' ] \
+    || fail "queue -u root -t done: $("$CARMA" queue -u root -t done 2>&1)"
+[ "$("$CARMA" history -u root -s done --json | jq -c 'map(.id)')" = '[1,2,3,4,5]' ] \
+    || fail "history -u root -s done: $("$CARMA" history -u root -s done 2>&1)"
 [ "$("$CARMA" queue --all --user nobody --json | jq length)" = 0 ] || fail "--user nobody"
 [ "$("$CARMA" queue --all --user 0 --json | jq length)" = 7 ] || fail "--user 0: root's uid"
 # a uid without a passwd entry: the name the daemon records such a user's tasks under

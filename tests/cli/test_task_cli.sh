@@ -109,6 +109,13 @@ for cmd in "task check" submit; do
         && grep -qF "model summary 'x\x1b[31mred.model' not found" "$tmp/err" \
         && ! grep -q $'\e' "$tmp/err" || fail "$cmd: a warning not escaped: $(cat -v "$tmp/err")"
 done
+# A file another user named (a glob over a shared directory): its name reaches the terminal
+# escaped in the ok line as in an error
+evil=$tmp/$'ev\e]0;T\ail.yaml'
+printf 'command: "true"\n' >"$evil"
+out=$("$carma" task check "$evil" 2>&1)
+[ $? -eq 0 ] && grep -qF 'ev\x1b]0;T\x07il.yaml: ok' <<<"$out" && ! grep -q $'\e' <<<"$out" \
+    || fail "task check: a file name not escaped: $(cat -v <<<"$out")"
 "$carma" task --help | grep -q "carma task check FILE" || fail "--help"
 "$carma" help task | grep -q "carma task show" || fail "help task"
 
