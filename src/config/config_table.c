@@ -51,6 +51,7 @@ static const struct daemon_bounds {
 };
 
 _Static_assert(SIM_SERVER_MAX == CONFIG_STR_MAX, "sim_server is set as a CONFIG_STRING");
+_Static_assert((int)SIM_POWER_FRAC_SUM_MAX == 2, "the sim_power_* help says the sum's bound");
 
 /* ---- checks across keys ------------------------------------------------------------------- */
 
@@ -342,9 +343,10 @@ const config_row config_rows[] = {
     {OPT_DOUBLE("sim_power_busy_frac", SIM, power_busy_frac,
                 "simulator: a GPU holding tasks draws max_w * (busy_frac + util_frac * "
                 "utilization) (fitted to the DCGM energy of the real philly and saturn runs, "
-                "tools/fit_sim_models.py)")},
+                "tools/fit_sim_models.py); busy_frac + util_frac is at most 2")},
     {OPT_DOUBLE("sim_power_util_frac", SIM, power_util_frac,
-                "simulator: power per unit of GPU utilization, as a fraction of max_w (same fit)"),
+                "simulator: power per unit of GPU utilization, as a fraction of max_w (same "
+                "fit); with sim_power_busy_frac at most 2"),
      .check = check_sim_power, .check_reads = "sim_power_busy_frac"},
     {OPT_GPU_MODELS("sim_gpu_model", SIM, gpu_models,
                     "simulator: an extra GPU model NAME:MEMORY:IDLE_W:MAX_W (repeat the key for "

@@ -147,6 +147,8 @@ static int load_profile(row_ctx *x, const catalog_cols *c, workload *w)
     }
     if (got_early && early > full)
         return bad_cell(x, c->peak_early, "a peak no larger than peak_full_mib");
+    if (got_full && full < 1) /* the simulator would place the task as needing no memory */
+        return bad_cell(x, c->peak_full, "at least 1 MiB (blank cells: not measured)");
     p->peaks_known = got_early;
     p->peak_early_mib = (uint64_t)early;
     p->peak_full_mib = (uint64_t)full;
@@ -177,12 +179,18 @@ static int load_row(row_ctx *x, const catalog_cols *c, workload *w)
         got = num_cell(x, c->mem[src], 0, 1e12, &mib);
         if (got < 0)
             return -1;
+        /* cut to whole MiB as a .rad's figures, and as theirs at least 1: a task needs some
+         * memory, and a figure of 0 would be placed as one that needs none */
+        if (got && mib < 1)
+            return bad_cell(x, c->mem[src], "at least 1 MiB (a blank cell: unknown)");
         if (got)
             mem_figures_set(&w->mem, (mem_source)src, (uint64_t)mib);
     }
     double minutes;
     if ((got = num_cell(x, c->runtime_min, 0, 1e8, &minutes)) < 0)
         return -1;
+    if (got && minutes == 0) /* 0 s is the simulator's "unknown": a blank cell says that */
+        return bad_cell(x, c->runtime_min, "more than 0 minutes (a blank cell: unknown)");
     if (got)
         w->sim.solo_runtime_s = minutes * 60.0;
     if (num_cell(x, c->smact, 0, 1, &w->sim.smact) < 0 ||

@@ -69,10 +69,16 @@ int task_spec_add_env(task_spec *t, const char *kv, carma_err *err)
     const char *eq = kv ? strchr(kv, '=') : NULL;
     if (!eq || eq == kv)
         return carma_err_set(err, "environment entry '%s' is not KEY=VALUE", kv ? kv : "(null)");
-    char **nenv = realloc(t->env, (t->nenv + 1) * sizeof *nenv);
-    if (!nenv)
-        return carma_err_set(err, "out of memory");
-    t->env = nenv;
+    /* The array doubles when the count reaches a power of two (every entry is added here, so
+     * that is its capacity): one realloc per entry copied the array each time, quadratic in a
+     * task file's env of 80000 keys. */
+    size_t n = t->nenv;
+    if ((n & (n - 1)) == 0) { /* 0, 1, 2, 4 ...: full */
+        char **nenv = realloc(t->env, (n ? 2 * n : 1) * sizeof *nenv);
+        if (!nenv)
+            return carma_err_set(err, "out of memory");
+        t->env = nenv;
+    }
     if (!(t->env[t->nenv] = str_dup(kv)))
         return carma_err_set(err, "out of memory");
     t->nenv++;

@@ -12,17 +12,27 @@
 
 #include "util/strutil.h"
 
+/* The deepest nesting read: a task file needs 2 (the top mapping, then env, estimates, sim or a
+ * command list). libyaml's scanner slows quadratically with nesting: a 1 MiB "[[[[..." took
+ * minutes, so a deeper file is refused by a first pass over its events, before it is loaded. */
+#define TASKFILE_MAX_DEPTH 16
+
 typedef struct tf_ctx {
     const char *path;
     yaml_document_t *doc;
     carma_err *err;
+    /* Bytes of values still to be read: an alias (*a) names its anchor's value again without
+     * repeating its text, so a small file could make a command or env of gigabytes. Without
+     * aliases, the values are no longer than the file, which TASKFILE_MAX_BYTES bounds. */
+    size_t budget;
 } tf_ctx;
 
-/* Sets "path:line: message" for a node and returns -1. The message quotes the file's text,
- * which a quoted "\e[2J" can fill with terminal escapes: its controls are shown escaped. */
-static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
+/* Sets "path:line: message" (line counted from 0, as libyaml's marks) and returns -1. The
+ * message quotes the file's text, which a quoted "\e[2J" can fill with terminal escapes: its
+ * controls are shown escaped. */
+static int line_err(tf_ctx *c, size_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
+static int line_err(tf_ctx *c, size_t line, const char *fmt, ...)
 {
     char msg[CARMA_ERR_MAX];
     va_list ap;
@@ -30,10 +40,74 @@ static int node_err(tf_ctx *c, const yaml_node_t *n, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char *shown = str_escape_controls(msg);
-    carma_err_set(c->err, "%s:%zu: %s", c->path, (size_t)n->start_mark.line + 1,
-                  shown ? shown : msg);
+    carma_err_set(c->err, "%s:%zu: %s", c->path, line + 1, shown ? shown : msg);
     free(shown);
     return -1;
+}
+
+#define node_err(c, n, ...) line_err((c), (size_t)(n)->start_mark.line, __VA_ARGS__)
+
+static int syntax_err(tf_ctx *c, const yaml_parser_t *p)
+{
+    const char *problem = p->problem ? p->problem : "unknown problem";
+    if (p->context)
+        return line_err(c, p->problem_mark.line, "YAML syntax error: %s (%s on line %zu)",
+                        problem, p->context, (size_t)p->context_mark.line + 1);
+    return line_err(c, p->problem_mark.line, "YAML syntax error: %s", problem);
+}
+
+/* A tag (!!int 5, !foo x) asks for a type or a meaning carma does not give it: a value is read
+ * as its text, so only the tag every node has anyway (!!str, !!seq, !!map) is taken. */
+static int check_tag(tf_ctx *c, const yaml_event_t *ev, const char *tag, const char *plain)
+{
+    if (!tag || !strcmp(tag, plain))
+        return 0;
+    return line_err(c, ev->start_mark.line, "YAML tag '%s' is not supported (values are read as "
+                    "written: leave the tag out)", tag);
+}
+
+/* The first pass: YAML syntax, nesting depth and tags, over the whole stream. */
+static int check_events(tf_ctx *c, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return carma_err_set(c->err, "%s: out of memory", c->path);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    int depth = 0, rc = 0;
+    for (bool done = false; !done && rc == 0;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            rc = syntax_err(c, &p);
+            break;
+        }
+        switch (ev.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > TASKFILE_MAX_DEPTH)
+                rc = line_err(c, ev.start_mark.line, "nested more than %d deep (a task file "
+                              "needs 2)", TASKFILE_MAX_DEPTH);
+            else if (ev.type == YAML_SEQUENCE_START_EVENT)
+                rc = check_tag(c, &ev, (const char *)ev.data.sequence_start.tag, YAML_SEQ_TAG);
+            else
+                rc = check_tag(c, &ev, (const char *)ev.data.mapping_start.tag, YAML_MAP_TAG);
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_SCALAR_EVENT:
+            rc = check_tag(c, &ev, (const char *)ev.data.scalar.tag, YAML_STR_TAG);
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    return rc;
 }
 
 /* Whether a scalar holds a NUL ("a\0b" in double quotes): C strings would cut it there. */
@@ -68,6 +142,12 @@ static const char *scalar_of(tf_ctx *c, const yaml_node_t *n, const char *key, c
         node_err(c, n, "%s: contains a NUL character (\\0)", key);
         return NULL;
     }
+    if (n->data.scalar.length > c->budget) {
+        node_err(c, n, "%s: the file's aliases (*NAME) repeat more than %d bytes of values", key,
+                 TASKFILE_MAX_BYTES);
+        return NULL;
+    }
+    c->budget -= n->data.scalar.length;
     /* An unquoted empty value, `~` or `null` is YAML's null, not the text "null". */
     if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
         (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") ||
@@ -137,30 +217,72 @@ static int get_size(tf_ctx *c, const yaml_node_t *n, const char *key, uint64_t *
 typedef int (*pair_fn)(tf_ctx *c, const char *key, const yaml_node_t *keynode,
                        const yaml_node_t *value, void *arg);
 
+/* A scalar key and where it is among its mapping's pairs, sorted to find duplicates. */
+typedef struct key_at {
+    const char *key;
+    size_t at;
+} key_at;
+
+static int key_at_cmp(const void *a, const void *b)
+{
+    const key_at *x = a, *y = b;
+    int d = strcmp(x->key, y->key);
+    return d ? d : (x->at > y->at) - (x->at < y->at);
+}
+
+/* first[i]: the pair whose key pair i's repeats, else i. Sorted, not pair by pair: an env of
+ * 100000 keys took a minute to check two by two. NULL when out of memory. */
+static size_t *first_of_keys(tf_ctx *c, const yaml_node_t *map)
+{
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    size_t n = (size_t)(map->data.mapping.pairs.top - pairs), m = 0;
+    size_t *first = malloc((n ? n : 1) * sizeof *first);
+    key_at *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!first || !keys) {
+        free(first);
+        free(keys);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *k = yaml_document_get_node(c->doc, pairs[i].key);
+        first[i] = i;
+        if (k->type == YAML_SCALAR_NODE)
+            keys[m++] = (key_at){(const char *)k->data.scalar.value, i};
+    }
+    qsort(keys, m, sizeof *keys, key_at_cmp);
+    for (size_t i = 1; i < m; i++)
+        if (!strcmp(keys[i].key, keys[i - 1].key))
+            first[keys[i].at] = first[keys[i - 1].at];
+    free(keys);
+    return first;
+}
+
 static int each_pair(tf_ctx *c, const yaml_node_t *map, const char *what, pair_fn fn, void *arg)
 {
     if (map->type != YAML_MAPPING_NODE)
         return node_err(c, map, "%s: expected a mapping, got %s", what, node_kind(map));
-    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-         p++) {
-        const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-        const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
+    size_t *first = first_of_keys(c, map);
+    if (!first)
+        return node_err(c, map, "out of memory");
+    int rc = 0;
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    for (size_t i = 0; rc == 0 && pairs + i < map->data.mapping.pairs.top; i++) {
+        const yaml_node_t *k = yaml_document_get_node(c->doc, pairs[i].key);
+        const yaml_node_t *v = yaml_document_get_node(c->doc, pairs[i].value);
+        const char *key = k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : "";
         if (k->type != YAML_SCALAR_NODE)
-            return node_err(c, k, "%s: keys must be plain words, got %s", what, node_kind(k));
-        const char *key = (const char *)k->data.scalar.value;
-        if (has_nul(k))
-            return node_err(c, k, "%s: a key contains a NUL character (\\0)", what);
-        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-            const yaml_node_t *prev = yaml_document_get_node(c->doc, q->key);
-            if (prev->type == YAML_SCALAR_NODE &&
-                !strcmp((const char *)prev->data.scalar.value, key))
-                return node_err(c, k, "duplicate key '%s' (first on line %zu)", key,
-                                (size_t)prev->start_mark.line + 1);
-        }
-        if (fn(c, key, k, v, arg))
-            return -1;
+            rc = node_err(c, k, "%s: keys must be plain words, got %s", what, node_kind(k));
+        else if (has_nul(k))
+            rc = node_err(c, k, "%s: a key contains a NUL character (\\0)", what);
+        else if (first[i] != i)
+            rc = node_err(c, k, "duplicate key '%s' (first on line %zu)", key,
+                          (size_t)yaml_document_get_node(c->doc, pairs[first[i]].key)
+                                  ->start_mark.line + 1);
+        else
+            rc = fn(c, key, k, v, arg);
     }
-    return 0;
+    free(first);
+    return rc;
 }
 
 /* ---- command ------------------------------------------------------------------------------ */
@@ -334,31 +456,24 @@ int taskfile_parse(const char *name, const char *text, size_t len, task_spec *ou
         return carma_err_set(err, "%s: contains NUL bytes (not a text file?)", name);
     yaml_parser_t parser;
     yaml_document_t doc;
+    tf_ctx c = {name, NULL, err, TASKFILE_MAX_BYTES};
+    if (check_events(&c, text, len))
+        return -1;
     if (!yaml_parser_initialize(&parser))
         return carma_err_set(err, "%s: out of memory", name);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = 0;
     if (!yaml_parser_load(&parser, &doc)) {
-        if (parser.context)
-            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s (%s on line %zu)", name,
-                               (size_t)parser.problem_mark.line + 1,
-                               parser.problem ? parser.problem : "unknown problem",
-                               parser.context, (size_t)parser.context_mark.line + 1);
-        else
-            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s", name,
-                               (size_t)parser.problem_mark.line + 1,
-                               parser.problem ? parser.problem : "unknown problem");
+        rc = syntax_err(&c, &parser);
         yaml_parser_delete(&parser);
         return rc;
     }
-    tf_ctx c = {name, &doc, err};
+    c.doc = &doc;
     rc = fill_from_doc(&c, out);
     if (rc == 0) { /* a second document is a mistake, not something to ignore */
         yaml_document_t extra;
         if (!yaml_parser_load(&parser, &extra)) {
-            rc = carma_err_set(err, "%s:%zu: YAML syntax error: %s", name,
-                               (size_t)parser.problem_mark.line + 1,
-                               parser.problem ? parser.problem : "unknown problem");
+            rc = syntax_err(&c, &parser);
         } else {
             yaml_node_t *r = yaml_document_get_root_node(&extra);
             if (r)

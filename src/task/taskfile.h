@@ -13,7 +13,9 @@
  *     sim: {solo_runtime_s: 588, smact: 0.4, smocc: 0.2, drama: 0.1}
  *
  * Only `command` is required. Unknown keys, duplicate keys, wrong types and out-of-range values
- * are errors naming the file, the line and the key.
+ * are errors naming the file, the line and the key; so are a second document, YAML tags other
+ * than !!str, !!seq and !!map, nesting deeper than 16 and aliases repeating more than
+ * TASKFILE_MAX_BYTES of values.
  */
 #ifndef CARMA_CORE_TASKFILE_H
 #define CARMA_CORE_TASKFILE_H

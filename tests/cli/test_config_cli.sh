@@ -34,6 +34,16 @@ for line in "#   applies to: sched (carma daemon and carma simulate); takes a fr
             "#   applies to: sim (carma simulate); takes on or off; default on"; do
     grep -qxF "$line" "$tmp/list.conf" || fail "--list lacks '$line'"
 done
+# A bound that loading keeps across two keys is said in their help: sim_power_busy_frac and
+# sim_power_util_frac each "take a number >= 0", yet --set of 2 for either was refused.
+for key in sim_power_busy_frac sim_power_util_frac; do
+    grep -B2 "^$key = " "$tmp/list.conf" | head -1 | grep -q "at most 2" \
+        || fail "--list: $key's help does not say the sum's bound"
+done
+"$CARMA" config --set sim_power_busy_frac=2 >/dev/null 2>&1 \
+    && fail "sim_power_busy_frac=2 with the default util_frac accepted"
+"$CARMA" config --set sim_power_busy_frac=1.4 --set sim_power_util_frac=0.6 >/dev/null \
+    || fail "a power sum of exactly 2 refused"
 [ "$(grep -c '^#   applies to: ' "$tmp/list.conf")" -eq "$(grep -c '^$' <("$CARMA" config))" ] \
     || fail "--list: one 'applies to' line per option (each option's block ends with a blank line)"
 

@@ -51,11 +51,12 @@ names=$("$CARMA" queue --all --json | jq -r '.[] | select(.array_index != null) 
 grep -qx "$(printf 'a%.0s' {1..139})\[1\]" <<<"$names" || fail "array names: $names"
 grep -qx "$(printf 'a%.0s' {1..139})\[2\]" <<<"$names" || fail "array names: $names"
 
-# 11 characters and 12 rockets (4 bytes each): the 20-character column takes 9 of them
+# 11 characters (13 terminal cells: 名 and 前 take 2 each) and 12 rockets (4 bytes, 2 cells
+# each): the 20-cell column takes 3 of them and a space
 "$CARMA" submit --hold --mem 1G --name "ünïcødé-名前-$(printf '🚀%.0s' {1..12})" -- true >/dev/null \
     || fail "emoji name"
 "$CARMA" queue | utf8 || fail "queue's columns split a character"
-"$CARMA" queue | grep -q "ünïcødé-名前-$(printf '🚀%.0s' {1..9}) $(id -un)" \
+"$CARMA" queue | grep -q "ünïcødé-名前-🚀🚀🚀  $(id -un)" \
     || fail "queue's name column: $("$CARMA" queue)"
 "$CARMA" gpus | utf8 || fail "gpus split a character"
 stop_daemon

@@ -168,6 +168,14 @@ static void test_malformed_catalogs(void **state)
     expect_load_error(HDR "a.rad,a,1,-5,2\n", ":2: measured_mem_mb_line9", NULL);
     expect_load_error(HDR "a.rad,a,1,lots,2\n", ":2: measured_mem_mb_line9", "'lots'");
     expect_load_error(HDR "a.rad,a,1,100,soon\n", ":2: exclusive_runtime_min", NULL);
+    /* a figure of 0 (or under 1 MiB, cut to 0) would be a task that needs no memory, a
+     * runtime of 0 the simulator's "unknown": blank cells say unknown */
+    expect_load_error(HDR "a.rad,a,1,0,2\n", ":2: measured_mem_mb_line9", "at least 1 MiB");
+    expect_load_error(HDR "a.rad,a,1,0.5,2\n", ":2: measured_mem_mb_line9", "at least 1 MiB");
+    expect_load_error("rad_file,model_name,gpus_line8,measured_mem_mb_line9,exclusive_runtime_min,"
+                      "horus_est_mb_line10\na.rad,a,1,100,2,0\n",
+                      ":2: horus_est_mb_line10", "at least 1 MiB");
+    expect_load_error(HDR "a.rad,a,1,100,0\n", ":2: exclusive_runtime_min", "more than 0");
     expect_load_error(HDR "a.rad,a,1,100,2\nb.rad,b,1,100\n", ":3:", "expected 5 fields");
     expect_load_error(HDR "a.rad,a,1,100,2\nb.rad,b,1,1,1\na.rad,c,1,1,1\n",
                       ":4: rad_file 'a.rad' appears twice (first on line 2)", NULL);
@@ -184,6 +192,7 @@ static void test_malformed_catalogs(void **state)
     expect_load_error(PHDR "a.rad,a,1,100,2,1,900,800,0.5,1\n", ":2: peak_early_mib",
                       "no larger than");
     expect_load_error(PHDR "a.rad,a,1,100,2,1,500,600,1.5,1\n", ":2: profiled_util", NULL);
+    expect_load_error(PHDR "a.rad,a,1,100,2,1,0,0,0.5,1\n", ":2: peak_full_mib", "at least 1");
     expect_load_error(PHDR "a.rad,a,1,100,2,1,500,600,0.5,3\n", ":2: lucid_class", NULL);
     expect_load_error(PHDR "a.rad,a,1,100,2,-4,500,600,0.5,1\n", ":2: startup_s", NULL);
     /* one peak column without the other (found by fuzz/fuzz_catalog: the message read the

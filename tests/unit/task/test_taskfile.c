@@ -1,5 +1,6 @@
 /* test_taskfile.c — YAML task files: exact values from good files, and errors (with file and
- * line) for unknown keys, wrong types, syntax errors, duplicates and missing commands. */
+ * line) for unknown keys, wrong types, syntax errors, duplicates and missing commands, deep
+ * nesting, aliases that multiply the text, and tags. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -218,6 +220,87 @@ static void test_binary_and_size(void **state)
     free(text);
 }
 
+/* Text of `n` copies of `s`, between `head` and `tail`. */
+static char *repeat(const char *head, const char *s, size_t n, const char *tail)
+{
+    size_t hl = strlen(head), sl = strlen(s), tl = strlen(tail);
+    char *text = malloc(hl + sl * n + tl + 1);
+    assert_non_null(text);
+    memcpy(text, head, hl);
+    for (size_t i = 0; i < n; i++)
+        memcpy(text + hl + i * sl, s, sl);
+    memcpy(text + hl + sl * n, tail, tl + 1);
+    return text;
+}
+
+/* libyaml's scanner is quadratic in nesting: a deep file is refused before it is loaded (a
+ * 1 MiB "[[[..." ran for minutes), naming its line. */
+static void test_nesting_depth(void **state)
+{
+    (void)state;
+    char *open = repeat("command: a\nenv: ", "[", 17, "");
+    char *text = repeat(open, "]", 17, "\n");
+    expect_error(text, "t.yaml:2:", "nested more than 16 deep");
+    free(open);
+    free(text);
+    open = repeat("command: a\n\nenv: ", "{a: ", 200000, "b");
+    text = repeat(open, "}", 200000, "\n");
+    clock_t t0 = clock();
+    expect_error(text, "t.yaml:3:", "nested more than 16 deep");
+    assert_true(clock() - t0 < 5 * CLOCKS_PER_SEC);
+    free(open);
+    free(text);
+}
+
+/* An alias names its anchor's value again: fine as such, but not to make a command of
+ * gigabytes from a small file (one 64 KiB value, 20 aliases). */
+static void test_aliases(void **state)
+{
+    (void)state;
+    task_spec t = parse_ok("command: &c echo\nname: *c\nenv: {A: *c}\n");
+    assert_string_equal(t.name, "echo");
+    assert_string_equal(t.env[0], "A=echo");
+    task_spec_free(&t);
+    char *value = repeat("name: &a ", "x", 64 * 1024, "\ncommand: [");
+    char *text = repeat(value, "*a, ", 20, "*a]\n");
+    expect_error(text, "t.yaml:1:", "aliases (*NAME) repeat more than 1048576 bytes");
+    free(value);
+    free(text);
+}
+
+/* Values are read as written: a tag asking for another type or meaning is refused, the ones
+ * every node has anyway are taken. */
+static void test_tags(void **state)
+{
+    (void)state;
+    expect_error("command: a\ngpus: !!int 2\n", "t.yaml:2:",
+                 "YAML tag 'tag:yaml.org,2002:int' is not supported");
+    expect_error("command: !shell a\n", "t.yaml:1:", "YAML tag '!shell' is not supported");
+    expect_error("command: a\nenv: !!omap {A: b}\n", "t.yaml:2:", "is not supported");
+    expect_error("command: !!binary ZWNobw==\n", "t.yaml:1:", "is not supported");
+    task_spec t = parse_ok("command: !!str a\nenv: !!map {A: b}\nestimates: !!map {horus: 5}\n");
+    assert_string_equal(t.command, "a");
+    task_spec_free(&t);
+}
+
+/* Duplicate keys are found in a mapping of 80000 keys without comparing them two by two (a
+ * minute before), and the message names both lines. */
+static void test_many_keys(void **state)
+{
+    (void)state;
+    size_t n = 80000;
+    char *text = malloc(n * 16 + 64);
+    assert_non_null(text);
+    size_t len = (size_t)sprintf(text, "command: a\nenv:\n");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(text + len, " V%zu: x\n", i);
+    sprintf(text + len, " V7: y\n");
+    clock_t t0 = clock();
+    expect_error(text, "t.yaml:80003:", "duplicate key 'V7' (first on line 10)");
+    assert_true(clock() - t0 < 5 * CLOCKS_PER_SEC);
+    free(text);
+}
+
 static void test_examples_dir(void **state)
 {
     (void)state;
@@ -245,6 +328,10 @@ int main(void)
         cmocka_unit_test(test_wrong_types),
         cmocka_unit_test(test_structure_errors),
         cmocka_unit_test(test_binary_and_size),
+        cmocka_unit_test(test_nesting_depth),
+        cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_tags),
+        cmocka_unit_test(test_many_keys),
         cmocka_unit_test(test_examples_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
