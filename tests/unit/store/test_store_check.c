@@ -15,24 +15,7 @@
 
 #include "store/store.h"
 
-static char dir[64], path[128];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/carma-store-check-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/carma.db", dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
-}
+#include "tmpdb.h"
 
 static void exec_sql(const char *q)
 {
