@@ -18,7 +18,6 @@
 #include "sim/sim_report.h"
 #include "sim/sim_workload.h"
 #include "util/datadir.h"
-#include "util/safefs.h"
 #include "util/strutil.h"
 
 /* Under the data directory (util/datadir.h), so that $CARMA_DATA_DIR moves them too. */
@@ -51,11 +50,14 @@ static const char *const usage =
     "  --no-interference   collocated tasks run at solo speed\n"
     "  --compare           run every policy on the trace; a table with each figure's change\n"
     "                      against exclusive (with --json: an array of objects)\n"
-    "  --out DIR           write DIR/tasks.csv and DIR/gpu_timeline.csv (single policy)\n"
+    "  --out DIR           write DIR/tasks.csv and DIR/gpu_timeline.csv (single policy;\n"
+    "                      DIR is made if missing, a symlink of another user's on the way to\n"
+    "                      it is refused, and the files are replaced together or not at all)\n"
     "  --plot DIR          draw PNGs with gnuplot: DIR/gpus-POLICY.png per run (each GPU's\n"
     "                      SM activity and used memory over hours; mean and max above 16\n"
     "                      GPUs) and, with --compare, DIR/policies.png (makespan, mean JCT,\n"
-    "                      energy); the .dat data and .gp scripts stay beside them\n"
+    "                      energy); the .dat data and .gp scripts stay beside them (DIR as\n"
+    "                      for --out)\n"
     "  --validate          the calibration check: the AEGIS traces (philly, saturn, venus)\n"
     "                      under data/aegis.conf (or --config) with the six policies AEGIS\n"
     "                      ran, simulated vs real normalized makespan, mean JCT, OOM\n"
@@ -221,6 +223,10 @@ static int parse_args(int argc, char **argv, sim_cli *a)
     }
     if (optind < argc)
         return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind]);
+    /* it read as a file named '-': "No such file or directory" */
+    if (a->trace_path && strcmp(a->trace_path, "-") == 0)
+        return cli_usage_error("simulate", "--trace -: a trace is read from a file, not standard "
+                               "input (carma trace synth --out FILE writes one)");
     const char *const paths[][2] = {{"--trace", a->trace_path}, {"--out", a->out_dir},
                                     {"--plot", a->plot_dir},    {"--catalog", a->catalog_path},
                                     {"--config", a->cargs.path}};
@@ -312,11 +318,8 @@ static int simulate(const sim_cli *a, sim_setup *setup, carma_err *err)
     const char *trace_path = a->trace_path, *catalog_path = a->catalog_path;
     /* A --out that cannot be written is found before anything is read or run; the files are
      * staged afresh when the run is done (nothing is left behind if it is interrupted). */
-    safefs_stage probe;
-    if (a->out_dir && safefs_stage_open(&probe, "--out", a->out_dir, err))
+    if (a->out_dir && sim_outputs_check(a->out_dir, err))
         goto done;
-    if (a->out_dir)
-        safefs_stage_close(&probe);
     if (carma_data_default(&trace_path, DEFAULT_TRACE, trace_buf, sizeof trace_buf, err) ||
         carma_data_default(&catalog_path, DEFAULT_CATALOG, catalog_buf, sizeof catalog_buf, err) ||
         trace_load(trace_path, &tr, err) || catalog_load(catalog_path, &cat, err) ||

@@ -21,10 +21,11 @@ static const char *const usage =
     "Writes a Philly-like trace (CSV `seq,submit_offset_s,task_file`): inter-arrival gaps\n"
     "resampled from Philly's recorded arrivals (default data/philly/interarrival_sequences.csv),\n"
     "1-GPU and 2-GPU jobs in Philly's proportion, tasks drawn from the workload catalog\n"
-    "(default data/workloads.csv). --rate F makes arrivals F times as frequent (default 1), to\n"
-    "load a large simulated server; a job past 1e9 s (about 31 years, the latest a trace may\n"
-    "hold) is refused. The same seed (default 1) gives the same trace. Without --out the\n"
-    "trace goes to standard output; with it, the file is written whole or not at all.\n";
+    "(default data/workloads.csv). --rate F makes arrivals F times as frequent (default 1, at\n"
+    "most 1e9), to load a large simulated server; a job past 1e9 s (about 31 years, the latest\n"
+    "a trace may hold) is refused. --jobs N is 1 to 100000000. The same seed (default 1) gives\n"
+    "the same trace. Without --out the trace goes to standard output; with it, the file is\n"
+    "written whole or not at all.\n";
 
 static int synth(int argc, char **argv)
 {
@@ -54,7 +55,8 @@ static int synth(int argc, char **argv)
             break;
         case 'r':
             if (parse_double(optarg, &rate) || !(rate > 0) || rate > 1e9)
-                return cli_usage_error("trace synth", "--rate: expected a number > 0, got '%s'",
+                return cli_usage_error("trace synth",
+                                       "--rate: expected a number > 0 and at most 1e9, got '%s'",
                                        optarg);
             break;
         case 'o': out = optarg; break;

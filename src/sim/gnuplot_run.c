@@ -49,11 +49,14 @@ int write_file(safefs_stage *st, const plot_file *pf, carma_err *err)
     FILE *f = safefs_stage_fopen(st, pf->name, err);
     if (!f)
         return -1;
-    bool bad = fwrite(pf->text, 1, pf->len, f) != pf->len;
-    bad |= ferror(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad)
-        return carma_err_set(err, "%s/%s: write failed", st->path, pf->name);
+    errno = 0;
+    int e = fwrite(pf->text, 1, pf->len, f) != pf->len || ferror(f) ? (errno ? errno : EIO) : 0;
+    if (!e && (fflush(f) || fsync(fileno(f)))) /* on disk before the commit */
+        e = errno ? errno : EIO;
+    if (fclose(f) && !e)
+        e = errno ? errno : EIO;
+    if (e) /* a full disk, a file size limit: said */
+        return carma_err_set(err, "%s/%s: write failed: %s", st->path, pf->name, strerror(e));
     return 0;
 }
 

@@ -4,12 +4,9 @@
  * them and runs gnuplot on each script through gnuplot_run.c. */
 #include "sim/sim_plot.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "sim/gnuplot_run.h"
 #include "sim/sim_plot_int.h"
@@ -111,21 +108,14 @@ void gp_prologue(FILE *f, const char *script, const char *png, const char *what,
 /* ---- the set -------------------------------------------------------------------------------- */
 
 /* Whether DIR can hold the plots, checked before any simulation but leaving nothing behind:
- * an existing directory we may write to, or one that can be made (made, then removed again;
- * sim_plot_render makes it for good). */
+ * the staging sim_plot_render will do, done once and undone (a DIR it made is removed again),
+ * so that what it refuses (a file, a symlink of another user's) is refused at once. */
 static int check_dir(const char *dir, carma_err *err)
 {
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            return carma_err_set(err, "--plot %s: exists and is not a directory", dir);
-        if (access(dir, W_OK | X_OK))
-            return carma_err_set(err, "--plot %s: %s", dir, strerror(errno));
-        return 0;
-    }
-    if (mkdir(dir, 0777))
-        return carma_err_set(err, "--plot %s: %s", dir, strerror(errno));
-    rmdir(dir);
+    safefs_stage st;
+    if (safefs_stage_open(&st, "--plot", dir, err))
+        return -1;
+    safefs_stage_close(&st);
     return 0;
 }
 

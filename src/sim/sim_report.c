@@ -1,9 +1,13 @@
 /* sim_report.c — JSON summary and CSV outputs of a simulation run. */
 #include "sim/sim_report.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/csv.h"
 #include "util/safefs.h"
@@ -89,30 +93,61 @@ static void write_timeline(FILE *f, const sim_result *r)
     }
 }
 
-int sim_write_outputs(const char *dir, const sim_result *r, const trace *tr,
-                      const sim_job_spec *jobs, carma_err *err)
+static const char *const out_names[] = {"tasks.csv", "gpu_timeline.csv"};
+#define OUT_NAMES (sizeof out_names / sizeof *out_names)
+
+int sim_outputs_check(const char *dir, carma_err *err)
 {
-    static const char *const names[] = {"tasks.csv", "gpu_timeline.csv"};
     safefs_stage st;
     if (safefs_stage_open(&st, "--out", dir, err))
         return -1;
     int rc = 0;
-    for (int i = 0; i < 2 && rc == 0; i++) {
-        FILE *f = safefs_stage_fopen(&st, names[i], err);
-        if (!f) {
-            rc = -1;
-            break;
-        }
-        if (i == 0)
-            write_tasks(f, r, tr, jobs);
-        else
-            write_timeline(f, r);
-        if (ferror(f) | fclose(f))
-            rc = carma_err_set(err, "%s/%s: write failed", dir, names[i]);
-    }
+    struct stat sb; /* the commit cannot replace a directory: say so now, not after the run */
+    for (size_t i = 0; rc == 0 && i < OUT_NAMES; i++)
+        if (fstatat(st.dirfd, out_names[i], &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISDIR(sb.st_mode))
+            rc = carma_err_set(err, "--out %s: %s/%s: %s", dir, dir, out_names[i],
+                               strerror(EISDIR));
+    safefs_stage_close(&st);
+    return rc;
+}
+
+/* Writes one staged file, naming what failed (a full disk, a file size limit). */
+static int write_output(safefs_stage *st, size_t i, const sim_result *r, const trace *tr,
+                        const sim_job_spec *jobs, carma_err *err)
+{
+    FILE *f = safefs_stage_fopen(st, out_names[i], err);
+    if (!f)
+        return -1;
+    errno = 0;
+    if (i == 0)
+        write_tasks(f, r, tr, jobs);
+    else
+        write_timeline(f, r);
+    /* flushed and on disk before the commit makes it the file of record */
+    int e = ferror(f) ? (errno ? errno : EIO) : 0;
+    if (!e && (fflush(f) || fsync(fileno(f))))
+        e = errno ? errno : EIO;
+    if (fclose(f) && !e)
+        e = errno ? errno : EIO;
+    if (e)
+        return carma_err_set(err, "%s/%s: write failed: %s", st->path, out_names[i],
+                             strerror(e));
+    return 0;
+}
+
+int sim_write_outputs(const char *dir, const sim_result *r, const trace *tr,
+                      const sim_job_spec *jobs, carma_err *err)
+{
+    safefs_stage st;
+    if (safefs_stage_open(&st, "--out", dir, err))
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < OUT_NAMES && rc == 0; i++)
+        rc = write_output(&st, i, r, tr, jobs, err);
     /* Both complete: into place together; otherwise neither (nor an empty DIR we created). */
     if (rc == 0)
-        rc = safefs_stage_commit(&st, names, 2, err);
+        rc = safefs_stage_commit(&st, out_names, OUT_NAMES, err);
     safefs_stage_close(&st);
     return rc;
 }

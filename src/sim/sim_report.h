@@ -19,6 +19,10 @@ json_t *sim_summary_json(const sim_summary *s, const char *policy, const char *e
  * both are written in a private staging directory inside DIR, then moved into place together
  * (util/safefs.h), so a failure leaves neither (and no DIR it created), and no symlink planted
  * in DIR is followed. */
+/* Whether sim_write_outputs could write into dir, found before a run (nothing left behind):
+ * the staging it does, and no directory at an output file's name. Returns 0, or -1 with err. */
+int sim_outputs_check(const char *dir, carma_err *err);
+
 int sim_write_outputs(const char *dir, const sim_result *r, const trace *tr,
                       const sim_job_spec *jobs, carma_err *err);
 

@@ -196,6 +196,69 @@ static void empty_dir(int fd)
     closedir(dp);
 }
 
+/* Symlinks looked through for one directory, in all and nested (the kernel follows 40). */
+#define LINKS_CHECKED_MAX 1000
+#define LINKS_NESTED_MAX 40
+
+/* Refuses a symlink owned by another user (root's and ours are fine) that naming dir would
+ * follow: one at a component of dir, or inside the target of a link followed there (checked
+ * in turn). Whoever made such a link chose where our files go (one planted at /tmp/results,
+ * pointing at a directory of ours, would have them replace our files there); the kernel
+ * refuses to follow it only in sticky world-writable directories, and only where
+ * fs.protected_symlinks is on. top: the path named, for messages; *links: the budget;
+ * depth: links nested so far. */
+static int foreign_symlink(const char *what, const char *top, const char *dir, int *links,
+                           int depth, carma_err *err)
+{
+    char prefix[sizeof ((safefs_stage *)0)->path], target[sizeof prefix];
+    size_t n = strlen(dir);
+    for (size_t i = 1; i <= n && n < sizeof prefix; i++) {
+        if ((i < n && dir[i] != '/') || dir[i - 1] == '/')
+            continue; /* a prefix ends at each component's end */
+        memcpy(prefix, dir, i);
+        prefix[i] = '\0';
+        struct stat sb;
+        if (lstat(prefix, &sb))
+            return 0; /* missing: nothing below it exists either */
+        if (!S_ISLNK(sb.st_mode))
+            continue;
+        if (sb.st_uid != geteuid() && sb.st_uid != 0)
+            return carma_err_set(err, "%s %s: %s is a symbolic link of another user's (uid %u); "
+                                 "name the directory it points to if the files belong there",
+                                 what, top, prefix, (unsigned)sb.st_uid);
+        if (++*links > LINKS_CHECKED_MAX || depth >= LINKS_NESTED_MAX)
+            return carma_err_set(err, "%s %s: %s", what, top, strerror(ELOOP));
+        ssize_t len = readlink(prefix, target, sizeof target - 1);
+        if (len < 0)
+            continue; /* open will say why */
+        target[len] = '\0';
+        const char *slash = strrchr(prefix, '/');
+        size_t base = target[0] == '/' || !slash ? 0 : (size_t)(slash - prefix) + 1;
+        if (base + (size_t)len >= sizeof target)
+            return carma_err_set(err, "%s %s: path too long", what, top);
+        memmove(target + base, target, (size_t)len + 1); /* relative: beside the link */
+        memcpy(target, prefix, base);
+        if (foreign_symlink(what, top, target, links, depth + 1, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Whether dir's last component is a symlink (trailing slashes aside). */
+static bool last_is_link(const char *dir)
+{
+    char path[sizeof ((safefs_stage *)0)->path];
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n >= sizeof path)
+        return false;
+    memcpy(path, dir, n);
+    path[n] = '\0';
+    struct stat sb;
+    return lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode);
+}
+
 int safefs_stage_open(safefs_stage *st, const char *what, const char *dir, carma_err *err)
 {
     memset(st, 0, sizeof *st);
@@ -206,14 +269,23 @@ int safefs_stage_open(safefs_stage *st, const char *what, const char *dir, carma
     if (snprintf(tmpl, sizeof tmpl, "%s/.carma-stage.XXXXXX", dir) >= (int)sizeof st->path)
         return carma_err_set(err, "%s %s: path too long", what, dir);
     snprintf(st->path, sizeof st->path, "%s", dir);
+    int links = 0;
+    if (foreign_symlink(what, dir, dir, &links, 0, err))
+        return -1;
+    bool link = last_is_link(dir);
     if (mkdir(dir, 0777) == 0)
         st->created = true;
     else if (errno != EEXIST)
         return carma_err_set(err, "%s %s: %s", what, dir, strerror(errno));
-    st->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* DIR was no symlink when checked: one put there since is not followed */
+    st->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
     if (st->dirfd < 0) {
+        int e = errno;
         carma_err_set(err, "%s %s: %s", what, dir,
-                      errno == ENOTDIR ? "exists and is not a directory" : strerror(errno));
+                      e == ENOTDIR ? "exists and is not a directory"
+                      : e == ELOOP && !link ? "became a symbolic link while in use"
+                      : e == ENOENT && link ? "a symbolic link to a missing directory"
+                                            : strerror(e));
         safefs_stage_close(st);
         return -1;
     }

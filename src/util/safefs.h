@@ -64,7 +64,10 @@ typedef struct safefs_stage {
 } safefs_stage;
 
 /* Opens directory `dir` (created, mode 0777 less the umask, when missing; its parent must
- * exist) and makes a fresh staging directory in it. Returns 0, or -1 with err "WHAT DIR: why"
+ * exist) and makes a fresh staging directory in it. A symlink on the way to dir (at one of its
+ * components, or in a link's target) must be the effective uid's or root's: one of another
+ * user's is refused, as fs.protected_symlinks would in /tmp (its maker chose where the files
+ * go: into a directory of ours, replacing our files). Returns 0, or -1 with err "WHAT DIR: why"
  * (`what` is the option naming it, e.g. "--out") and st left closed. */
 int safefs_stage_open(safefs_stage *st, const char *what, const char *dir, carma_err *err);
 

@@ -40,6 +40,13 @@ done
 err=$("$CARMA" trace synth --jobs 3 --seed -1 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -qF -- "--seed must be at least 0, got '-1'" <<<"$err" \
     || fail "--seed -1: exit 2 ($rc: $err)"
+# --rate above 1e9 is refused saying the bound (it said "expected a number > 0" of 2e9); --help
+# says it.
+err=$("$CARMA" trace synth --jobs 3 --rate 2e9 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -qF -- "--rate: expected a number > 0 and at most 1e9, got '2e9'" <<<"$err" \
+    || fail "--rate 2e9: exit 2 naming the bound ($rc: $err)"
+"$CARMA" trace synth --help | tr '\n' ' ' | grep -q "(default 1, at most 1e9)" \
+    || fail "trace synth --help gives --rate's bound"
 printf 'seq,submit_offset_s,task_file\n1,1e300,BERT_base.rad\n' >huge.csv
 err=$("$CARMA" simulate --trace huge.csv --policy exclusive 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && grep -q "huge.csv:2: submit_offset_s 1e+300 is past the latest" <<<"$err" \
