@@ -73,7 +73,7 @@ int task_spec_add_env(task_spec *t, const char *kv, carma_err *err)
      * that is its capacity): one realloc per entry copied the array each time, quadratic in a
      * task file's env of 80000 keys. */
     size_t n = t->nenv;
-    if ((n & (n - 1)) == 0) { /* 0, 1, 2, 4 ...: full */
+    if (n == 0 || (n & (n - 1)) == 0) { /* 0, 1, 2, 4 ...: full */
         char **nenv = realloc(t->env, (n ? 2 * n : 1) * sizeof *nenv);
         if (!nenv)
             return carma_err_set(err, "out of memory");
