@@ -15,6 +15,18 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 source "$(dirname "$0")/daemon_lib.sh"
 PROBE="python3 $(dirname "$0")/http_probe.py"
+# sound FILE WHAT: fails unless the scrape in FILE is valid UTF-8, names each family in one
+# HELP and one TYPE line at most, and holds no series twice (promtool 2.42 checks none of these:
+# Prometheus would drop a scrape with a duplicate series)
+sound() {
+    python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$1" 2>/dev/null \
+        || fail "$2: the scrape is not valid UTF-8"
+    local d
+    d=$(grep -E '^# (HELP|TYPE) ' "$1" | awk '{print $2, $3}' | sort | uniq -d)
+    [ -z "$d" ] || fail "$2: a family's HELP or TYPE line twice: $d"
+    d=$(grep -v '^#' "$1" | sed -E 's/ [^ ]+$//' | sort | uniq -d)
+    [ -z "$d" ] || fail "$2: a series twice: $d"
+}
 
 # ---- off by default: the daemon listens on no TCP port
 start_daemon --sim-gpus 1xA100-40GB
@@ -90,6 +102,8 @@ for f in $(grep -oE '^[A-Za-z_:][A-Za-z0-9_:]*' <<<"$m" | sed -E 's/_(bucket|sum
     grep -q "^# HELP $f " <<<"$m" || fail "$f has no # HELP"
 done
 
+sound "$tmp/scrape.txt" "sim GPUs"
+
 # ---- promtool lints the real scrape: nothing to say
 have_promtool=false
 if command -v promtool >/dev/null; then
@@ -140,6 +154,11 @@ queried=$(jq -r '.. | objects | (.expr?, .definition?) // empty' "$DASH" |
 for q in $queried; do
     grep -qx "$q" <<<"$exported" || fail "the dashboard queries $q, which the daemon does not export"
 done
+# its Server variable takes several daemons at once: a series kept per daemon (not summed)
+# names the daemon in its legend, or two servers' "GPU 0" could not be told apart
+unnamed=$(jq -r '.panels[].targets[]? | select(.expr | test("^(sum|histogram_quantile)") | not)
+                 | select(.legendFormat | contains("{{instance}}") | not) | .expr' "$DASH")
+[ -z "$unnamed" ] || fail "per-daemon series whose legend does not name the daemon: $unnamed"
 
 # ---- a restart while a task runs takes the same port again: the task's supervisor, which
 # outlives the daemon, holds none of its sockets
@@ -155,6 +174,41 @@ m=$(metrics_get /metrics)
 wait_until 20 task_is "$long" done || fail "task $long not done after the restart"
 
 stop_daemon
+
+# ---- GPUs whose model names hold a backslash, braces and bytes that are not ASCII (one not
+# UTF-8), both under one UUID, the second without power or energy, and a task whose name
+# looks like labels: the scrape is still valid UTF-8 text that promtool accepts, each series
+# once (the gpu label tells the two GPUs apart), the unknown power left out, the task's name
+# nowhere (fake NVML: a scenario cannot hold a double quote or a newline; the unit test
+# escapes those)
+use_fake_nvml
+printf 'gpu uuid=GPU-twin name="back\\slash {gpu=0} \377\303\251" total=40960 used=100 %s\n' \
+    'power=60000 energy=1000' 'power=na energy=na' >"$tmp/nvml.scenario"
+export FAKE_NVML_SCENARIO=$tmp/nvml.scenario
+STATE=$tmp/state.nvml
+start_daemon --gpu-backend nvml --config "$tmp/carma.conf"
+odd=$("$CARMA" submit --name 'MARK"} 1\n{x="y' -- sleep 30) || fail "submit, named like labels"
+PORT=$(metrics_port)
+two_gpus() { [ "$(metrics_get /metrics | grep -c '^DCGM_FI_DEV_FB_USED{')" = 2 ]; }
+wait_until 10 two_gpus || fail "no memory sample for the two fake GPUs"
+scrape=$tmp/scrape.nvml.txt
+# the body's bytes as sent (metrics_get's http_probe.py reads them as Latin-1 and writes UTF-8)
+python3 -c 'import sys, urllib.request as u
+sys.stdout.buffer.write(u.urlopen(sys.argv[1]).read())' \
+    "http://127.0.0.1:$PORT/metrics" >"$scrape" || fail "GET /metrics from the fake GPUs' daemon"
+sound "$scrape" "odd GPU names"
+if $have_promtool; then
+    lint=$(promtool check metrics <"$scrape" 2>&1) || fail "promtool: odd GPU names: $lint"
+fi
+want='^carma_gpu_tasks{gpu="[01]",UUID="GPU-twin",model_name="back\\\\slash {gpu=0} ???",'
+[ "$(grep -c "$want" "$scrape")" = 2 ] \
+    || fail "odd GPU names not escaped as documented: $(grep '^carma_gpu_tasks' "$scrape")"
+grep -q '^DCGM_FI_DEV_POWER_USAGE{gpu="0",' "$scrape" || fail "GPU 0's power not shown"
+grep -q '^DCGM_FI_DEV_POWER_USAGE{gpu="1",' "$scrape" && fail "GPU 1's unknown power shown"
+grep -q MARK "$scrape" && fail "a task's name is in the scrape"
+[ -n "$odd" ] && "$CARMA" cancel "$odd" >/dev/null
+stop_daemon
+kill_supervisors
 # under `make asan`, the daemons' sanitizers report into the log (leaks: at their exit)
 grep -qE "runtime error|Sanitizer" "$tmp/daemon.log" && fail "a sanitizer reported in the daemon"
 [ $fails -eq 0 ] || { echo "--- daemon log"; cat "$tmp/daemon.log"; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real Prometheus (Debian's prometheus package) scrapes the daemon's metrics endpoint every
 # second: within 30 s its query API answers DCGM_FI_DEV_FB_USED and carma_gpu_memory_total_mib
-# for each sim GPU with the values the daemon shows, and the target is up. Prometheus is
+# for each sim GPU with the values the daemon shows, and the target is up; while tasks run, no
+# counter, histogram series or GPU energy counter goes down. Prometheus is
 # started on a free port with its own storage under the test's directory, and stopped by its
 # pid. Skipped (77) only when prometheus is not installed (scripts/deps.sh installs it).
 set -u
@@ -66,6 +67,24 @@ while read -r idx uuid total; do
 done < <("$CARMA" gpus --json | jq -r '.[] | "\(.index) \(.uuid) \(.mem_total_mib)"')
 r=$(query 'carma_tasks{state="queued"}')
 [ "$(jq -r '.data.result[0].value[1]' <<<"$r")" = 0 ] || fail "carma_tasks{state=queued}: $r"
+
+# counters never go down within a daemon's life (a restart may reset them): tasks placed and
+# ended while scraped leave no reset in any counter, the histogram or the GPUs' energy
+ids=()
+for i in 1 2 3; do
+    ids+=("$("$CARMA" submit --mem 1G -- "$FAKEJOB" --mem 1G --seconds 1 --smact 0.3)")
+done
+ended() { for id in "${ids[@]}"; do task_is "$id" done || return 1; done; }
+wait_until 40 ended || fail "tasks ${ids[*]} not all done"
+seen() { query 'max_over_time(carma_placements_total[5m])' | jq -e '.data.result[0].value[1] == "3"'; }
+wait_until 15 seen || fail "Prometheus never saw 3 placements: $(query carma_placements_total)"
+names=$(query '{__name__=~"carma_.*_total|carma_task_wait_seconds_.*|DCGM_FI_DEV_TOTAL_ENERGY.*"}' |
+        jq -r '.data.result[].metric.__name__' | sort -u)
+[ "$(wc -w <<<"$names")" -ge 9 ] || fail "counters not scraped: $names"
+for n in $names; do # one name a query: resets() drops the name, and two would clash
+    r=$(query "max(resets(${n}[5m]))")
+    [ "$(jq -r '.data.result[0].value[1]' <<<"$r")" = 0 ] || fail "$n went down while scraped: $r"
+done
 
 stop_prometheus
 "$CARMA" queue >/dev/null || fail "the daemon stopped answering while scraped"
