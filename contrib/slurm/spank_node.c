@@ -98,7 +98,7 @@ static void ask_daemon(spank_t sp, const cspank_conf *c, const int *idx, int nid
         return;
     }
     json_t *reply = daemon_call_within(fd, json_pack("{s:s}", "verb", "gpus"), deadline,
-                                       GPUS_REPLY_MAX, &err);
+                                       GPUS_REPLY_MAX, NULL, &err);
     close(fd);
     if (!reply) {
         /* err holds the daemon's own error text when it refused */

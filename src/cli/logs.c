@@ -1,5 +1,6 @@
 /* logs.c — `carma logs ID [--follow] [--attempt N]`: a task's stdout and stderr (its latest
  * attempt, or attempt N); followed, on through each relaunch until the task has ended. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +28,25 @@ static const char usage[] =
     "for a task not started (with --follow: the last one's, the text every attempt's).\n\n"
     "  --follow, -f    keep printing as the task writes, until it ends: through each\n"
     "                  relaunch (an out-of-memory retry), announced on stderr as\n"
-    "                  \"== attempt N\"\n"
+    "                  \"== attempt N\"; through a restart of the daemon too (it is\n"
+    "                  asked again for up to 30 s)\n"
     "  --attempt N     this attempt's output (1 is the first launch)\n" REQUEST_USAGE;
 
 int logs_fetch(const request_args *a, long long id, const char *stream, json_int_t *offset,
                int *attempt, bool *eof, json_t **data, log_task *task)
 {
-    json_t *reply, *req = json_pack("{sssIsssI}", "verb", "logs", "id", (json_int_t)id, "stream",
-                                    stream, "offset", *offset);
+    json_t *req = json_pack("{sssIsssI}", "verb", "logs", "id", (json_int_t)id, "stream",
+                            stream, "offset", *offset);
     if (*attempt)
         json_object_set_new(req, "attempt", json_integer(*attempt));
-    int rc = request_send(a, req, &reply);
-    if (rc)
-        return rc;
+    /* a follower the daemon has answered is patient with it: a restart keeps the task */
+    carma_err err;
+    json_t *reply = request_call_patient(a, req, INFINITY,
+                                         task && task->patient ? REQUEST_PATIENCE_S : 0, &err);
+    if (!reply)
+        return cli_fail(a->cmd, &err);
+    if (task)
+        task->patient = task->follow;
     *attempt = (int)json_integer_value(json_object_get(reply, "attempt"));
     *offset = json_integer_value(json_object_get(reply, "offset"));
     *eof = json_is_true(json_object_get(reply, "eof"));
@@ -148,7 +155,7 @@ static int run(request_args *a)
     int attempt = (int)which;
     bool eof[2] = {false, false};
     json_t *collected = a->opts.json ? json_object() : NULL;
-    log_task task = {0, true, -1};
+    log_task task = {.attempts = 0, .ended = true, .uid = -1, .follow = follow};
     for (;;) {
         bool progress = false;
         for (int s = 0; s < 2; s++) {

@@ -16,6 +16,8 @@ typedef struct log_task {
     int attempts;
     bool ended;
     long long uid;
+    bool follow;  /* set by the caller: it goes on asking (logs --follow) */
+    bool patient; /* the daemon has answered a follower: asked again through a restart */
 } log_task;
 
 /* Reads one chunk of a stream ("stdout", "stderr") of task id's attempt *attempt (0: its

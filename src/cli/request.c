@@ -3,7 +3,9 @@
 #include "cli/request.h"
 
 #include <assert.h>
+#include <math.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "daemon/connect.h"
 #include "daemon/daemon.h"
 #include "daemon/registry.h"
+#include "util/clock.h"
 #include "util/strutil.h"
 
 enum { OPT_SOCKET = 0x100, OPT_JSON, OPT_CONFIG, OPT_SET };
@@ -201,6 +204,34 @@ int request_send_retrying(const request_args *a, json_t *req, int tries, json_t 
                       "`carma queue` before sending it again", why);
     }
     return *reply ? 0 : cli_fail(a->cmd, &err);
+}
+
+json_t *request_call_patient(const request_args *a, json_t *req, double deadline,
+                             double patience_s, carma_err *err)
+{
+    double give_up = fmin(deadline, clock_mono_s() + patience_s);
+    json_t *reply = NULL;
+    for (bool said = false;;) {
+        bool answered = false;
+        int fd = request_connect(a, err);
+        if (fd >= 0) {
+            reply = daemon_call_within(fd, json_incref(req), deadline, SIZE_MAX, &answered, err);
+            close(fd);
+        }
+        if (reply || answered || clock_mono_s() + 0.5 > give_up || daemon_calls_interrupted())
+            break;
+        if (!said) {
+            char *why = str_escape_controls(err->msg); /* it names the socket's path */
+            fprintf(stderr, "carma %s: %s; asking again for up to %.0f s (a restart?)\n",
+                    a->cmd, why ? why : "the daemon did not answer", give_up - clock_mono_s());
+            free(why);
+            said = true;
+        }
+        struct timespec ts = {0, 500000000L};
+        nanosleep(&ts, NULL);
+    }
+    json_decref(req);
+    return reply;
 }
 
 int request_task_verb(request_args *a, const char *verb, long long *id, json_t **reply)

@@ -106,6 +106,17 @@ int request_send(const request_args *a, json_t *req, json_t **reply);
  * with a short pause between. */
 int request_send_retrying(const request_args *a, json_t *req, int tries, json_t **reply);
 
+/* How long a command that follows tasks (wait, logs --follow, run) waits for a daemon it was
+ * talking to, to answer again: a restart (systemctl restart carma) keeps the tasks. */
+#define REQUEST_PATIENCE_S 30.0
+
+/* One request that is safe to repeat (req is taken), its reply by `deadline` (clock_mono_s(),
+ * INFINITY: none): a daemon that cannot be reached, or that closed the connection without a
+ * reply, is asked again every half second for up to `patience_s` (saying so once on stderr),
+ * not after a signal (daemon_calls_interruptible). The reply, or NULL with err set. */
+json_t *request_call_patient(const request_args *a, json_t *req, double deadline,
+                             double patience_s, carma_err *err);
+
 /* The whole work of a command that takes the common options and one task id (show)
  * but printing the reply: reads its command line, sends {"verb": verb, "id": ID}. Sets *reply
  * (and *id) when the command goes on to print it; else *reply is NULL and the exit status is

@@ -1,16 +1,13 @@
 /* wait.c — `carma wait ID...`: block until tasks have ended; the exit status says how. */
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/request.h"
 #include "cli/wait.h"
-#include "daemon/connect.h"
 #include "util/clock.h"
 #include "util/strutil.h"
 
@@ -23,7 +20,8 @@ static const char usage[] =
     "ran past its time limit: timeout), 5 (one failed); 124 when --timeout ran out first,\n"
     "waiting for a daemon that does not answer too (the tasks still live are named, those\n"
     "it never told of as unknown: null with --json); 1 when a task does not exist or the\n"
-    "daemon cannot be reached; 2 on a usage error.\n\n"
+    "daemon cannot be reached (once it has answered, it is asked again for up to 30 s: a\n"
+    "restart keeps the tasks); 2 on a usage error.\n\n"
     "  --timeout SECONDS  give up after this long\n"
     REQUEST_USAGE;
 
@@ -55,22 +53,19 @@ const char *wait_task_state(const json_t *t)
 
 int wait_refresh(const request_args *a, json_t *t, bool *ended)
 {
-    return wait_refresh_by(a, t, INFINITY, ended);
+    return wait_refresh_by(a, t, INFINITY, REQUEST_PATIENCE_S, ended);
 }
 
-int wait_refresh_by(const request_args *a, json_t *t, double deadline, bool *ended)
+int wait_refresh_by(const request_args *a, json_t *t, double deadline, double patience_s,
+                    bool *ended)
 {
     *ended = !wait_state_live(wait_task_state(t));
     if (*ended)
         return 0;
     carma_err err;
-    int fd = request_connect(a, &err);
-    if (fd < 0)
-        return cli_fail(a->cmd, &err);
-    json_t *reply = daemon_call_within(fd, json_pack("{sssI}", "verb", "show", "id",
-                                                     json_integer_value(json_object_get(t, "id"))),
-                                       deadline, SIZE_MAX, &err);
-    close(fd);
+    json_t *reply = request_call_patient(
+        a, json_pack("{sssI}", "verb", "show", "id", json_integer_value(json_object_get(t, "id"))),
+        deadline, patience_s, &err);
     if (!reply) /* no answer in time, or the daemon's refusal (no such task) */
         return clock_mono_s() >= deadline ? EXIT_WAIT_TIMEOUT : cli_fail(a->cmd, &err);
     json_t *task = json_object_get(reply, "task");
@@ -132,7 +127,9 @@ static int run(request_args *a)
         for (int i = 0; i < n && rc == 0; i++) {
             json_t *t = json_array_get(tasks, (size_t)i);
             bool was_live = wait_state_live(wait_task_state(t)), ended;
-            if (!was_live || (rc = wait_refresh_by(a, t, deadline, &ended)) != 0)
+            /* patient once the daemon has answered: a restart keeps the tasks */
+            double patience = told[i] ? REQUEST_PATIENCE_S : 0;
+            if (!was_live || (rc = wait_refresh_by(a, t, deadline, patience, &ended)) != 0)
                 continue;
             told[i] = true;
             if (!ended)

@@ -24,11 +24,14 @@ const char *wait_task_state(const json_t *t);
 
 /* t is {"id": N, "state": S}. While S is live (queued, running), asks the daemon for the task
  * and stores its state (and "attempts", how often it was launched) in t. 0 with *ended telling
- * whether it has ended, or the exit status of a failed request (printed). */
+ * whether it has ended, or the exit status of a failed request (printed). A daemon that cannot
+ * be reached is asked again for REQUEST_PATIENCE_S (a restart keeps the tasks). */
 int wait_refresh(const request_args *a, json_t *t, bool *ended);
 /* The same, the daemon's answer awaited until `deadline` (clock_mono_s()) only: else
- * EXIT_WAIT_TIMEOUT, nothing printed (a daemon that stopped answering holds no --timeout). */
-int wait_refresh_by(const request_args *a, json_t *t, double deadline, bool *ended);
+ * EXIT_WAIT_TIMEOUT, nothing printed (a daemon that stopped answering holds no --timeout);
+ * asked again for patience_s (0: not) when it cannot be reached. */
+int wait_refresh_by(const request_args *a, json_t *t, double deadline, double patience_s,
+                    bool *ended);
 
 /* Sleeps until the next look: WAIT_POLL_S, or less when the deadline (clock_mono_s) comes
  * first, so that the whole of a --timeout is waited, with a look at its end. False, at once,

@@ -178,10 +178,10 @@ json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err
 }
 
 json_t *daemon_call_within(int fd, json_t *req, double deadline, size_t max_reply,
-                           carma_err *err)
+                           bool *answered, carma_err *err)
 {
-    bool answered;
-    return call(fd, req, deadline, max_reply, &answered, err);
+    bool a;
+    return call(fd, req, deadline, max_reply, answered ? answered : &a, err);
 }
 
 /* Waits until fd has something to read, or the deadline (clock_mono_s()) is past: false then. */

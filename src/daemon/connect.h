@@ -43,9 +43,10 @@ void daemon_calls_interruptible(volatile sig_atomic_t *signals);
 /* Whether a signal has come since daemon_calls_interruptible (then a call is not sent again). */
 bool daemon_calls_interrupted(void);
 /* daemon_call with the whole exchange bounded, for callers inside another program (the Slurm
- * plugin, where a job waits for it): the reply by `deadline` (clock_mono_s() seconds) and at
- * most max_reply bytes. */
+ * plugin, where a job waits for it) or with a time limit of their own: the reply by `deadline`
+ * (clock_mono_s() seconds, INFINITY: none) and at most max_reply bytes; *answered (when not
+ * NULL) as daemon_call_answered's. */
 json_t *daemon_call_within(int fd, json_t *req, double deadline, size_t max_reply,
-                           carma_err *err);
+                           bool *answered, carma_err *err);
 
 #endif
