@@ -46,6 +46,30 @@ static char *conda_command(const submission *sub)
     return out;
 }
 
+/* The groups a task of user (primary group gid) runs with: all of them, as a login gives
+ * (getgrouplist), however many: a fixed array of 256 left a user in more with the primary
+ * group alone. -1 when out of memory; *groups (NULL at first) is the caller's to free. */
+static int user_groups(const char *user, gid_t gid, gid_t **groups, int *n)
+{
+    *n = 64;
+    for (;;) {
+        int cap = *n;
+        gid_t *g = realloc(*groups, (size_t)cap * sizeof *g);
+        if (!g)
+            return -1;
+        *groups = g;
+        if (getgrouplist(user, gid, g, n) >= 0)
+            return 0;
+        /* too small: *n is what it needs (glibc), or twice as many should it not say. More
+         * than the kernel takes (NGROUPS_MAX, 65536) are passed on: setgroups refuses them,
+         * and the task fails saying so, rather than run without some of them. */
+        if (*n <= cap)
+            *n = cap * 2;
+        if (*n > 1 << 24)
+            return -1;
+    }
+}
+
 /* Starts the written attempt's supervisor; a launch that fails ends the attempt as failed. */
 static void launch_one(daemon_state *d, dtask *t)
 {
@@ -58,16 +82,15 @@ static void launch_one(daemon_state *d, dtask *t)
         d_end_attempt(d, t, TASK_FAILED, "launch failed");
         return;
     }
-    gid_t groups[256];
-    int ngroups = 256;
+    gid_t *groups = NULL;
+    int ngroups = 0;
     bool switch_user = geteuid() == 0 && t->uid != 0;
-    if (switch_user && getgrouplist(t->user, t->gid, groups, &ngroups) < 0) {
-        groups[0] = t->gid;
-        ngroups = 1;
-    }
     char *conda = t->sub.conda_env ? conda_command(&t->sub) : NULL;
-    if (t->sub.conda_env && !conda) {
+    if ((t->sub.conda_env && !conda) ||
+        (switch_user && user_groups(t->user, t->gid, &groups, &ngroups))) {
         dlog(d, "task %llu: launch failed: out of memory", (unsigned long long)t->st.id);
+        free(groups);
+        free(conda);
         d_task_env_free(&env);
         d_end_attempt(d, t, TASK_FAILED, "launch failed");
         return;
@@ -98,6 +121,7 @@ static void launch_one(daemon_state *d, dtask *t)
              t->att.n, (int)sup);
         d_save_attempt(d, t, false);
     }
+    free(groups);
     free(conda);
     d_task_env_free(&env);
 }

@@ -32,6 +32,8 @@
 #include "daemon/tasks.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/fdclose.h"
+#include "util/sigreset.h"
 #include "util/strutil.h"
 
 #define HOOK_MAX_GROUPS 256
@@ -60,13 +62,12 @@ static void run_hook(const char *path, const hook_user *u, char **env, int out)
      * carma daemon) would leave it that terminal, and the task's owner, who may trace their
      * own process, could type into root's shell through it (TIOCSTI). */
     setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL); /* the watcher's blocked SIGCHLD is not the hook's */
+    sig_reset_all(); /* the watcher's blocked SIGCHLD, the daemon's ignored SIGPIPE: not the
+                        hook's */
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
         _exit(127);
-    close_range(3, ~0U, 0);
+    fd_close_span(3, ~0U);
     if (chdir("/") != 0)
         _exit(127);
     if (u->switch_user &&
@@ -116,7 +117,7 @@ static bool reaped_by(pid_t pid, double deadline, int *status)
  * ended. Never returns. */
 static void watch_hook(daemon_state *d, uint64_t id, const hook_user *u, char **env)
 {
-    close_range(3, ~0U, 0); /* the daemon's socket, database and lock are not the hook's */
+    fd_close_span(3, ~0U); /* the daemon's socket, database and lock are not the hook's */
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);

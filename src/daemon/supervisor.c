@@ -24,6 +24,7 @@
 #include "daemon/outpump.h"
 #include "daemon/shellcmd.h"
 #include "util/clock.h"
+#include "util/fdclose.h"
 #include "util/safefs.h"
 #include "util/sigreset.h"
 
@@ -103,18 +104,19 @@ static bool record_start(int dfd, start_record *r)
     return r->pid_done && (r->started_done || r->task <= 0);
 }
 
-/* Closes every descriptor above 2 except those in keep (sorted ascending). */
+/* Closes every descriptor above 2 except those in keep (sorted ascending): whatever the daemon
+ * had open (its socket, database, lock, a descriptor it inherited) is not the task's. */
 static void close_others(const int *keep, int nkeep)
 {
     unsigned lo = 3;
     for (int i = 0; i < nkeep; i++) {
         if (keep[i] >= (int)lo) {
             if (keep[i] > (int)lo)
-                close_range(lo, (unsigned)keep[i] - 1, 0);
+                fd_close_span(lo, (unsigned)keep[i] - 1);
             lo = (unsigned)keep[i] + 1;
         }
     }
-    close_range(lo, ~0U, 0);
+    fd_close_span(lo, ~0U);
 }
 
 static void sort_fds(int *a, int n)

@@ -11,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/fdclose.h"
 #include "util/sigreset.h"
 
 static const int stop_signals[XMEM_STOP_SIGNALS] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -101,34 +100,6 @@ void xmem_session_forked(const xmem_session *s)
     sigprocmask(SIG_SETMASK, &s->old_mask, NULL);
 }
 
-/* Closes every descriptor from `from` up: close_range where the kernel has it, else those
- * /proc/self/fd lists, else each number below the limit on open files. */
-static int close_from(int from)
-{
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, (unsigned)from, ~0U, 0) == 0)
-        return 0;
-#endif
-    DIR *d = opendir("/proc/self/fd");
-    if (d) {
-        const struct dirent *de;
-        while ((de = readdir(d))) {
-            char *end;
-            long fd = strtol(de->d_name, &end, 10);
-            if (!*end && fd >= from && fd != dirfd(d))
-                close((int)fd);
-        }
-        closedir(d);
-        return 0;
-    }
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX)
-        return -1;
-    for (int fd = from; fd < (int)rl.rlim_cur; fd++)
-        close(fd);
-    return 0;
-}
-
 int xmem_session_child(int from)
 {
     /* as the task's signals will be (the daemon resets them): not carma's handlers, nor what
@@ -136,7 +107,7 @@ int xmem_session_child(int from)
     sig_reset_all();
     if (setsid() < 0)
         return -1;
-    return close_from(from);
+    return fd_close_span((unsigned)from, ~0U);
 }
 
 int xmem_session_tie(pid_t parent)

@@ -3,7 +3,8 @@
 #ifndef CARMA_UTIL_SIGRESET_H
 #define CARMA_UTIL_SIGRESET_H
 
-/* Unblocks every signal and sets every handler back to its default. */
+/* Sets every handler back to its default, then unblocks every signal: one pending then takes
+ * its default action. */
 void sig_reset_all(void);
 
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The on_finish hook: when a task ends for good the daemon runs the configured program as the
 # task's owner (nobody's task: as nobody, never root), in a session of its own (never on the
-# terminal the daemon may have been started from), with the task in its environment; its
+# terminal the daemon may have been started from), with no signal the daemon ignores ignored,
+# with the task in its environment; its
 # output goes to the daemon's log, controls escaped; one that runs too long is killed at
 # on_finish_timeout_s, also one that closed its output first; a cancelled queued task gets it
 # too; a relative path is refused by the config.
@@ -26,7 +27,8 @@ f=/dev/null
 [ -d "${0%/*}/out" ] && f="${0%/*}/out/$CARMA_TASK_ID"
 echo "id=$CARMA_TASK_ID name=$CARMA_TASK_NAME user=$CARMA_TASK_USER state=$CARMA_TASK_STATE" \
      "outcome=$CARMA_TASK_OUTCOME exit=$CARMA_TASK_EXIT signal=$CARMA_TASK_SIGNAL uid=$(id -u)" \
-     "own_session=$([ "$(cut -d' ' -f6 /proc/$$/stat)" = $$ ] && echo yes || echo no)" >"$f"
+     "own_session=$([ "$(cut -d' ' -f6 /proc/$$/stat)" = $$ ] && echo yes || echo no)" \
+     "sigign=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status)" >"$f"
 echo "hook says hello for $CARMA_TASK_ID ($CARMA_TASK_NAME)"
 [ "$CARMA_TASK_NAME" = slowhook ] && sleep 30
 [ "$CARMA_TASK_NAME" = quiethook ] && { exec >/dev/null 2>&1; sleep 30; }
@@ -47,6 +49,7 @@ mkdir "$tmp/work" && chown 65534:65534 "$tmp/work"
 a=$(cd "$tmp/work" && as_nobody "$CARMA" submit --name mine -- sh -c 'exit 4')
 wait_until 15 has "$a" || fail "no hook output for nobody's task $a: $(cat "$tmp/daemon.log")"
 want="id=$a name=mine user=nobody state=failed outcome=failed exit=4 signal= uid=65534 own_session=yes"
+want="$want sigign=0000000000000000" # the daemon's ignored SIGPIPE is not the hook's
 [ "$(cat "$tmp/out/$a" 2>/dev/null)" = "$want" ] || fail "hook env: '$(cat "$tmp/out/$a" 2>/dev/null)', expected '$want'"
 wait_until 5 grep -q "on_finish for task $a: hook says hello for $a (mine)" "$tmp/daemon.log" \
     || fail "the hook's output is not in the daemon's log: $(cat "$tmp/daemon.log")"
