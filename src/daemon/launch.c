@@ -14,6 +14,7 @@
 #include "daemon/shellcmd.h"
 #include "daemon/tasks.h"
 #include "util/strutil.h"
+#include "util/usergroups.h"
 
 #define MAX_LAUNCHES_PER_TURN 256
 
@@ -44,30 +45,6 @@ static char *conda_command(const submission *sub)
         snprintf(out, n, "__carma_env=%s%s%s%s", line, body, ex, sub->command);
     free(line);
     return out;
-}
-
-/* The groups a task of user (primary group gid) runs with: all of them, as a login gives
- * (getgrouplist), however many: a fixed array of 256 left a user in more with the primary
- * group alone. -1 when out of memory; *groups (NULL at first) is the caller's to free. */
-static int user_groups(const char *user, gid_t gid, gid_t **groups, int *n)
-{
-    *n = 64;
-    for (;;) {
-        int cap = *n;
-        gid_t *g = realloc(*groups, (size_t)cap * sizeof *g);
-        if (!g)
-            return -1;
-        *groups = g;
-        if (getgrouplist(user, gid, g, n) >= 0)
-            return 0;
-        /* too small: *n is what it needs (glibc), or twice as many should it not say. More
-         * than the kernel takes (NGROUPS_MAX, 65536) are passed on: setgroups refuses them,
-         * and the task fails saying so, rather than run without some of them. */
-        if (*n <= cap)
-            *n = cap * 2;
-        if (*n > 1 << 24)
-            return -1;
-    }
 }
 
 /* Starts the written attempt's supervisor; a launch that fails ends the attempt as failed. */

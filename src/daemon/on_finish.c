@@ -35,15 +35,14 @@
 #include "util/fdclose.h"
 #include "util/sigreset.h"
 #include "util/strutil.h"
-
-#define HOOK_MAX_GROUPS 256
+#include "util/usergroups.h"
 
 /* Who the hook runs as. */
 typedef struct hook_user {
     bool switch_user;
     uid_t uid;
     gid_t gid;
-    gid_t groups[HOOK_MAX_GROUPS];
+    gid_t *groups; /* heap: all of the user's (usergroups.h) */
     int ngroups;
 } hook_user;
 
@@ -205,11 +204,13 @@ void d_on_finish(daemon_state *d, const dtask *t)
     struct d_hook *h = &hooks[d->nhooks++];
     h->id = t->st.id;
     h->u = (hook_user){.switch_user = geteuid() == 0 && t->uid != 0, .uid = t->uid,
-                       .gid = t->gid, .ngroups = HOOK_MAX_GROUPS};
+                       .gid = t->gid};
     /* looked up here, not after fork: the user database may take locks */
-    if (h->u.switch_user && getgrouplist(t->user, t->gid, h->u.groups, &h->u.ngroups) < 0) {
-        h->u.groups[0] = t->gid;
-        h->u.ngroups = 1;
+    if (h->u.switch_user && user_groups(t->user, t->gid, &h->u.groups, &h->u.ngroups)) {
+        free(h->u.groups);
+        d->nhooks--;
+        dlog(d, "on_finish for task %llu: out of memory; not run", (unsigned long long)t->st.id);
+        return;
     }
     bool ended = t->att.n > 0 && t->att.ended > 0;
     char(*vars)[640] = h->vars;
@@ -242,12 +243,15 @@ void d_on_finish_start(daemon_state *d)
         if (pid < 0)
             dlog(d, "on_finish for task %llu: fork: %s", (unsigned long long)h->id,
                  strerror(errno));
+        free(h->u.groups);
     }
     d->nhooks = 0;
 }
 
 void d_on_finish_drop(daemon_state *d)
 {
+    for (size_t i = 0; i < d->nhooks; i++)
+        free(d->hooks[i].u.groups);
     free(d->hooks);
     d->hooks = NULL;
     d->nhooks = d->hooks_cap = 0;

@@ -22,6 +22,7 @@
 #include "util/clock.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
+#include "util/usergroups.h"
 
 /* The user the tracer runs as, and the environment that names them. */
 typedef struct run_user {
@@ -29,7 +30,7 @@ typedef struct run_user {
     uid_t uid;
     gid_t gid;
     char home[PATH_MAX], name[256];
-    gid_t groups[256]; /* their supplementary groups, as their task will run with */
+    gid_t *groups; /* their supplementary groups, as their task will run with (heap) */
     int ngroups;
 } run_user;
 
@@ -67,11 +68,8 @@ static int target_user(run_user *u, carma_err *err)
     strcpy(u->name, pw->pw_name);
     u->uid = (uid_t)uid;
     u->gid = (gid_t)gid;
-    u->ngroups = (int)(sizeof u->groups / sizeof *u->groups);
-    if (getgrouplist(u->name, u->gid, u->groups, &u->ngroups) < 0) { /* more than it holds */
-        u->groups[0] = u->gid;
-        u->ngroups = 1;
-    }
+    if (user_groups(u->name, u->gid, &u->groups, &u->ngroups))
+        return carma_err_set(err, "out of memory");
     u->drop = true;
     return 0;
 }
@@ -267,17 +265,31 @@ int xmem_run(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
     return xmem_run_files(argv, argc, iterations, c, e, NULL, err);
 }
 
+static int run_as(const run_user *u, double limit, char *const argv[], int argc,
+                  int iterations, const xmem_coeffs *c, xmem_estimate *e, char **files,
+                  carma_err *err);
+
 int xmem_run_files(char *const argv[], int argc, int iterations, const xmem_coeffs *c,
                    xmem_estimate *e, char **files, carma_err *err)
 {
-    run_user u;
+    run_user u = {0};
     double limit;
     if (files)
         *files = NULL;
     if (argc < 1)
         return carma_err_set(err, "no command to trace");
-    if (trace_timeout(&limit, err) || target_user(&u, err))
-        return -1;
+    int rc = trace_timeout(&limit, err) || target_user(&u, err)
+                 ? -1
+                 : run_as(&u, limit, argv, argc, iterations, c, e, files, err);
+    free(u.groups);
+    return rc;
+}
+
+/* xmem_run_files for user u, the tracer stopped past `limit` seconds. */
+static int run_as(const run_user *u, double limit, char *const argv[], int argc,
+                  int iterations, const xmem_coeffs *c, xmem_estimate *e, char **files,
+                  carma_err *err)
+{
     char pydir[PATH_MAX];
     if (carma_data_path("python", pydir, sizeof pydir, err))
         return -1;
@@ -303,7 +315,7 @@ int xmem_run_files(char *const argv[], int argc, int iterations, const xmem_coef
     int fork_errno = errno;
     if (pid == 0) {
         close(pfd[0]);
-        child(fd, lfd, pfd[1], argv, argc, iterations, pydir, &u, parent);
+        child(fd, lfd, pfd[1], argv, argc, iterations, pydir, u, parent);
     }
     xmem_session_forked(&ses);
     close(pfd[1]);
@@ -336,7 +348,7 @@ int xmem_run_files(char *const argv[], int argc, int iterations, const xmem_coef
         if (*reason)
             rc = carma_err_set(err, "%s", reason);
         else if (WIFEXITED(st) && WEXITSTATUS(st) == 126)
-            rc = carma_err_set(err, "cannot start the tracer as uid %u", (unsigned)u.uid);
+            rc = carma_err_set(err, "cannot start the tracer as uid %u", (unsigned)u->uid);
         else
             rc = carma_err_set(err, "the tracer failed%s%s", *last ? ": " : "", last);
     }

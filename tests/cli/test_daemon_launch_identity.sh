@@ -4,8 +4,8 @@
 # user database seen here, in a mount namespace of the test's own, puts nobody in 300 more), no
 # capability, no signal blocked or ignored, no descriptor of the daemon's (its socket,
 # database, lock, nor one it inherited open), the umask the daemon was started with, and no
-# way to signal its supervisor or the daemon. Needs root, setpriv and unshare: skipped
-# otherwise.
+# way to signal its supervisor or the daemon; its on_finish hook has every group too. Needs
+# root, setpriv and unshare: skipped otherwise.
 set -u
 CARMA=$1
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || ! unshare -m true 2>/dev/null
@@ -35,7 +35,12 @@ if [ "$(wc -w <<<"$want_groups")" -lt 301 ]; then
     exit 77
 fi
 
-printf 'sample_interval_s = 0.2\ngrace_s = 0.2\nkill_grace_s = 1\n' >"$tmp/carma.conf"
+# the task's on_finish hook runs as its owner with all of their groups too
+mkdir -m 1777 "$tmp/hookout"
+printf '#!/bin/sh\nid -G | wc -w >"%s/hookout/$CARMA_TASK_ID"\n' "$tmp" >"$tmp/hook.sh"
+chmod 755 "$tmp/hook.sh"
+printf 'sample_interval_s = 0.2\ngrace_s = 0.2\nkill_grace_s = 1\non_finish = %s\n' \
+    "$tmp/hook.sh" >"$tmp/carma.conf"
 # a descriptor the daemon inherited open (not close-on-exec), and a umask of its starter's
 exec 7<"$tmp/carma.conf"
 (umask 027 && start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf")
@@ -73,6 +78,11 @@ fds=$(grep '^fd ' <<<"$out" | grep -Ev "(probe.sh|closed)$" | cut -d' ' -f2 | so
 [ "$fds" = "0 1 2 " ] || fail "the task's descriptors: $(grep '^fd ' <<<"$out")"
 [ "$(field umask)" = 0027 ] || fail "the task's umask: $(field umask), not its starter's 0027"
 grep "^signalled" <<<"$out" && fail "the task could signal root's processes"
+hooked() { [ -s "$tmp/hookout/$id" ]; }
+wait_until 10 hooked || fail "no on_finish output for task $id"
+[ "$(cat "$tmp/hookout/$id" 2>/dev/null)" = "$(wc -w <<<"$want_groups")" ] \
+    || fail "the on_finish hook has $(cat "$tmp/hookout/$id" 2>/dev/null) groups, nobody" \
+        "$(wc -w <<<"$want_groups")"
 
 stop_daemon
 echo "$fails failure(s)"
