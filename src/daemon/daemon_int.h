@@ -217,6 +217,8 @@ typedef struct daemon_state {
     int state_fd, lock_fd; /* the state directory, and its lock (held for the daemon's life) */
     int attempts_fd;     /* STATE/attempts, where the attempt directories are created */
     mode_t task_umask;   /* the umask the daemon started with (its own is 077): the tasks' */
+    int64_t task_nofile; /* the soft descriptor limit it started with (it raises its own):
+                            the tasks'; -1 unknown */
     d_counters counters;
     double started_wall; /* when the daemon started (wall clock) */
     struct http_server *http; /* the metrics endpoint; NULL when metrics_listen is empty */

@@ -77,7 +77,7 @@ static void launch_one(daemon_state *d, dtask *t)
         .command = conda ? conda : t->sub.command,
         .switch_user = switch_user, .uid = t->uid, .gid = t->gid, .groups = groups,
         .ngroups = ngroups, .kill_grace_s = d->cfg.daemon.kill_grace_s,
-        .task_umask = (int)d->task_umask,
+        .task_umask = (int)d->task_umask, .task_nofile = d->task_nofile,
         .max_output_bytes = (int64_t)d->cfg.daemon.max_output_mib << 20,
         .min_free_bytes = (int64_t)d->cfg.daemon.state_min_free_mib << 20,
         .time_limit_s = (double)t->sub.time_limit_s,

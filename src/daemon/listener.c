@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -41,13 +42,18 @@ int d_socket_addr(struct sockaddr_un *sa, const char *path, carma_err *err)
 }
 
 /* Raises the soft descriptor limit to the hard one (systemd's default soft limit, 1024, is
- * what a thousand idle connections exhaust), and sizes the peer table to what it leaves. */
+ * what a thousand idle connections exhaust), keeping the one it had for the tasks, and sizes
+ * the peer table to what it leaves. */
 static void size_peer_table(daemon_state *d)
 {
     struct rlimit rl;
     d->max_peers = MAX_PEERS;
+    d->task_nofile = -1;
     if (getrlimit(RLIMIT_NOFILE, &rl))
         return;
+    /* the tasks get it back: a program using select(2) fails past 1024 */
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= INT64_MAX)
+        d->task_nofile = (int64_t)rl.rlim_cur;
     if (rl.rlim_cur < rl.rlim_max) {
         rlim_t was = rl.rlim_cur;
         rl.rlim_cur = rl.rlim_max;

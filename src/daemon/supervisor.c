@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -157,6 +158,12 @@ static void exec_task(const launch_spec *spec, pid_t supervisor, int outfd, int 
         _exit(125);
     if (spec->task_umask >= 0)
         umask((mode_t)spec->task_umask);
+    struct rlimit rl;
+    if (spec->task_nofile > 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+        (rlim_t)spec->task_nofile < rl.rlim_cur) {
+        rl.rlim_cur = (rlim_t)spec->task_nofile;
+        setrlimit(RLIMIT_NOFILE, &rl); /* lowering a soft limit cannot fail */
+    }
     if (chdir(spec->cwd)) {
         int n = snprintf(msg, sizeof msg, "carma: cannot enter working directory '%s': %s\n",
                          spec->cwd, strerror(errno));

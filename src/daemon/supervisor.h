@@ -53,6 +53,8 @@ typedef struct launch_spec {
     int ngroups;
     double kill_grace_s;
     int task_umask;           /* the task's umask (the daemon's own is 077); -1 leaves it */
+    int64_t task_nofile;      /* the task's soft descriptor limit (the daemon raised its own);
+                                 0 or less (unknown, or not given) leaves it */
     int64_t max_output_bytes; /* stdout + stderr past this: the rest dropped, the task
                                  cancelled (outpump.h); 0: no limit */
     int64_t min_free_bytes;   /* output dropped while the logs' filesystem has less free

@@ -3,7 +3,8 @@
 # gid, real, effective, saved and filesystem, and every supplementary group, even past 256: the
 # user database seen here, in a mount namespace of the test's own, puts nobody in 300 more), no
 # capability, no signal blocked or ignored, no descriptor of the daemon's (its socket,
-# database, lock, nor one it inherited open), the umask the daemon was started with, and no
+# database, lock, nor one it inherited open), the umask and the soft descriptor limit the
+# daemon was started with (it raises its own), and no
 # way to signal its supervisor or the daemon; its on_finish hook has every group too. Needs
 # root, setpriv and unshare: skipped otherwise.
 set -u
@@ -43,7 +44,11 @@ printf 'sample_interval_s = 0.2\ngrace_s = 0.2\nkill_grace_s = 1\non_finish = %s
     "$tmp/hook.sh" >"$tmp/carma.conf"
 # a descriptor the daemon inherited open (not close-on-exec), and a umask of its starter's
 exec 7<"$tmp/carma.conf"
-(umask 027 && start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf")
+# and a soft descriptor limit below the hard one, which the daemon raises for itself only
+hard=$(ulimit -Hn)
+soft=1000
+[ "$hard" != unlimited ] && [ "$hard" -le $soft ] && soft=$((hard / 2))
+(umask 027 && ulimit -Sn $soft && start_daemon --sim-gpus 1xA100-40GB --config "$tmp/carma.conf")
 DAEMON_PID=$(pgrep -f -- "--state $STATE" | head -1)
 exec 7<&-
 ended() { "$CARMA" show --json "$1" | jq -e '.state != "queued" and .state != "running"'; }
@@ -53,6 +58,7 @@ cat >"$tmp/probe.sh" <<'SH'
 grep -E '^(Uid|Gid|Groups|CapPrm|CapEff|CapAmb|SigBlk|SigIgn):' /proc/self/status
 for f in /proc/$$/fd/*; do printf 'fd %s ' "${f##*/}"; readlink "$f" || echo closed; done
 echo "umask: $(umask)"
+echo "nofile: $(ulimit -Sn)"
 kill -0 "$PPID" 2>/dev/null && echo "signalled the supervisor"
 kill -0 "$DAEMON" 2>/dev/null && echo "signalled the daemon"
 true
@@ -77,6 +83,7 @@ done
 fds=$(grep '^fd ' <<<"$out" | grep -Ev "(probe.sh|closed)$" | cut -d' ' -f2 | sort -n | tr '\n' ' ')
 [ "$fds" = "0 1 2 " ] || fail "the task's descriptors: $(grep '^fd ' <<<"$out")"
 [ "$(field umask)" = 0027 ] || fail "the task's umask: $(field umask), not its starter's 0027"
+[ "$(field nofile)" = $soft ] || fail "the task's soft descriptor limit: $(field nofile), not $soft"
 grep "^signalled" <<<"$out" && fail "the task could signal root's processes"
 hooked() { [ -s "$tmp/hookout/$id" ]; }
 wait_until 10 hooked || fail "no on_finish output for task $id"
