@@ -78,7 +78,10 @@ for cap in CapPrm CapEff CapAmb; do
     [ "$(field $cap)" = 0000000000000000 ] || fail "$cap: $(field $cap)"
 done
 [ "$(field SigBlk)" = 0000000000000000 ] || fail "signals blocked: $(field SigBlk)"
-[ "$(field SigIgn)" = 0000000000000000 ] || fail "signals ignored: $(field SigIgn)"
+# but for 32 and 33, glibc's own (its signal() refuses them): ignored when the test's caller
+# had them so, and set by glibc itself in a program that uses them
+[ "$(printf '%016x' $((0x$(field SigIgn) & ~0x180000000)))" = 0000000000000000 ] \
+    || fail "signals ignored: $(field SigIgn)"
 # (dash keeps the script it runs open, as 10; the glob's own is closed once listed)
 fds=$(grep '^fd ' <<<"$out" | grep -Ev "(probe.sh|closed)$" | cut -d' ' -f2 | sort -n | tr '\n' ' ')
 [ "$fds" = "0 1 2 " ] || fail "the task's descriptors: $(grep '^fd ' <<<"$out")"

@@ -28,7 +28,8 @@ f=/dev/null
 echo "id=$CARMA_TASK_ID name=$CARMA_TASK_NAME user=$CARMA_TASK_USER state=$CARMA_TASK_STATE" \
      "outcome=$CARMA_TASK_OUTCOME exit=$CARMA_TASK_EXIT signal=$CARMA_TASK_SIGNAL uid=$(id -u)" \
      "own_session=$([ "$(cut -d' ' -f6 /proc/$$/stat)" = $$ ] && echo yes || echo no)" \
-     "sigign=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status)" >"$f"
+     "sigign=$(printf '%016x' $((0x$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status) &
+                                  ~0x180000000)))" >"$f"
 echo "hook says hello for $CARMA_TASK_ID ($CARMA_TASK_NAME)"
 [ "$CARMA_TASK_NAME" = slowhook ] && sleep 30
 [ "$CARMA_TASK_NAME" = quiethook ] && { exec >/dev/null 2>&1; sleep 30; }
@@ -49,7 +50,9 @@ mkdir "$tmp/work" && chown 65534:65534 "$tmp/work"
 a=$(cd "$tmp/work" && as_nobody "$CARMA" submit --name mine -- sh -c 'exit 4')
 wait_until 15 has "$a" || fail "no hook output for nobody's task $a: $(cat "$tmp/daemon.log")"
 want="id=$a name=mine user=nobody state=failed outcome=failed exit=4 signal= uid=65534 own_session=yes"
-want="$want sigign=0000000000000000" # the daemon's ignored SIGPIPE is not the hook's
+# the daemon's ignored SIGPIPE is not the hook's (32 and 33, glibc's own, left out: its
+# signal() refuses them, so whatever the test's caller had stays)
+want="$want sigign=0000000000000000"
 [ "$(cat "$tmp/out/$a" 2>/dev/null)" = "$want" ] || fail "hook env: '$(cat "$tmp/out/$a" 2>/dev/null)', expected '$want'"
 wait_until 5 grep -q "on_finish for task $a: hook says hello for $a (mine)" "$tmp/daemon.log" \
     || fail "the hook's output is not in the daemon's log: $(cat "$tmp/daemon.log")"
