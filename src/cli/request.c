@@ -218,7 +218,10 @@ json_t *request_call_patient(const request_args *a, json_t *req, double deadline
             reply = daemon_call_within(fd, json_incref(req), deadline, SIZE_MAX, &answered, err);
             close(fd);
         }
-        if (reply || answered || clock_mono_s() + 0.5 > give_up || daemon_calls_interrupted())
+        /* asked until give_up itself: a caller's deadline that ends the patience is then
+         * seen to have passed (wait --timeout: 124, not a daemon that cannot be reached) */
+        double now = clock_mono_s();
+        if (reply || answered || now >= give_up || daemon_calls_interrupted())
             break;
         if (!said) {
             char *why = str_escape_controls(err->msg); /* it names the socket's path */
@@ -227,7 +230,7 @@ json_t *request_call_patient(const request_args *a, json_t *req, double deadline
             free(why);
             said = true;
         }
-        struct timespec ts = {0, 500000000L};
+        struct timespec ts = clock_interval(fmin(0.5, give_up - now));
         nanosleep(&ts, NULL);
     }
     json_decref(req);

@@ -114,7 +114,7 @@ static int run(request_args *a)
                                                "queued"));
     free(ids);
     /* which tasks the daemon has told of: until then "queued" stands for "live, ask it" */
-    bool *told = calloc((size_t)n, sizeof *told), silent = false;
+    bool *told = calloc((size_t)n, sizeof *told), silent = false, answered = false;
     if (!told) {
         json_decref(tasks);
         carma_err err;
@@ -128,10 +128,10 @@ static int run(request_args *a)
             json_t *t = json_array_get(tasks, (size_t)i);
             bool was_live = wait_state_live(wait_task_state(t)), ended;
             /* patient once the daemon has answered: a restart keeps the tasks */
-            double patience = told[i] ? REQUEST_PATIENCE_S : 0;
+            double patience = answered ? REQUEST_PATIENCE_S : 0;
             if (!was_live || (rc = wait_refresh_by(a, t, deadline, patience, &ended)) != 0)
                 continue;
-            told[i] = true;
+            told[i] = answered = true;
             if (!ended)
                 continue;
             left--;

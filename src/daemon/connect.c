@@ -184,29 +184,43 @@ json_t *daemon_call_within(int fd, json_t *req, double deadline, size_t max_repl
     return call(fd, req, deadline, max_reply, answered ? answered : &a, err);
 }
 
-/* Waits until fd has something to read, or the deadline (clock_mono_s()) is past: false then. */
-static bool readable_by(int fd, double deadline)
+/* Waits until fd is ready for `events`, or the end: the deadline (clock_mono_s(), INFINITY:
+ * none) or, once a signal has come since the call began with *seen, the grace after it
+ * (*grace_end, set then). True when ready (or poll fails: the I/O says what is wrong); false
+ * at the end, *by_grace telling which. An interruptible call polls in short slices: a signal
+ * that came just before poll (or before a blocking send or recv) would go unseen until the
+ * next one. */
+static bool ready_by(int fd, short events, double deadline, double *grace_end, sig_atomic_t seen,
+                     bool *by_grace)
 {
     for (;;) {
-        double left = deadline - clock_mono_s();
+        if (interrupted(seen) && !isfinite(*grace_end))
+            *grace_end = clock_mono_s() + INTERRUPT_GRACE_S;
+        double by = fmin(deadline, *grace_end), left = by - clock_mono_s();
+        *by_grace = by == *grace_end;
         if (left <= 0)
             return false;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        double slice = fmin(left, interrupts ? 0.25 : 3600.0); /* in int milliseconds */
+        struct pollfd p = {.fd = fd, .events = events};
+        int r = poll(&p, 1, (int)(slice * 1000) + 1);
         if (r > 0)
             return true;
         if (r < 0 && errno != EINTR)
-            return true; /* recv says what is wrong */
+            return true;
     }
 }
 
 /* Sends req, reads one reply line: within the deadline (INFINITY: none but the socket's own
- * timeout on each read) and max_reply bytes. */
+ * timeout on each send and read) and max_reply bytes. */
 static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool *answered,
                     carma_err *err)
 {
     *answered = false;
     const sig_atomic_t seen = interrupts ? *interrupts : 0;
+    /* bounded: never blocked in send or recv, each waited for (ready_by) */
+    const bool bounded = interrupts || isfinite(deadline);
+    double grace_end = INFINITY;
+    bool by_grace;
     size_t len;
     char *line = proto_encode_line(req, &len);
     json_decref(req);
@@ -216,14 +230,20 @@ static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool
     }
     int send_errno = 0;
     for (size_t off = 0; off < len;) {
-        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR && !interrupted(seen))
-            continue;
-        if (w < 0 && errno == EINTR) {
-            carma_err_set(err, "interrupted while sending to the daemon");
+        /* a long request to a daemon that does not read it: a send cut short by a signal
+         * returns what it sent, and the next would block for good */
+        if (bounded && !ready_by(fd, POLLOUT, deadline, &grace_end, seen, &by_grace)) {
+            if (by_grace)
+                carma_err_set(err, "interrupted: the daemon did not take the request within "
+                              "%.0f s of the signal", INTERRUPT_GRACE_S);
+            else
+                carma_err_set(err, "the daemon did not take the request in time");
             free(line);
             return NULL;
         }
+        ssize_t w = send(fd, line + off, len - off, MSG_NOSIGNAL | (bounded ? MSG_DONTWAIT : 0));
+        if (w < 0 && (errno == EINTR || (bounded && (errno == EAGAIN || errno == EWOULDBLOCK))))
+            continue;
         if (w < 0) {
             send_errno = errno; /* the daemon may have said why it hung up: read on */
             break;
@@ -233,7 +253,6 @@ static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool
     free(line);
     size_t cap = 0, n = 0;
     char *buf = NULL;
-    double grace_end = INFINITY;
     for (;;) {
         if (n > 0 && buf[n - 1] == '\n')
             break;
@@ -252,14 +271,11 @@ static json_t *call(int fd, json_t *req, double deadline, size_t max_reply, bool
             buf = g;
         }
         /* After a signal the reply has INTERRUPT_GRACE_S more: a daemon that answers (a
-         * cancel sent as the command stops) is heard, a stopped or hung one ends the call. */
-        if (interrupted(seen) && !isfinite(grace_end))
-            grace_end = clock_mono_s() + INTERRUPT_GRACE_S;
-        /* a deadline bounds the whole reply: a socket timeout, each read only (a daemon that
-         * sent a byte at a time would hold the caller as long as it went on) */
-        double by = fmin(deadline, grace_end);
-        if (isfinite(by) && !readable_by(fd, by)) {
-            if (by == grace_end)
+         * cancel sent as the command stops) is heard, a stopped or hung one ends the call.
+         * A deadline bounds the whole reply: a socket timeout, each read only (a daemon that
+         * sent a byte at a time would hold the caller as long as it went on). */
+        if (bounded && !ready_by(fd, POLLIN, deadline, &grace_end, seen, &by_grace)) {
+            if (by_grace)
                 carma_err_set(err, "interrupted: no reply from the daemon within %.0f s of the "
                               "signal", INTERRUPT_GRACE_S);
             else

@@ -35,16 +35,18 @@ json_t *daemon_call(int fd, json_t *req, carma_err *err);
 json_t *daemon_call_answered(int fd, json_t *req, bool *answered, carma_err *err);
 /* Makes every later daemon_call* of this process interruptible: once *signals has changed
  * since a call began (the command's signal handler counts them), the call waits at most 3 s
- * more for its reply, then gives up ("interrupted"): a stopped or hung daemon would otherwise
- * hold a command that catches SIGINT for as long as it hangs, while one that answers (a
- * cancel sent as the command stops) is still heard. Signals are the process's, so is this;
- * NULL: none. */
+ * more for the daemon to take the request and reply, then gives up ("interrupted"); such a
+ * call never blocks in send or recv, so a signal just before one is not missed. A stopped or
+ * hung daemon would otherwise hold a command that catches SIGINT for as long as it hangs,
+ * while one that answers (a cancel sent as the command stops) is still heard. Signals are the
+ * process's, so is this; NULL: none. */
 void daemon_calls_interruptible(volatile sig_atomic_t *signals);
 /* Whether a signal has come since daemon_calls_interruptible (then a call is not sent again). */
 bool daemon_calls_interrupted(void);
 /* daemon_call with the whole exchange bounded, for callers inside another program (the Slurm
- * plugin, where a job waits for it) or with a time limit of their own: the reply by `deadline`
- * (clock_mono_s() seconds, INFINITY: none) and at most max_reply bytes; *answered (when not
+ * plugin, where a job waits for it) or with a time limit of their own: the request taken and
+ * the reply read by `deadline` (clock_mono_s() seconds, INFINITY: none), at most max_reply
+ * bytes of it; *answered (when not
  * NULL) as daemon_call_answered's. */
 json_t *daemon_call_within(int fd, json_t *req, double deadline, size_t max_reply,
                            bool *answered, carma_err *err);

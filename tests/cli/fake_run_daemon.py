@@ -10,6 +10,8 @@ for a batch, "submit held" for a held task). MODE:
   old    a daemon of protocol version 1, which knows no batch: it refuses one for its missing
          "task"; its tasks end done once released
   hung   after the first `show` it answers nothing more, as a stopped (SIGSTOP) daemon
+  deaf   a request longer than 4 KiB is never read ("unread" printed), as by a daemon that
+         stopped while it was sent: the sender's socket buffer fills
 Serves until killed."""
 import json
 import socket
@@ -62,7 +64,21 @@ def answer(req):
     return {"ok": False, "error": f"unknown verb {verb}"}
 
 
+def long_request(conn):
+    """Whether the request waiting on conn is longer than 4 KiB (peeked, not read)."""
+    while True:
+        head = conn.recv(4096, socket.MSG_PEEK)
+        if not head or b"\n" in head:
+            return False
+        if len(head) >= 4096:
+            return True
+        time.sleep(0.01)
+
+
 def serve(conn):
+    if mode == "deaf" and long_request(conn):
+        print("unread", flush=True)
+        time.sleep(3600)
     with conn:
         for line in conn.makefile("rb"):
             conn.sendall(json.dumps(answer(json.loads(line))).encode() + b"\n")

@@ -92,6 +92,27 @@ rc=$?
     || fail "hung: exit $rc: $(cat "$tmp/err")"
 stop_fake
 
+# A daemon that stops reading while a long request is sent to it (the batch: long commands, a
+# large environment): a signal ends the send 3 s later; it blocked for good on the rest (a send cut
+# short by the signal returns what it sent).
+start_fake deaf
+long=$(head -c 60000 /dev/zero | tr '\0' x)
+for i in 1 2; do
+    printf 'name: long%s\ncommand: echo %s\nmemory: 1000\n' $i "$long" >long$i.yaml
+done
+BIG=${long}${long:0:50000} "$CARMA" run --socket "$tmp/fake.sock" long1.yaml long2.yaml \
+    >"$tmp/out" 2>"$tmp/err" &
+run_pid=$!
+wait_until 10 grep -qx unread "$tmp/verbs" || fail "deaf: the batch was not sent"
+sleep 0.5
+kill -INT "$run_pid"
+wait_until 10 gone "$run_pid" || { fail "deaf: carma run still sends"; kill -KILL "$run_pid"; }
+wait "$run_pid"
+rc=$?
+[ $rc -eq 130 ] && grep -q 'interrupted: the daemon did not take the request' "$tmp/err" \
+    || fail "deaf: exit $rc: $(cat "$tmp/err")"
+stop_fake
+
 # The daemon gone when the task is to be cancelled: the task is named, with its file.
 start_fake slow
 "$CARMA" run --socket "$tmp/fake.sock" quick.yaml >"$tmp/out" 2>"$tmp/err" &
