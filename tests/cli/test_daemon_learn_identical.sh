@@ -54,6 +54,9 @@ t=$("$CARMA" show --json "$f")
 jq -e '.state == "failed" and .attempts == 0 and (.end_reason |
         test("never started: an identical task was seen to need 46080 MiB"))' <<<"$t" \
     >/dev/null || fail "F: $(jq -c '{state, attempts, end_reason}' <<<"$t")"
+# and a later submission without --mem is refused at once, by the memory history's figure
+out=$("$CARMA" submit --name G -- sh -c "$cmd" 2>&1) && fail "G was queued: $out"
+grep -q "exceeds the largest GPU here" <<<"$out" || fail "G's refusal: $out"
 stop_daemon
 echo "$fails failure(s)"
 [ $fails -eq 0 ]
