@@ -128,7 +128,9 @@ static bool read_peer(daemon_state *d, peer *p)
     }
     memmove(p->in, p->in + start, p->in_len - start);
     p->in_len -= start;
-    if (p->in_len > PROTO_MAX_LINE) {
+    /* Only an unfinished line this long is one too long: complete requests left for the next
+     * turn (a pipelining client's, behind the turn's limit or its backlog) may fill more. */
+    if (p->in_len > PROTO_MAX_LINE && !p->lines_left) {
         queue_reply(p, proto_error("request line longer than %d bytes", PROTO_MAX_LINE));
         p->closing = true;
         p->in_len = 0;
