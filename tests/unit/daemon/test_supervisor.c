@@ -24,27 +24,11 @@
 
 #include "daemon/supervisor.h"
 #include "util/strutil.h"
+#include "attempt_fixture.h"
 #include "daemon_fixture.h"
 
-static char root[64], dir[128];
 static char *env[] = {"PATH=/usr/bin:/bin", "MARK=from-env", NULL};
 
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(root, sizeof root, "/tmp/carma-sup-XXXXXX");
-    assert_non_null(mkdtemp(root));
-    snprintf(dir, sizeof dir, "%s/1.1", root);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd);
-}
 
 
 /* Polls until the attempt is no longer running (10 s at most); a supervisor still running

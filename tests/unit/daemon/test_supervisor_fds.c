@@ -22,29 +22,13 @@
 
 #include "daemon/supervisor.h"
 #include "util/strutil.h"
+#include "attempt_fixture.h"
 #include "daemon_fixture.h"
 
 #define LEAKY_FD 57 /* a descriptor of the daemon's that is not close-on-exec */
 
-static char root[64], dir[128];
 static char *env[] = {"PATH=/usr/bin:/bin", NULL};
 
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(root, sizeof root, "/tmp/carma-supfd-XXXXXX");
-    assert_non_null(mkdtemp(root));
-    snprintf(dir, sizeof dir, "%s/1.1", root);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    return system(cmd);
-}
 
 /* close_range fails with ENOSYS from here on (this process and its children). */
 static int refuse_close_range(void)
