@@ -121,31 +121,40 @@ typedef struct members {
 /* The queue controls asked for: dependencies on tasks that exist (so that no cycle can be
  * made: a task only waits for older ones); a priority above 0, which passes other users'
  * tasks, from root or the daemon's own user only. */
-static int check_controls(daemon_state *d, const peer *p, const submission *sub,
+static int check_controls(daemon_state *d, d_states *v, const peer *p, const submission *sub,
                           carma_err *err)
 {
     if (sub->priority > 0 && p->uid != 0 && p->uid != geteuid())
         return carma_err_set(err, "--priority %d: a priority above 0 is root's only (lower "
                              "your other tasks' instead)", sub->priority);
+    /* a batch of 1000 tasks of 64 dependencies each: one sorted look at the live tasks and one
+     * read of each stored one, not a scan and a whole task's read per dependency */
+    if (sub->ndeps && !v->live)
+        d_states_make(d, v);
     for (size_t i = 0; i < sub->ndeps; i++) {
-        dtask *loaded = NULL;
         uint64_t id = sub->deps[i].id;
-        if (!d_task(d, id) && !d_find_task(d, id, &loaded, err))
-            return carma_err_prefix(err, "--%s %llu", sub->deps[i].ok ? "afterok" : "after",
-                                    (unsigned long long)id);
-        d_free_task(loaded);
+        dstate s;
+        if (d_states_get(d, v, id, &s))
+            return carma_err_set(err, "--%s %llu: the state database cannot say whether it "
+                                 "exists", sub->deps[i].ok ? "afterok" : "after",
+                                 (unsigned long long)id);
+        if (s == DS_COUNT)
+            return carma_err_set(err, "--%s %llu: no task %llu",
+                                 sub->deps[i].ok ? "afterok" : "after", (unsigned long long)id,
+                                 (unsigned long long)id);
     }
     return 0;
 }
 
 /* What one task's submission must be, whatever came with it: GPUs the server has, a new
  * submission's bounds, its queue controls. */
-static int check_spec(daemon_state *d, const peer *p, const submission *sub, carma_err *err)
+static int check_spec(daemon_state *d, d_states *v, const peer *p, const submission *sub,
+                      carma_err *err)
 {
     if (sub->ngpus > d->ngpus)
         return carma_err_set(err, "task asks for %d GPUs but this server has %d", sub->ngpus,
                              d->ngpus);
-    return submission_check_new(sub, err) || check_controls(d, p, sub, err) ? -1 : 0;
+    return submission_check_new(sub, err) || check_controls(d, v, p, sub, err) ? -1 : 0;
 }
 
 /* A user's tasks not ended live in the daemon's memory, and their specs (a whole environment,
@@ -236,12 +245,13 @@ static int array_member(const submission *sub, json_t *spec, int index, submissi
 }
 
 /* The i-th task of a batch: its own spec, read and checked as a single task's is. */
-static int batch_member(daemon_state *d, const peer *p, const json_t *specs, size_t i,
+static int batch_member(daemon_state *d, d_states *v, const peer *p, const json_t *specs,
+                        size_t i,
                         submission *out, carma_err *err)
 {
     if (submission_from_json(json_array_get(specs, i), out, err))
         return -1;
-    if (check_spec(d, p, out, err)) {
+    if (check_spec(d, v, p, out, err)) {
         submission_free(out);
         return -1;
     }
@@ -319,7 +329,8 @@ static int store_queue(daemon_state *d, dtask *t, char *spec, const char *key, c
 /* Every task of the submission made and checked before the first is stored, so that a refusal
  * stores none: tasks[i] and specs[i] for i < m->n, freed on failure. An array's and a batch's
  * members are made one at a time, as they are prepared. */
-static int prepare_all(daemon_state *d, const peer *p, const members *m, dtask **tasks,
+static int prepare_all(daemon_state *d, d_states *v, const peer *p, const members *m,
+                       dtask **tasks,
                        char **specs, carma_err *err)
 {
     json_t *spec = m->array ? submission_to_json(m->sub) : NULL;
@@ -330,7 +341,7 @@ static int prepare_all(daemon_state *d, const peer *p, const members *m, dtask *
         submission member, *s = m->sub;
         if (m->array || m->specs) {
             if (m->array ? array_member(m->sub, spec, m->array[i], &member, err)
-                         : batch_member(d, p, m->specs, i, &member, err))
+                         : batch_member(d, v, p, m->specs, i, &member, err))
                 break;
             s = &member;
         }
@@ -357,24 +368,19 @@ static int prepare_all(daemon_state *d, const peer *p, const members *m, dtask *
     return -1;
 }
 
-/* The request's tasks, all or none (d_submit, d_submit_batch). */
-static int submit_members(daemon_state *d, const peer *p, const members *m, const char *key,
-                          uint64_t *ids, bool *repeat, carma_err *err)
+/* The request's new tasks checked, made and stored, all or none; deps the states of their
+ * dependencies, looked up once. */
+static int store_members(daemon_state *d, d_states *deps, const peer *p, const members *m,
+                         const char *key, size_t listed, uint64_t *ids, carma_err *err)
 {
-    *repeat = false;
-    size_t n = m->n, listed = m->array || m->specs ? n : 0;
-    if (key) {
-        int found = find_repeat(d, p, key, listed, m->what, ids, err);
-        if (found)
-            return found < 0 ? -1 : (*repeat = true, 0);
-    }
+    size_t n = m->n;
     /* an array's members share these; a batch's are checked one by one (prepare_all) */
-    if ((m->sub && check_spec(d, p, m->sub, err)) ||
+    if ((m->sub && check_spec(d, deps, p, m->sub, err)) ||
         check_user_tasks(d, p, n, m->what, err) || d_state_space_refuses(d, err))
         return -1;
     dtask **tasks = calloc(n, sizeof *tasks);
     char **specs = calloc(n, sizeof *specs);
-    if (!tasks || !specs || prepare_all(d, p, m, tasks, specs, err)) {
+    if (!tasks || !specs || prepare_all(d, deps, p, m, tasks, specs, err)) {
         if (!tasks || !specs)
             carma_err_set(err, "out of memory");
         free(tasks);
@@ -399,6 +405,23 @@ static int submit_members(daemon_state *d, const peer *p, const members *m, cons
     free(specs);
     if (rc == 0)
         d->need_schedule = true;
+    return rc;
+}
+
+/* The request's tasks, all or none (d_submit, d_submit_batch). */
+static int submit_members(daemon_state *d, const peer *p, const members *m, const char *key,
+                          uint64_t *ids, bool *repeat, carma_err *err)
+{
+    *repeat = false;
+    size_t listed = m->array || m->specs ? m->n : 0;
+    if (key) {
+        int found = find_repeat(d, p, key, listed, m->what, ids, err);
+        if (found)
+            return found < 0 ? -1 : (*repeat = true, 0);
+    }
+    d_states deps = {0}; /* made at the first dependency (check_controls) */
+    int rc = store_members(d, &deps, p, m, key, listed, ids, err);
+    d_states_free(&deps);
     return rc;
 }
 

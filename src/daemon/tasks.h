@@ -146,6 +146,25 @@ void d_reason_text(const daemon_state *d, const sched_reason *r, char *buf, size
  * *loaded (the caller frees it with d_free_task); NULL with err when there is none. */
 dtask *d_find_task(daemon_state *d, uint64_t id, dtask **loaded, carma_err *err);
 
+/* task_states.c: many tasks' states looked up at once (the dependencies of a pass's parked
+ * tasks, or of a submission's tasks), each cheaply: the live tasks sorted by id once
+ * (d_states_make), the states of those not in memory read from the store once and remembered.
+ * A zeroed view (or one out of memory) looks each live task up with d_task. */
+typedef struct d_states {
+    dtask **live;
+    size_t nlive;
+    uint64_t *ids; /* states read from the store, open addressing (0: an empty slot) */
+    dstate *states;
+    size_t cap, n;
+} d_states;
+void d_states_make(const daemon_state *d, d_states *v);
+void d_states_free(d_states *v);
+/* The live task with this id, or NULL. */
+dtask *d_states_live(daemon_state *d, const d_states *v, uint64_t id);
+/* Task id's state, live or stored: DS_COUNT when there is no such task; -1 when the store
+ * cannot say. */
+int d_states_get(daemon_state *d, d_states *v, uint64_t id, dstate *s);
+
 /* What a `queue` request asks for (docs/protocol.md). */
 #define QUEUE_PAGE_MAX 1000 /* tasks in one reply of a listing in id order */
 typedef struct queue_query {

@@ -1,7 +1,8 @@
 """adversary_client.py — raw protocol clients for test_daemon_adversary.sh (run as another user).
 
 parked SOCKET N: a held task (the live dependency, id 1 on a fresh daemon), 63 tasks cancelled
-at once (ended dependencies), then N queued tasks each --after all 64, the live one last; then
+at once (ended dependencies); a batch of 600 tasks each --after all 64, refused for its last
+("batch refused SECONDS"); then N queued tasks each --after all 64, the live one last; then
 prints the worst of a few pings ("worst ping SECONDS").
 pipeline SOCKET N: N queue requests in one stream, the replies read only after a second;
 prints "replies COUNT errors {ERROR: COUNT}".
@@ -36,6 +37,16 @@ def parked(path, n):
     for i in ended:
         rq({"verb": "cancel", "id": i})
     task = {"command": "true", "cwd": "/tmp", "after": ended + [live]}
+    # a batch of 600 such tasks (a line of 190 KB) refused for its last one: each dependency was
+    # looked up with a whole task's read from the store, 38,400 of them before the refusal,
+    # again and again
+    batch = [task] * 599 + [dict(task, ngpus=99)]
+    t = time.monotonic()
+    s.sendall((json.dumps({"verb": "submit", "tasks": batch}) + "\n").encode())
+    r = json.loads(f.readline())
+    if r["ok"] or r.get("index") != 599:
+        sys.exit("the batch: %s" % r)
+    print("batch refused %.3f" % (time.monotonic() - t))
     made = 0
     while made < n:
         k = min(1000, n - made)

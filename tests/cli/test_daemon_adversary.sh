@@ -2,7 +2,9 @@
 # What one user (uid 65534 here) can do to a root daemon, and so to everyone else, with
 # requests the CLI would never send: a user filling the limit of tasks not ended
 # (max_tasks_per_user) with tasks waiting on dependencies does not hold the daemon's loop (it
-# served every request seconds late); a client pipelining many short requests whose replies
+# served every request seconds late), nor does a refused batch of tasks with many dependencies
+# each (every dependency was read from the store whole); a client pipelining many short
+# requests whose replies
 # wait unread is served in full, not told its request line is too long and dropped. Needs
 # root (to act as a second uid) and python3: skipped otherwise.
 set -u
@@ -28,6 +30,9 @@ start_daemon --sim-gpus 2xA100-40GB --set sample_interval_s=0.2 --set grace_s=0.
 # from the store), some 10 s each sample; a ping waited that long. Now: milliseconds.
 out=$(cd /tmp && as_nobody timeout 120 "$PY" "$tmp/client.py" parked "$SOCK" 9000 2>&1)
 echo "$out"
+batch=$(sed -n 's/^batch refused \([0-9.]*\)$/\1/p' <<<"$out")
+[ -n "$batch" ] && awk -v b="$batch" 'BEGIN { exit !(b < 1.0) }' ||
+    fail "a refused batch of 600 tasks with 64 dependencies each took ${batch:-?} s"
 worst=$(sed -n 's/^worst ping \([0-9.]*\)$/\1/p' <<<"$out")
 [ -n "$worst" ] || fail "the parked tasks' client: $out"
 [ -n "$worst" ] && awk -v w="$worst" 'BEGIN { exit !(w < 1.5) }' ||
