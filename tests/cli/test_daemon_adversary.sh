@@ -4,8 +4,8 @@
 # (max_tasks_per_user) with tasks waiting on dependencies does not hold the daemon's loop (it
 # served every request seconds late), nor does a refused batch of tasks with many dependencies
 # each (every dependency was read from the store whole); a client pipelining many short
-# requests whose replies
-# wait unread is served in full, not told its request line is too long and dropped. Needs
+# requests whose replies wait unread is served in full, not told its request line is too long
+# and dropped. Needs
 # root (to act as a second uid) and python3: skipped otherwise.
 set -u
 CARMA=$1
