@@ -370,17 +370,16 @@ static int submit_and_wait(const request_args *a, const run_opts *o, json_t *tas
     int rc = submit_all(a, tasks), worst = 0, left = 0;
     double deadline = clock_mono_s() + o->timeout_s;
     while (rc == 0) {
-        if ((rc = refresh_all(a, o, tasks, &left, &worst)) != 0 || left == 0)
+        if ((rc = refresh_all(a, o, tasks, &left, &worst)) != 0 || left == 0 || stop_signal)
             break;
-        if (stop_signal) {
-            rc = 128 + stop_signal;
-            fprintf(stderr, "carma run: signal %d\n", (int)stop_signal);
-        } else if (!wait_nap(deadline)) {
+        if (!wait_nap(deadline)) {
             rc = EXIT_WAIT_TIMEOUT;
             fprintf(stderr, "carma run: --timeout %g s ran out\n", o->timeout_s);
         }
     }
-    if (stop_signal && rc != 128 + stop_signal) { /* it ended a request in progress */
+    /* a signal stops the waiting, or ended a request in progress (not said twice: submit_all
+     * stopped by one returns its status) */
+    if (stop_signal && rc != 128 + stop_signal) {
         rc = 128 + stop_signal;
         fprintf(stderr, "carma run: signal %d\n", (int)stop_signal);
     }

@@ -6,7 +6,6 @@
  * the order a restart rebuilds. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "daemon/journal.h"
 #include "daemon/registry.h"

@@ -5,7 +5,6 @@
  * each turn held the loop, and every other user, for seconds. So the live tasks are sorted by
  * id once, and the state of one that is not live is read from the store once (many tasks may
  * wait for the same ones). */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "daemon/registry.h"
@@ -58,7 +57,7 @@ static size_t slot(const d_states *v, uint64_t id)
     return i;
 }
 
-/* Remembers a stored state for the rest of the pass (kept at most half full; out of memory,
+/* Remembers a stored state for the view's life (kept at most half full; out of memory,
  * it is simply read again). */
 static void remember(d_states *v, uint64_t id, dstate s)
 {

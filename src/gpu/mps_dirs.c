@@ -72,23 +72,12 @@ static int check_above(const char *pipe_dir, carma_err *err)
  * parents too), ours, writable by nobody else, not a symlink, and reachable by every user. */
 static int shared_pipe_dir(const char *path, carma_err *err)
 {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return carma_err_set(err, "MPS pipe directory path too long: %s", path);
-    /* 0755 as asked, not as the daemon's umask (077) would make them */
+    /* 0755 as asked, not as the daemon's umask (077) would make them; the parents too, which
+     * a private directory's would be made 0700 */
     mode_t old = umask(022);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) && errno != EEXIST) {
-            umask(old);
-            return carma_err_set(err, "MPS pipe directory %s: cannot create %s: %s", path, buf,
-                                 strerror(errno));
-        }
-        *p = '/';
-    }
-    int fd = safefs_dir(AT_FDCWD, path, 0755, SAFEFS_PRIVATE, err);
+    int fd = safefs_make_parents(path, 0755, err)
+                 ? -1
+                 : safefs_dir(AT_FDCWD, path, 0755, SAFEFS_PRIVATE, err);
     umask(old);
     if (fd < 0)
         return carma_err_prefix(err, "MPS directory");

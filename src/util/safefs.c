@@ -19,7 +19,7 @@ int safefs_openat(int dirfd, const char *name, int flags, mode_t mode)
 
 /* Creates the missing parents of path (not path itself) with mode. An error names path first:
  * the parent alone ("/nonexistent: Permission denied") would not say what was wanted there. */
-static int make_parents(const char *path, mode_t mode, carma_err *err)
+int safefs_make_parents(const char *path, mode_t mode, carma_err *err)
 {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
@@ -59,7 +59,7 @@ static int untrusted_dir(const char *name, const struct stat *sb, safefs_kind ki
 
 int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma_err *err)
 {
-    if (dirfd == AT_FDCWD && make_parents(name, kind == SAFEFS_PRIVATE ? 0700 : mode, err))
+    if (dirfd == AT_FDCWD && safefs_make_parents(name, kind == SAFEFS_PRIVATE ? 0700 : mode, err))
         return -1;
     if (mkdirat(dirfd, name, mode) && errno != EEXIST)
         return carma_err_set(err, "%s: cannot create: %s", name, strerror(errno));

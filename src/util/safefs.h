@@ -19,8 +19,13 @@ typedef enum safefs_kind {
                      * unless sticky (a sticky root-owned /tmp cannot have our files replaced) */
 } safefs_kind;
 
+/* Makes the missing directories above path with mode `mode` (less the umask); those there are
+ * left as they are. 0, or -1 with err naming the one that could not be made. */
+int safefs_make_parents(const char *path, mode_t mode, carma_err *err);
+
 /* Opens the directory name (relative to dirfd, or a path with AT_FDCWD), creating it with mode
- * `mode` when missing (and, for a path, its missing parents with the same mode), and checks it
+ * `mode` when missing (and, for a path, its missing parents: 0700 for SAFEFS_PRIVATE, else with
+ * the same mode), and checks it
  * is a directory of the given kind; a symlink at its last component is refused. Returns an
  * O_DIRECTORY descriptor (O_CLOEXEC), or -1 with err naming the path, its owner and mode. */
 int safefs_dir(int dirfd, const char *name, mode_t mode, safefs_kind kind, carma_err *err);
